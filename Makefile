@@ -1,0 +1,42 @@
+# Top-level Makefile: wraps CMake. `make` builds Release into build/ (command: build/znippy);
+# `make test` builds and runs every test (Release, then ASan+UBSan, then TSan on the pipelines);
+# `make demo` runs the archive round trip on a generated tree and prints the throughput.
+JOBS ?= $(shell nproc)
+CMAKE ?= cmake
+
+.PHONY: all build deps test test-release test-asan test-tsan demo bench fuzz clean format
+
+all: build
+
+deps:
+	@scripts/install_deps.sh build
+
+build: deps
+	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@$(CMAKE) --build build -j $(JOBS)
+
+test:
+	@scripts/install_deps.sh test
+	@scripts/run_tests.sh release asan tsan
+
+test-release test-asan test-tsan:
+	@scripts/install_deps.sh test
+	@scripts/run_tests.sh $(patsubst test-%,%,$@)
+
+demo: build
+	@scripts/demo.sh build/znippy
+
+bench: deps
+	@scripts/install_deps.sh bench
+	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@$(CMAKE) --build build -j $(JOBS)
+	@bench/run_archive_bench.sh
+
+fuzz:
+	@scripts/fuzz.sh
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-*

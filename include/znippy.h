@@ -1,0 +1,241 @@
+/* znippy.h - the public API of libznippy: archives of directory trees and fast decoders.
+ *
+ * This is the only header a program needs. Everything in it is C11; all sizes are 64-bit; every
+ * function that can fail returns an `enum zn_result` (0 is success) and hands sizes back through
+ * out-parameters. Objects are opaque. Unless a function says otherwise, one object is used by one
+ * thread at a time; different objects may be used from different threads concurrently.
+ */
+#ifndef ZNIPPY_H
+#define ZNIPPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ZN_API __attribute__((visibility("default")))
+#else
+#define ZN_API
+#endif
+
+#define ZN_VERSION_MAJOR 0
+#define ZN_VERSION_MINOR 1
+#define ZN_VERSION_PATCH 0
+#define ZN_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------------------------------
+ * Results. One list for the whole library; the numeric values are pinned (append, never reorder).
+ * ---------------------------------------------------------------------------------------------- */
+#define ZN_RESULT_LIST(X)                                                                          \
+	X(ZN_OK, 0, "success")                                                                     \
+	X(ZN_ERR_NOMEM, 1, "out of memory")                                                        \
+	X(ZN_ERR_IO, 2, "I/O error")                                                               \
+	X(ZN_ERR_INVALID_ARG, 3, "invalid argument")                                               \
+	X(ZN_ERR_CORRUPT, 4, "corrupt data")                                                       \
+	X(ZN_ERR_TRUNCATED, 5, "unexpected end of input")                                          \
+	X(ZN_ERR_CHECKSUM, 6, "checksum mismatch")                                                 \
+	X(ZN_ERR_UNSUPPORTED, 7, "unsupported format version or feature")                          \
+	X(ZN_ERR_NOT_FOUND, 8, "not found")                                                        \
+	X(ZN_ERR_EXISTS, 9, "file exists")                                                         \
+	X(ZN_ERR_UNSAFE_PATH, 10, "unsafe path")                                                   \
+	X(ZN_ERR_LIMIT, 11, "size limit exceeded")                                                 \
+	X(ZN_ERR_CANCELED, 12, "canceled")                                                         \
+	X(ZN_ERR_CODEC, 13, "compression library error")                                           \
+	X(ZN_ERR_DAMAGED, 14, "some entries are damaged")                                          \
+	X(ZN_ERR_CHANGED, 15, "file changed while being read")                                     \
+	X(ZN_ERR_OUTPUT_FULL, 16, "output buffer too small")                                       \
+	X(ZN_ERR_BAD_HEADER, 17, "bad stream header")                                              \
+	X(ZN_ERR_BAD_BLOCK_TYPE, 18, "invalid block type")                                         \
+	X(ZN_ERR_BAD_STORED_LEN, 19, "stored block length mismatch")                               \
+	X(ZN_ERR_BAD_CODE_LENGTHS, 20, "invalid Huffman code lengths")                             \
+	X(ZN_ERR_BAD_SYMBOL, 21, "invalid literal/length or distance symbol")                      \
+	X(ZN_ERR_BAD_DISTANCE, 22, "distance too far back")                                        \
+	X(ZN_ERR_TRAILING_GARBAGE, 23, "trailing garbage after stream")
+
+enum zn_result {
+#define ZN_RESULT_ENUM_(name, value, msg) name = value,
+	ZN_RESULT_LIST(ZN_RESULT_ENUM_)
+#undef ZN_RESULT_ENUM_
+};
+typedef enum zn_result zn_result;
+
+/* "ZN_ERR_IO" for ZN_ERR_IO; "ZN_UNKNOWN" for values outside the list. Never NULL. */
+ZN_API const char *zn_result_name(zn_result r);
+/* A short human message ("checksum mismatch"). Never NULL. */
+ZN_API const char *zn_result_message(zn_result r);
+/* The library version string, ZN_VERSION_STRING at build time. */
+ZN_API const char *zn_version(void);
+
+/* ------------------------------------------------------------------------------------------------
+ * Archives: entries and options
+ * ---------------------------------------------------------------------------------------------- */
+enum zn_entry_type {
+	ZN_TYPE_FILE = 0,
+	ZN_TYPE_DIR = 1,
+	ZN_TYPE_SYMLINK = 2,
+	ZN_TYPE_HARDLINK = 3,
+};
+
+enum zn_digest_kind { ZN_DIGEST_NONE = 0, ZN_DIGEST_SHA256 = 1 };
+
+/* Metadata of one entry. Strings are byte strings with explicit lengths (a path may hold any byte
+ * but NUL). In entries returned by a reader, pointers point into the reader's memory and stay valid
+ * until zn_reader_close(). */
+struct zn_entry {
+	const char *path;	/* relative, '/'-separated, no leading '/', no "." or ".." parts */
+	size_t path_len;
+	uint32_t type;		/* enum zn_entry_type */
+	uint32_t mode;		/* permission bits (07777) */
+	uint32_t uid, gid;
+	const char *uname;	/* may be NULL/empty */
+	size_t uname_len;
+	const char *gname;
+	size_t gname_len;
+	int64_t mtime_ns;	/* nanoseconds since the epoch */
+	uint64_t size;		/* content bytes (regular files; 0 otherwise) */
+	const char *link;	/* symlink target, or the hardlink's target path; else NULL */
+	size_t link_len;
+	uint8_t sha256[32];	/* valid when has_digest */
+	int has_digest;
+	/* Reader only: where the content lives (a reading program rarely needs these). */
+	uint64_t stored_size;	/* compressed bytes attributed to this entry (approximate in solid blocks) */
+	uint32_t first_block;
+	uint64_t block_offset;
+};
+
+struct zn_create_options {
+	int level;		 /* zstd level, 1..19; default 3 */
+	unsigned threads;	 /* worker threads; 0 = one per online CPU */
+	uint64_t chunk_size;	 /* block size in bytes; default 4 MiB; 64 KiB .. 256 MiB */
+	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default */
+	int no_skip;		 /* 1: compress even known-compressed file types */
+	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
+	int follow_uring;	 /* internal/testing: 0 = use io_uring when it works, -1 = never */
+};
+
+/* Fill with the defaults listed above. */
+ZN_API void zn_create_options_init(struct zn_create_options *opt);
+
+/* Reports a problem with one input or entry (a file that could not be read, a damaged entry).
+ * `path` is the file's name (on disk when creating, in the archive when reading), `what` is a
+ * human-readable message, `r` the result. Called from the library's threads one at a time. */
+typedef void (*zn_problem_fn)(void *ctx, const char *path, zn_result r, const char *what);
+
+/* Decides whether a path found while walking a tree is included: return 0 to skip it (and, for a
+ * directory, everything below it). `rel` is the path as it will be stored. */
+typedef int (*zn_filter_fn)(void *ctx, const char *rel, int is_dir);
+
+/* Progress: bytes of content processed so far and the total known so far. */
+typedef void (*zn_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+/* ------------------------------------------------------------------------------------------------
+ * Writing archives
+ * ---------------------------------------------------------------------------------------------- */
+struct zn_writer;
+
+/* Start an archive written to `fd` (a file or a pipe; it is written sequentially and never
+ * seeked). The writer does not close `fd`. On success *out owns worker threads until
+ * zn_writer_finish() or zn_writer_free(). */
+ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt);
+
+/* Hooks for problems with inputs, filtering and progress; any may be NULL. Call before adding. */
+ZN_API void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_fn filter,
+				zn_progress_fn progress, void *ctx);
+
+/* Add a file, symlink or directory tree from the filesystem. `fs_path` is opened as given;
+ * `name` is its stored path (NULL: fs_path with leading "/", "./" and ".." parts removed).
+ * Directories are walked recursively in byte order of names; hardlinked files are stored once.
+ * Unreadable inputs are reported through the problem hook and make zn_writer_finish() return
+ * ZN_ERR_IO (the archive is still complete for everything else). */
+ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name);
+
+/* Add one entry from memory. `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes
+ * (copied before the call returns). Digest and block fields of `e` are ignored. Fails with
+ * ZN_ERR_UNSAFE_PATH for absolute paths or ".." parts, ZN_ERR_EXISTS for a duplicate path
+ * (detected at finish). */
+ZN_API zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data);
+
+/* Flush all blocks, write the index and the footer. Returns the first error that happened. */
+ZN_API zn_result zn_writer_finish(struct zn_writer *w);
+
+/* Stop the workers (if still running) and free everything. NULL is allowed. */
+ZN_API void zn_writer_free(struct zn_writer *w);
+
+struct zn_write_stats {
+	uint64_t entries, files, dirs, symlinks, hardlinks;
+	uint64_t content_bytes; /* uncompressed content */
+	uint64_t archive_bytes; /* everything written */
+	uint64_t blocks, stored_blocks;
+	uint64_t index_bytes;
+};
+ZN_API void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st);
+
+/* ------------------------------------------------------------------------------------------------
+ * Reading archives
+ * ---------------------------------------------------------------------------------------------- */
+struct zn_reader;
+
+/* Open an archive file: read and check the footer and the index (memory-mapped where possible).
+ * Content is read lazily, block by block. On failure *out is NULL and, when `err` is not NULL,
+ * a message describing the fault is copied into err[0..err_len). */
+ZN_API zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, size_t err_len);
+/* The same from memory; `data` must outlive the reader. Used by the fuzzer and by tests. */
+ZN_API zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t size, char *err,
+				    size_t err_len);
+ZN_API void zn_reader_close(struct zn_reader *r);
+
+struct zn_archive_info {
+	uint32_t format_version;
+	uint64_t entries, files, dirs, symlinks, hardlinks;
+	uint64_t content_bytes, blocks, stored_blocks, compressed_bytes, archive_bytes;
+	uint64_t index_bytes, chunk_size;
+	int level, digest;
+};
+ZN_API void zn_reader_info(const struct zn_reader *r, struct zn_archive_info *info);
+
+/* Entries are numbered 0..count-1 in byte order of their paths. */
+ZN_API uint64_t zn_reader_count(const struct zn_reader *r);
+ZN_API zn_result zn_reader_entry(const struct zn_reader *r, uint64_t i, struct zn_entry *e);
+/* Binary search for an exact path; ZN_ERR_NOT_FOUND if absent. */
+ZN_API zn_result zn_reader_find(const struct zn_reader *r, const char *path, size_t path_len,
+				uint64_t *index);
+
+/* Stream the content of regular file `i` to `sink` (called with consecutive pieces), reading only
+ * the blocks that hold it; checks each block's checksum and, when stored, the file's digest.
+ * For a hardlink, the content of its target. */
+typedef zn_result (*zn_sink_fn)(void *ctx, const void *data, size_t len);
+ZN_API zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink, void *ctx);
+
+struct zn_extract_options {
+	unsigned threads;	/* 0 = one per online CPU */
+	int overwrite;		/* replace existing files */
+	int check_digest;	/* also verify each file's SHA-256 (always on in zn_verify) */
+	int same_owner;		/* apply uid/gid (default: when running as root) */
+};
+ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
+
+/* Extract entries into directory `dir` (created if missing). `select` (may be NULL = all) picks
+ * entries by index: a byte per entry, non-zero to extract. Never writes outside `dir` and never
+ * follows a symlink while writing. Damaged entries are reported through `problem`; the others
+ * are still extracted; the result is then ZN_ERR_DAMAGED. */
+ZN_API zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select,
+			    const struct zn_extract_options *opt, zn_problem_fn problem,
+			    zn_progress_fn progress, void *ctx);
+
+/* Decode every block and check every checksum and digest, writing nothing. Each damaged entry is
+ * reported through `problem`; returns ZN_ERR_DAMAGED if any was. */
+ZN_API zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem,
+			   zn_progress_fn progress, void *ctx);
+
+/* ------------------------------------------------------------------------------------------------
+ * DEFLATE, zlib and gzip decoding (see lib/deflate_*.c)
+ * ---------------------------------------------------------------------------------------------- */
+/* (declarations added by the decoder module) */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZNIPPY_H */

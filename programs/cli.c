@@ -1,0 +1,201 @@
+/* cli.c - messages, exit codes, option parsing helpers and the progress line. */
+#include "cli.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *cli_prog = "znippy";
+int cli_quiet = 0;
+int cli_progress = -1;
+
+static void vmsg(const char *kind, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: %s", cli_prog, kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cli_progress_end();
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	if (cli_quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	cli_progress_end();
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s %s: ", cli_prog, cmd);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\nTry '%s %s --help'.\n", cli_prog, cmd);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+int cli_exit_code(zn_result r)
+{
+	switch (r) {
+	case ZN_OK:
+		return EXIT_OK;
+	case ZN_ERR_CORRUPT:
+	case ZN_ERR_TRUNCATED:
+	case ZN_ERR_CHECKSUM:
+	case ZN_ERR_UNSUPPORTED:
+	case ZN_ERR_DAMAGED:
+	case ZN_ERR_UNSAFE_PATH:
+	case ZN_ERR_LIMIT:
+	case ZN_ERR_BAD_HEADER:
+	case ZN_ERR_BAD_BLOCK_TYPE:
+	case ZN_ERR_BAD_STORED_LEN:
+	case ZN_ERR_BAD_CODE_LENGTHS:
+	case ZN_ERR_BAD_SYMBOL:
+	case ZN_ERR_BAD_DISTANCE:
+	case ZN_ERR_TRAILING_GARBAGE:
+	case ZN_ERR_NOT_FOUND:
+		return EXIT_DAMAGED;
+	case ZN_ERR_INVALID_ARG:
+		return EXIT_USAGE;
+	default:
+		return EXIT_SYSTEM;
+	}
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	uint64_t mul = 1;
+	switch (*end) {
+	case 0:
+		break;
+	case 'k': case 'K': mul = 1ULL << 10; end++; break;
+	case 'm': case 'M': mul = 1ULL << 20; end++; break;
+	case 'g': case 'G': mul = 1ULL << 30; end++; break;
+	case 't': case 'T': mul = 1ULL << 40; end++; break;
+	default:
+		return -1;
+	}
+	if (*end == 'i' && mul > 1)
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || (v && UINT64_MAX / v < mul))
+		return -1;
+	*out = (uint64_t)v * mul;
+	return 0;
+}
+
+int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- progress ---------------------------------------------------------------------------------- */
+static double progress_start, progress_last;
+static int progress_shown;
+
+int cli_progress_enabled(void)
+{
+	if (cli_quiet)
+		return 0;
+	if (cli_progress >= 0)
+		return cli_progress;
+	return isatty(2);
+}
+
+void cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	if (!cli_progress_enabled())
+		return;
+	double now = cli_now();
+	if (!progress_start)
+		progress_start = now;
+	if (now - progress_last < 0.2 && done < total)
+		return;
+	progress_last = now;
+	double secs = now - progress_start;
+	double mb = (double)done / 1e6;
+	if (total)
+		fprintf(stderr, "\r%s: %.1f / %.1f MB (%3.0f%%) %.1f MB/s   ", cli_prog, mb,
+			(double)total / 1e6, 100.0 * (double)done / (double)total,
+			secs > 0 ? mb / secs : 0.0);
+	else
+		fprintf(stderr, "\r%s: %.1f MB %.1f MB/s   ", cli_prog, mb, secs > 0 ? mb / secs : 0.0);
+	progress_shown = 1;
+}
+
+void cli_progress_end(void)
+{
+	if (progress_shown) {
+		fputc('\n', stderr);
+		progress_shown = 0;
+	}
+}
+
+void cli_problem_cb(void *ctx, const char *path, zn_result r, const char *what)
+{
+	(void)ctx;
+	(void)r;
+	cli_error("%s: %s", path, what);
+}
+
+int cli_path_matches(const char *pattern, const char *path, size_t path_len)
+{
+	char stack[512];
+	char *p = path_len < sizeof(stack) ? stack : malloc(path_len + 1);
+	if (!p)
+		return 0;
+	memcpy(p, path, path_len);
+	p[path_len] = 0;
+	int hit = fnmatch(pattern, p, 0) == 0;
+	/* A pattern naming a directory selects everything below it. */
+	for (size_t i = path_len; !hit && i > 0; i--) {
+		if (p[i - 1] != '/' || i == 1)
+			continue;
+		p[i - 1] = 0;
+		hit = fnmatch(pattern, p, 0) == 0;
+	}
+	if (p != stack)
+		free(p);
+	return hit;
+}

@@ -1,0 +1,60 @@
+/* cli.h - shared pieces of the znippy command: exit codes, messages, option helpers. */
+#ifndef ZN_CLI_H
+#define ZN_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "znippy.h"
+
+/* Exit codes, documented in --help and README.md. */
+enum {
+	EXIT_OK = 0,
+	EXIT_DAMAGED = 1, /* damaged or invalid input */
+	EXIT_USAGE = 2,	  /* usage error */
+	EXIT_SYSTEM = 3,  /* I/O or system error */
+};
+
+#define EXIT_CODES_HELP                                                                            \
+	"Exit status: 0 success, 1 damaged or invalid input, 2 usage error, 3 I/O or system error.\n"
+
+extern const char *cli_prog;  /* "znippy" */
+extern int cli_quiet;	      /* --quiet */
+extern int cli_progress;      /* 1 forced on, 0 off, -1 auto (stderr is a terminal) */
+
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "znippy CMD: message\nTry 'znippy CMD --help'." and return EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Exit code for a library result: damaged/invalid input -> 1, argument -> 2, the rest -> 3. */
+int cli_exit_code(zn_result r);
+
+/* "64K", "4M", "1G", "123" -> bytes; returns 0 on success. */
+int cli_parse_size(const char *s, uint64_t *out);
+/* Unsigned integer in [lo, hi]; returns 0 on success. */
+int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* Progress line on stderr (only when enabled). */
+void cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
+void cli_progress_end(void);
+int cli_progress_enabled(void);
+
+/* The problem hook: prints "znippy: PATH: what" on stderr. */
+void cli_problem_cb(void *ctx, const char *path, zn_result r, const char *what);
+
+/* Glob match of an archive path against a pattern: fnmatch without FNM_PATHNAME, and a pattern
+ * also selects everything below a matching directory (tar's convention). */
+int cli_path_matches(const char *pattern, const char *path, size_t path_len);
+
+double cli_now(void);
+
+int cmd_create(int argc, char **argv);
+int cmd_extract(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_cat(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_gunzip(int argc, char **argv, int zcat);
+
+#endif

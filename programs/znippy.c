@@ -1,0 +1,61 @@
+/* znippy.c - the command's entry point: dispatches to the subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+	"Usage: znippy COMMAND [OPTIONS] ...\n"
+	"\n"
+	"Archives of directory trees:\n"
+	"  create   -o OUT [options] PATH...   pack files and directories into an archive\n"
+	"  extract  ARCHIVE [-C DIR] [PATTERN...]   unpack all or selected entries\n"
+	"  list     ARCHIVE [-l] [--json] [PATTERN...]   list entries\n"
+	"  verify   ARCHIVE                     check every block and every file digest\n"
+	"  cat      ARCHIVE PATH...             write files' contents to standard output\n"
+	"  info     ARCHIVE                     counts, sizes, ratio, codec, chunk size\n"
+	"\n"
+	"Decoders:\n"
+	"  gunzip   [-c] [-k] [-f] [-t] [-o OUT] [FILE...]   decompress gzip files\n"
+	"  zcat     [FILE...]                   same as gunzip -c\n"
+	"\n"
+	"Run 'znippy COMMAND --help' for a command's options.\n"
+	"  -h, --help      this help\n"
+	"  -V, --version   print the version\n"
+	"\n" EXIT_CODES_HELP;
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+		fputs(usage, stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+		printf("znippy %s\n", zn_version());
+		return EXIT_OK;
+	}
+	argc--, argv++;
+	if (!strcmp(cmd, "create") || !strcmp(cmd, "c"))
+		return cmd_create(argc, argv);
+	if (!strcmp(cmd, "extract") || !strcmp(cmd, "x"))
+		return cmd_extract(argc, argv);
+	if (!strcmp(cmd, "list") || !strcmp(cmd, "ls") || !strcmp(cmd, "t"))
+		return cmd_list(argc, argv);
+	if (!strcmp(cmd, "verify"))
+		return cmd_verify(argc, argv);
+	if (!strcmp(cmd, "cat"))
+		return cmd_cat(argc, argv);
+	if (!strcmp(cmd, "info"))
+		return cmd_info(argc, argv);
+	if (!strcmp(cmd, "gunzip"))
+		return cmd_gunzip(argc, argv, 0);
+	if (!strcmp(cmd, "zcat"))
+		return cmd_gunzip(argc, argv, 1);
+	fprintf(stderr, "znippy: unknown command '%s'\nTry 'znippy --help'.\n", cmd);
+	return EXIT_USAGE;
+}

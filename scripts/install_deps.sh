@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# install_deps.sh - install the Debian packages znippy builds, tests and benchmarks with.
+# Usage: scripts/install_deps.sh [build|test|bench]   (each level includes the ones before)
+# As root, missing packages are installed with apt-get; otherwise the missing ones are listed.
+set -euo pipefail
+level=${1:-build}
+pkgs=(cmake make gcc pkg-config libzstd-dev libxxhash-dev libssl-dev liburing-dev)
+if [ "$level" != build ]; then
+	# Test oracles and tools: zlib, libdeflate, ISA-L, libbz2, clang for libFuzzer.
+	pkgs+=(zlib1g-dev libdeflate-dev libisal-dev libbz2-dev clang libclang-rt-14-dev zstd gzip
+	       pigz isal libdeflate-tools zopfli tabix 7zip zip unzip)
+fi
+if [ "$level" = bench ]; then
+	pkgs+=(squashfs-tools time hyperfine)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install_deps: missing Debian packages (run as root to install): ${missing[*]}" >&2
+	exit 0
+fi
+echo "install_deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 ||
+	{ apt-get update -q >/dev/null && apt-get install -y -q "${missing[@]}"; }

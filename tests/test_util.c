@@ -1,0 +1,228 @@
+/* test_util.c - shared helpers for the test programs. */
+#include "test_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *tu_test_name = "test";
+uint64_t tu_seed = 1;
+
+void tu_init(int argc, char **argv, const char *name)
+{
+	tu_test_name = name;
+	const char *env = getenv("ZN_TEST_SEED");
+	if (env)
+		tu_seed = strtoull(env, NULL, 0);
+	for (int i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "-s"))
+			tu_seed = strtoull(argv[i + 1], NULL, 0);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+static void print_seed(void)
+{
+	fprintf(stderr, "%s: reproduce with -s %llu\n", tu_test_name, (unsigned long long)tu_seed);
+}
+
+void tu_fail(const char *file, int line, const char *what)
+{
+	fprintf(stderr, "%s: FAIL %s:%d: %s\n", tu_test_name, file, line, what);
+	print_seed();
+	abort();
+}
+
+void tu_fail_result(const char *file, int line, const char *what, zn_result r)
+{
+	fprintf(stderr, "%s: FAIL %s:%d: %s returned %s (%s)\n", tu_test_name, file, line, what,
+		zn_result_name(r), zn_result_message(r));
+	print_seed();
+	abort();
+}
+
+void tu_fail_u64(const char *file, int line, const char *what, uint64_t a, uint64_t b)
+{
+	fprintf(stderr, "%s: FAIL %s:%d: %s (%llu != %llu)\n", tu_test_name, file, line, what,
+		(unsigned long long)a, (unsigned long long)b);
+	print_seed();
+	abort();
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+void tu_rng_seed(struct tu_rng *g, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++) { /* splitmix64 */
+		uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+		g->s[i] = z ^ (z >> 31);
+	}
+}
+
+uint64_t tu_rng_next(struct tu_rng *g)
+{
+	uint64_t *s = g->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+uint64_t tu_rng_below(struct tu_rng *g, uint64_t n)
+{
+	return n ? tu_rng_next(g) % n : 0;
+}
+
+void tu_rng_fill(struct tu_rng *g, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	while (len >= 8) {
+		uint64_t v = tu_rng_next(g);
+		memcpy(p, &v, 8);
+		p += 8;
+		len -= 8;
+	}
+	if (len) {
+		uint64_t v = tu_rng_next(g);
+		memcpy(p, &v, len);
+	}
+}
+
+static size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void *guard_map(size_t len, size_t *data_pages, uint8_t **base)
+{
+	size_t ps = page_size();
+	*data_pages = (len + ps - 1) / ps;
+	size_t total = (*data_pages + 2) * ps;
+	void *m = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		tu_fail(__FILE__, __LINE__, "mmap guard buffer");
+	*base = m;
+	if (*data_pages && mprotect(*base + ps, *data_pages * ps, PROT_READ | PROT_WRITE))
+		tu_fail(__FILE__, __LINE__, "mprotect guard buffer");
+	return m;
+}
+
+void *tu_guard_alloc(size_t len)
+{
+	size_t pages;
+	uint8_t *base;
+	guard_map(len, &pages, &base);
+	return base + page_size() + pages * page_size() - len;
+}
+
+void *tu_guard_alloc_front(size_t len)
+{
+	size_t pages;
+	uint8_t *base;
+	guard_map(len, &pages, &base);
+	return base + page_size();
+}
+
+void tu_guard_free(void *p, size_t len)
+{
+	size_t ps = page_size();
+	uintptr_t start = ((uintptr_t)p & ~(uintptr_t)(ps - 1)) - ps;
+	size_t pages = (len + ps - 1) / ps;
+	munmap((void *)start, (pages + 2) * ps);
+}
+
+char *tu_mkdtemp(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *path = tu_fmt("%s/zntest.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(path))
+		tu_fail(__FILE__, __LINE__, "mkdtemp");
+	return path;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		chmod(path, 0700), rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void tu_rmtree(const char *path)
+{
+	nftw(path, rm_one, 64, FTW_DEPTH | FTW_PHYS);
+}
+
+int tu_write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	const uint8_t *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return close(fd);
+}
+
+void *tu_read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	size_t cap = (size_t)st.st_size + 1, n = 0;
+	uint8_t *buf = malloc(cap);
+	for (;;) {
+		if (n == cap)
+			buf = realloc(buf, cap *= 2);
+		ssize_t k = read(fd, buf + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	*len = n;
+	return buf;
+}
+
+char *tu_fmt(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
