@@ -1,0 +1,111 @@
+/* cpu_features.c - x86 CPUID/XGETBV feature detection, cached once per process. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_features.h"
+
+static void cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+	__asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
+}
+
+static uint64_t xgetbv0(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static uint32_t detect(void)
+{
+	uint32_t r[4], f = ZN_CPU_SSE2; /* baseline of x86-64 */
+	cpuid(0, 0, r);
+	uint32_t max_leaf = r[0];
+	cpuid(1, 0, r);
+	uint32_t ecx1 = r[2];
+	if (ecx1 & (1u << 9))
+		f |= ZN_CPU_SSSE3;
+	if (ecx1 & (1u << 19))
+		f |= ZN_CPU_SSE4_1;
+	if (ecx1 & (1u << 1))
+		f |= ZN_CPU_PCLMUL;
+	uint64_t xcr0 = (ecx1 & (1u << 27)) ? xgetbv0() : 0; /* OSXSAVE */
+	int os_avx = (xcr0 & 0x6) == 0x6;
+	int os_avx512 = (xcr0 & 0xe6) == 0xe6;
+	if (os_avx && (ecx1 & (1u << 28)))
+		f |= ZN_CPU_AVX;
+	if (max_leaf >= 7) {
+		cpuid(7, 0, r);
+		uint32_t ebx = r[1], ecx = r[2];
+		if (os_avx && (ebx & (1u << 5)))
+			f |= ZN_CPU_AVX2;
+		if (ebx & (1u << 8))
+			f |= ZN_CPU_BMI2;
+		if (ebx & (1u << 29))
+			f |= ZN_CPU_SHA;
+		if (os_avx && (ecx & (1u << 10)))
+			f |= ZN_CPU_VPCLMUL;
+		if (os_avx512) {
+			if (ebx & (1u << 16))
+				f |= ZN_CPU_AVX512F;
+			if (ebx & (1u << 30))
+				f |= ZN_CPU_AVX512BW;
+			if (ebx & (1u << 31))
+				f |= ZN_CPU_AVX512VL;
+			if (ecx & (1u << 1))
+				f |= ZN_CPU_AVX512VBMI;
+		}
+	}
+	return f;
+}
+
+#ifdef ZN_TEST_HOOKS
+static uint32_t masked(uint32_t f)
+{
+	const char *env = getenv("ZN_DISABLE_CPU_FEATURES");
+	if (!env || !*env)
+		return f;
+	static const struct {
+		const char *name;
+		uint32_t bits;
+	} names[] = {
+		{"avx512", ZN_CPU_AVX512F | ZN_CPU_AVX512BW | ZN_CPU_AVX512VL | ZN_CPU_AVX512VBMI},
+		{"avx2", ZN_CPU_AVX2},
+		{"avx", ZN_CPU_AVX | ZN_CPU_AVX2 | ZN_CPU_VPCLMUL},
+		{"bmi2", ZN_CPU_BMI2},
+		{"pclmul", ZN_CPU_PCLMUL | ZN_CPU_VPCLMUL},
+		{"vpclmul", ZN_CPU_VPCLMUL},
+		{"ssse3", ZN_CPU_SSSE3},
+		{"sse4", ZN_CPU_SSE4_1},
+		{"sha", ZN_CPU_SHA},
+		{"all", ~ZN_CPU_SSE2},
+	};
+	char buf[256];
+	strncpy(buf, env, sizeof(buf) - 1);
+	buf[sizeof(buf) - 1] = 0;
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(tok, names[i].name))
+				f &= ~names[i].bits;
+	/* Dependent features go with what they need. */
+	if (!(f & ZN_CPU_AVX2))
+		f &= ~(ZN_CPU_AVX512F | ZN_CPU_AVX512BW | ZN_CPU_AVX512VL | ZN_CPU_AVX512VBMI);
+	return f;
+}
+#else
+#define masked(f) (f)
+#endif
+
+uint32_t zn_cpu_features(void)
+{
+	/* 0 means "not yet known": detect() always sets ZN_CPU_SSE2, so a real answer is never 0.
+	 * Racing first callers compute the same value; relaxed atomics make that well-defined. */
+	static _Atomic uint32_t cached;
+	uint32_t f = atomic_load_explicit(&cached, memory_order_relaxed);
+	if (__builtin_expect(f != 0, 1))
+		return f;
+	f = masked(detect());
+	atomic_store_explicit(&cached, f, memory_order_relaxed);
+	return f;
+}
