@@ -394,7 +394,7 @@ def report_corpus(name, stats, results, meta):
 
 def machine_info(paths):
     def fstype(p):
-        return sh(f"findmnt -n -o FSTYPE -T {shlex.quote(p)}") or sh(f"stat -f -c %T {shlex.quote(p)}")
+        return sh(f"findmnt -n -o FSTYPE -T {shlex.quote(p)} | head -1") or sh(f"stat -f -c %T {shlex.quote(p)}")
     lscpu = sh("lscpu")
     model = next((l.split(":", 1)[1].strip() for l in lscpu.splitlines() if l.startswith("Model name")), "?")
     return {

@@ -14,7 +14,9 @@
  * Self-contained (POSIX + C11 atomics) so the harness can also build it with plain `cc` when the
  * CMake build is unavailable.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>

@@ -21,7 +21,9 @@
  *
  * All files and directories get the mtime FIXED_MTIME, so archives of the corpus are reproducible.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
