@@ -73,6 +73,7 @@ for name in ${only//,/ }; do
 			mkdir -p "$out"
 			(cd /usr/include && find . \( -type f -o -type l \) -print | LC_ALL=C sort |
 				awk -v k="$k" 'NR % k == 1 || k == 1' | xargs -d '\n' cp -a --parents -t "$out")
+			fix_dir_mtimes "$out" # the parents cp creates get the current time
 		fi
 		;;
 	small)
