@@ -88,7 +88,7 @@ def tool_table(zn, threads):
             "ext": "7z",
             # default method (LZMA2) at level 3; -snl stores symlinks as links
             "create": lambda a, name: f"7zz a -mx3 -mmt{T} -snl -bd -bso0 -bsp0 {q(a)} {q(name)}",
-            "extract": lambda a, out, name: f"7zz x -mmt{T} -snld -bd -bso0 -bsp0 -o{q(out)} {q(a)}",
+            "extract": lambda a, out, name: f"7zz x -mmt{T} -snld20 -bd -bso0 -bsp0 -o{q(out)} {q(a)}",
             "cat": lambda a, name, path: f"7zz e -so -bd {q(a)} {q(name + '/' + path)}",
             "version": "7zz | sed -n 2p",
         },
