@@ -580,8 +580,11 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 	uint64_t size = e->size, chunk = w->opt.chunk_size;
 	int klass = (!w->opt.no_skip && is_precompressed(e->path, e->path_len)) ? CLASS_STORE
 										 : CLASS_COMPRESS;
-	if (size == 0)
+	if (size == 0) {
+		if (e->has_digest)
+			SHA256((const uint8_t *)"", 0, e->sha);
 		return ZN_OK;
+	}
 	w->content_bytes += size;
 	if (size < chunk) {
 		struct slot *s = w->pack[klass];
