@@ -55,7 +55,8 @@ enum zn_col_codec { ZN_COL_RAW = 0, ZN_COL_ZSTD = 1 };
 	X(BLK_CSIZE, 33, 8)                                                                        \
 	X(BLK_USIZE, 34, 8)                                                                        \
 	X(BLK_CODEC, 35, 1)                                                                        \
-	X(BLK_XXH3, 36, 8)
+	X(BLK_XXH3, 36, 8)                                                                         \
+	X(BLK_CXXH3, 37, 8)
 
 enum zn_col_id {
 #define ZN_COL_ENUM_(name, id, width) ZN_COL_##name = id,

@@ -66,14 +66,14 @@ static int always_raw(int id)
 
 zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t *out_len)
 {
-	enum { NCOLS = 22 };
+	enum { NCOLS = 23 };
 	static const int ids[NCOLS] = {
 		ZN_COL_PATH_OFFSETS, ZN_COL_PATH_BYTES,	  ZN_COL_TYPE,		ZN_COL_MODE,
 		ZN_COL_UID,	     ZN_COL_GID,	  ZN_COL_UNAME_OFFSETS, ZN_COL_UNAME_BYTES,
 		ZN_COL_GNAME_OFFSETS, ZN_COL_GNAME_BYTES, ZN_COL_MTIME_NS,	ZN_COL_SIZE,
-		ZN_COL_LINK_OFFSETS, ZN_COL_LINK_BYTES,	  ZN_COL_SHA256,	ZN_COL_FIRST_BLOCK,
+		ZN_COL_LINK_OFFSETS, ZN_COL_LINK_BYTES,	  ZN_COL_FIRST_BLOCK,
 		ZN_COL_BLOCK_OFFSET, ZN_COL_BLK_OFFSET,	  ZN_COL_BLK_CSIZE,	ZN_COL_BLK_USIZE,
-		ZN_COL_BLK_CODEC,    ZN_COL_BLK_XXH3,
+		ZN_COL_BLK_CODEC,    ZN_COL_BLK_XXH3,	  ZN_COL_BLK_CXXH3,	ZN_COL_SHA256,
 	};
 	struct colbuf c[NCOLS];
 	memset(c, 0, sizeof(c));
@@ -119,6 +119,7 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 		fail |= put_u64(col[ZN_COL_BLK_USIZE], b->usize);
 		fail |= put(col[ZN_COL_BLK_CODEC], &b->codec, 1);
 		fail |= put_u64(col[ZN_COL_BLK_XXH3], b->xxh3);
+		fail |= put_u64(col[ZN_COL_BLK_CXXH3], b->cxxh3);
 	}
 	if (fail)
 		goto out;
@@ -311,13 +312,14 @@ zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b)
 	SAFETY_CHECK(i < r->nblocks, ZN_ERR_CORRUPT);
 	const uint8_t *off = zn_col(r, ZN_COL_BLK_OFFSET), *cs = zn_col(r, ZN_COL_BLK_CSIZE),
 		      *us = zn_col(r, ZN_COL_BLK_USIZE), *co = zn_col(r, ZN_COL_BLK_CODEC),
-		      *xx = zn_col(r, ZN_COL_BLK_XXH3);
-	SAFETY_CHECK(off && cs && us && co && xx, ZN_ERR_CORRUPT);
+		      *xx = zn_col(r, ZN_COL_BLK_XXH3), *cx = zn_col(r, ZN_COL_BLK_CXXH3);
+	SAFETY_CHECK(off && cs && us && co && xx && cx, ZN_ERR_CORRUPT);
 	b->offset = zn_get_le64(off + i * 8);
 	b->csize = zn_get_le64(cs + i * 8);
 	b->usize = zn_get_le64(us + i * 8);
 	b->codec = co[i];
 	b->xxh3 = zn_get_le64(xx + i * 8);
+	b->cxxh3 = zn_get_le64(cx + i * 8);
 	SAFETY_CHECK(b->offset >= ZN_HEADER_SIZE && b->offset <= r->index_offset, ZN_ERR_CORRUPT);
 	SAFETY_CHECK(b->csize <= r->index_offset - b->offset, ZN_ERR_CORRUPT);
 	SAFETY_CHECK(b->usize <= r->chunk_size, ZN_ERR_CORRUPT);
@@ -333,8 +335,13 @@ zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *bu
 	RETURN_IF_ERROR(zn_block_info(r, i, &b));
 	const uint8_t *src = r->map + b.offset;
 	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
+	/* The stored bytes are checked before they reach the decoder: every byte of the archive is
+	 * covered by a checksum, and zstd never sees damaged input. */
+	SAFETY_CHECK(XXH3_64bits(src, b.csize) == b.cxxh3, ZN_ERR_CHECKSUM);
 	if (b.codec == ZN_BLOCK_STORED) {
-		*data = src; /* zero copy: straight from the mapping */
+		*data = src; /* zero copy: straight from the mapping; the check above covered it */
+		*len = b.usize;
+		return b.xxh3 == b.cxxh3 ? ZN_OK : ZN_ERR_CORRUPT;
 	} else {
 		size_t n = ZSTD_decompressDCtx(dctx, buf, b.usize, src, b.csize);
 		SAFETY_CHECK(!ZSTD_isError(n) && n == b.usize, ZN_ERR_CORRUPT);

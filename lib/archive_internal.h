@@ -11,7 +11,9 @@
 
 /* One row of the block table. */
 struct zn_blockinfo {
-	uint64_t offset, csize, usize, xxh3;
+	uint64_t offset, csize, usize;
+	uint64_t xxh3;	/* of the uncompressed bytes */
+	uint64_t cxxh3; /* of the bytes as stored in the archive (equal to xxh3 when stored) */
 	uint8_t codec;
 };
 

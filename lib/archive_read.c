@@ -37,7 +37,7 @@ static const int required_cols[] = {
 	ZN_COL_GNAME_OFFSETS, ZN_COL_GNAME_BYTES,  ZN_COL_MTIME_NS,   ZN_COL_SIZE,
 	ZN_COL_LINK_OFFSETS, ZN_COL_LINK_BYTES,	   ZN_COL_FIRST_BLOCK, ZN_COL_BLOCK_OFFSET,
 	ZN_COL_BLK_OFFSET,   ZN_COL_BLK_CSIZE,	   ZN_COL_BLK_USIZE,  ZN_COL_BLK_CODEC,
-	ZN_COL_BLK_XXH3,
+	ZN_COL_BLK_XXH3,     ZN_COL_BLK_CXXH3,
 };
 
 static zn_result parse(struct zn_reader *r)
@@ -52,6 +52,8 @@ static zn_result parse(struct zn_reader *r)
 	uint32_t hver = zn_get_le32(m + 8);
 	if (hver != ZN_FORMAT_VERSION)
 		return fail(r, ZN_ERR_UNSUPPORTED, "unsupported format version %u", hver);
+	if (zn_get_le32(m + 12) != 0)
+		return fail(r, ZN_ERR_UNSUPPORTED, "unknown header flags 0x%x", zn_get_le32(m + 12));
 
 	const uint8_t *f = m + size - ZN_FOOTER_SIZE;
 	if (memcmp(f + 56, ZN_FOOTER_MAGIC, 8))
@@ -59,7 +61,7 @@ static zn_result parse(struct zn_reader *r)
 			    "no footer at the end (archive truncated or not finished)");
 	if (XXH3_64bits(f, 48) != zn_get_le64(f + 48))
 		return fail(r, ZN_ERR_CHECKSUM, "footer checksum mismatch");
-	if (zn_get_le32(f + 40) != ZN_FORMAT_VERSION)
+	if (zn_get_le32(f + 40) != ZN_FORMAT_VERSION || zn_get_le32(f + 44) != 0)
 		return fail(r, ZN_ERR_UNSUPPORTED, "unsupported format version in footer");
 	r->index_offset = zn_get_le64(f);
 	r->index_size = zn_get_le64(f + 8);

@@ -78,7 +78,7 @@ struct slot {
 	uint8_t *out;
 	uint64_t csize;
 	int codec;
-	uint64_t xxh3;
+	uint64_t xxh3, cxxh3;
 	/* Guarded by writer->mu. */
 	int state;
 };
@@ -312,7 +312,7 @@ static void process_slot(struct zn_writer *w, struct slot *s, ZSTD_CCtx *cctx, u
 		for (size_t i = 0; i < s->nsegs; i++) {
 			struct seg *g = &s->segs[i];
 			if (g->first && g->last)
-				SHA256(s->in + g->off, g->len, g->sha);
+				zn_sha256(s->in + g->off, g->len, g->sha);
 			else
 				spanning = 1;
 		}
@@ -327,6 +327,7 @@ static void process_slot(struct zn_writer *w, struct slot *s, ZSTD_CCtx *cctx, u
 
 	s->codec = ZN_BLOCK_STORED;
 	s->csize = s->usize;
+	s->cxxh3 = s->xxh3;
 	if (s->klass == CLASS_STORE || s->usize == 0)
 		return;
 	if (sample_says_store(cctx, s->in, s->usize, tmp, tmp_cap))
@@ -341,6 +342,7 @@ static void process_slot(struct zn_writer *w, struct slot *s, ZSTD_CCtx *cctx, u
 	if ((uint64_t)r * 100 <= s->usize * 97) {
 		s->codec = ZN_BLOCK_ZSTD;
 		s->csize = r;
+		s->cxxh3 = XXH3_64bits(s->out, r);
 	}
 }
 
@@ -410,6 +412,7 @@ static void writer_emit(struct zn_writer *w, struct slot *s)
 	b->usize = s->usize;
 	b->codec = (uint8_t)s->codec;
 	b->xxh3 = s->xxh3;
+	b->cxxh3 = s->cxxh3;
 	w->file_off += s->csize;
 	w->stored_blocks += s->codec == ZN_BLOCK_STORED;
 	w->written_content += s->usize;
@@ -582,7 +585,7 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 										 : CLASS_COMPRESS;
 	if (size == 0) {
 		if (e->has_digest)
-			SHA256((const uint8_t *)"", 0, e->sha);
+			zn_sha256("", 0, e->sha);
 		return ZN_OK;
 	}
 	w->content_bytes += size;

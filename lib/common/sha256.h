@@ -9,4 +9,14 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #endif
 #include <openssl/sha.h>
+
+/* One-shot digest. OpenSSL 3's SHA256() goes through EVP_Q_digest, which fetches the algorithm
+ * and allocates a context on every call; the direct functions do neither. */
+static inline void zn_sha256(const void *data, size_t len, unsigned char out[32])
+{
+	SHA256_CTX c;
+	SHA256_Init(&c);
+	SHA256_Update(&c, data, len);
+	SHA256_Final(out, &c);
+}
 #endif
