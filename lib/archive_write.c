@@ -846,7 +846,8 @@ static zn_result walk(struct zn_writer *w, int parentfd, const char *name, size_
 		}
 		n++;
 	}
-	qsort(names, n, sizeof(char *), cmp_names);
+	if (n)
+		qsort(names, n, sizeof(char *), cmp_names);
 	for (size_t i = 0; i < n && r == ZN_OK; i++) {
 		size_t nlen = strlen(names[i]);
 		size_t child_len = rel_len + (rel_len ? 1 : 0) + nlen;

@@ -96,7 +96,8 @@ int cmd_create(int argc, char **argv)
 	zn_create_options_init(&opt);
 	const char *out = NULL, *dir = NULL;
 	struct create_ctx cc = {{NULL, 0}};
-	cc.ex.globs = calloc((size_t)argc + 1, sizeof(char *));
+	static char *globs[1024];
+	cc.ex.globs = globs;
 	uint64_t v;
 	int c;
 	optind = 1;
@@ -132,7 +133,11 @@ int cmd_create(int argc, char **argv)
 			else
 				return cli_usage_error("create", "unknown digest '%s'", optarg);
 			break;
-		case OPT_EXCLUDE: cc.ex.globs[cc.ex.n++] = optarg; break;
+		case OPT_EXCLUDE:
+			if (cc.ex.n == 1024)
+				return cli_usage_error("create", "too many --exclude options");
+			cc.ex.globs[cc.ex.n++] = optarg;
+			break;
 		case 'C': dir = optarg; break;
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
@@ -207,7 +212,6 @@ int cmd_create(int argc, char **argv)
 			unlink(tmp);
 	}
 	free(tmp);
-	free(cc.ex.globs);
 	if (res != ZN_OK && res != ZN_ERR_IO)
 		cli_error("create: %s", zn_result_message(res));
 	else if (res == ZN_ERR_IO && complete)
@@ -227,7 +231,6 @@ fail_early:
 		unlink(tmp);
 	}
 	free(tmp);
-	free(cc.ex.globs);
 	return EXIT_SYSTEM;
 }
 
