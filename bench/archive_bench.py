@@ -33,6 +33,7 @@ import os
 import platform
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -105,9 +106,9 @@ def tool_table(zn, threads):
 
 
 def timed(cmd, cwd=None, timeout=3600):
-    """Run a shell command under GNU time; return (wall seconds, peak RSS KiB, rc, stderr tail)."""
+    """Run a shell command under GNU time; return (wall s, peak RSS KiB, rc, stderr tail, CPU s)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        argv = [GNU_TIME, "-f", "%e %M", "-o", tf.name, "bash", "-o", "pipefail", "-c", cmd]
+        argv = [GNU_TIME, "-f", "%U %S %M", "-o", tf.name, "bash", "-o", "pipefail", "-c", cmd]
         t0 = time.perf_counter()
         try:
             p = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -118,7 +119,11 @@ def timed(cmd, cwd=None, timeout=3600):
         wall = time.perf_counter() - t0
         fields = tf.read().split()
         rss = int(fields[-1]) if fields and fields[-1].isdigit() else 0
-    return wall, rss, rc, err
+        try:
+            cpu = float(fields[-3]) + float(fields[-2])
+        except (IndexError, ValueError):
+            cpu = 0.0
+    return wall, rss, rc, err, cpu
 
 
 def sh(cmd, **kw):
@@ -167,12 +172,19 @@ def tree_stats(root, digest=True):
 
 
 # ---- measurement -----------------------------------------------------------------------------------
+REP_BUDGET_S = 20.0  # a run longer than this is not repeated (set by --rep-budget)
+
+
 def best_of(n, prepare, cmd, cwd, check=None):
-    """Best wall time of n runs; prepare() runs untimed before each; check(i) after each -> error."""
-    runs, rss_at_best, err, best = [], 0, None, None
+    """Best wall time of up to n runs; prepare() runs untimed before each; check(i) after each.
+
+    A run that takes longer than REP_BUDGET_S is not repeated: its noise is small relative to its
+    length, and 7z on a GB would otherwise take most of an hour."""
+    runs, rss_at_best, cpu_at_best, err, best, loads = [], 0, 0.0, None, None, []
     for i in range(n):
         prepare()
-        wall, rss, rc, stderr = timed(cmd, cwd=cwd)
+        loads.append(os.getloadavg()[0])
+        wall, rss, rc, stderr, cpu = timed(cmd, cwd=cwd)
         if rc != 0:
             return {"error": f"exit {rc}: {stderr.strip()[-300:]}", "cmd": cmd}
         e = check(i) if check else None
@@ -180,8 +192,11 @@ def best_of(n, prepare, cmd, cwd, check=None):
             err = e
         runs.append(round(wall, 4))
         if best is None or wall < best:
-            best, rss_at_best = wall, rss
-    r = {"best_s": round(best, 4), "runs_s": runs, "rss_kib": rss_at_best, "cmd": cmd}
+            best, rss_at_best, cpu_at_best = wall, rss, cpu
+        if wall > REP_BUDGET_S:
+            break
+    r = {"best_s": round(best, 4), "runs_s": runs, "rss_kib": rss_at_best, "cpu_s": round(cpu_at_best, 3),
+         "loadavg": [round(x, 2) for x in loads], "cmd": cmd}
     if err:
         r["verify_error"] = err
     return r
@@ -342,16 +357,20 @@ def fmt_speed(nbytes, r):
     return s + (" (!)" if "verify_error" in r else "")
 
 
+def fmt_cpu(r):
+    return f"{r['cpu_s']:.2f}" if r and r.get("cpu_s") else "-"
+
+
 def fmt_rss(r):
     return f"{r['rss_kib'] / 1024:,.0f}" if r and r.get("rss_kib") else "-"
 
 
 def report_corpus(name, stats, results, meta):
     files, nbytes, _ = stats
-    L = [f"### {name}: {files:,} files, {nbytes / MB:,.1f} MB (best of {meta['reps'][name]})", "",
+    L = [f"### {name}: {files:,} files, {nbytes / MB:,.1f} MB (best of {meta['reps'][name]}; a run over {REP_BUDGET_S:g} s is not repeated)", "",
          "| tool | create MB/s | extract MB/s tmpfs | extract MB/s disk | archive MB | ratio | "
-         "RSS create MiB | RSS extract MiB | cat one file ms |",
-         "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+         "RSS create MiB | RSS extract MiB | cat one file ms | CPU s create | CPU s extract |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         c = r.get("create")
         size = r.get("archive_bytes")
@@ -361,7 +380,8 @@ def report_corpus(name, stats, results, meta):
                  f"{fmt_speed(nbytes, r.get('extract_disk'))} | "
                  f"{'-' if size is None else f'{size / MB:,.1f}'} | "
                  f"{'-' if size is None else f'{100.0 * size / nbytes:.1f}%'} | "
-                 f"{fmt_rss(c)} | {fmt_rss(r.get('extract_tmpfs'))} | {cat_s} |")
+                 f"{fmt_rss(c)} | {fmt_rss(r.get('extract_tmpfs'))} | {cat_s} | "
+                 f"{fmt_cpu(c)} | {fmt_cpu(r.get('extract_tmpfs'))} |")
     zn = next((r for r in results if r["tool"] == "znippy" and "archive_bytes" in r), None)
     if zn:
         L += ["", f"znippy / peer (speed: > 1 is znippy faster; size and RSS: < 1 is znippy smaller; "
@@ -408,6 +428,7 @@ def machine_info(paths):
 
 # ---- main ------------------------------------------------------------------------------------------
 def main():
+    global REP_BUDGET_S
     ap = argparse.ArgumentParser(description="znippy archive benchmark against tar|zstd, squashfs, 7z, zip")
     ap.add_argument("--corpora", help="corpora directory (default bench/corpora, or bench/corpora/scale-S)")
     ap.add_argument("--scale", type=float, default=1.0, help="corpus scale (generated if missing), e.g. 0.05")
@@ -416,6 +437,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "out"))
     ap.add_argument("--reps", type=int, help="runs per measurement (default 3 for src/small, 1 for the others)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rep-budget", type=float, default=REP_BUDGET_S,
+                    help="a run longer than this many seconds is not repeated (default 20)")
     ap.add_argument("--znippy", default=os.path.join(ROOT, "build", "znippy"))
     ap.add_argument("--no-znippy", action="store_true", help="peers only")
     ap.add_argument("--tmpfs", default="/dev/shm", help="tmpfs for archives and tmpfs extraction")
@@ -427,6 +450,7 @@ def main():
                     help="instead: peak RSS of znippy create/extract on large+random+mixed (limit --rss-limit-mib)")
     ap.add_argument("--rss-limit-mib", type=int, default=512)
     a = ap.parse_args()
+    REP_BUDGET_S = a.rep_budget
 
     corpora = a.corpora or (os.path.join(HERE, "corpora") if a.scale == 1 else
                             os.path.join(HERE, "corpora", f"scale-{a.scale:g}"))
@@ -574,7 +598,7 @@ def peak_rss(a, zn, corpora, work, targets, peers):
     os.makedirs(out + ".t", exist_ok=True)
     for label, cmd, cwd in steps:
         log(f"peak-rss: {label}")
-        wall, rss, rc, err = timed(cmd, cwd=cwd)
+        wall, rss, rc, err, _ = timed(cmd, cwd=cwd)
         znippy_step = "tar" not in label
         bad = rc != 0 or (znippy_step and rss > limit_kib)
         ok &= not bad
@@ -601,4 +625,7 @@ def peak_rss(a, zn, corpora, work, targets, peers):
 
 
 if __name__ == "__main__":
+    # SIGTERM/SIGHUP unwind like Ctrl-C, so the work directories on tmpfs and disk are removed
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGHUP, signal.default_int_handler)
     sys.exit(main())
