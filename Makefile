@@ -2,6 +2,7 @@
 # `make test` builds and runs every test (Release, then ASan+UBSan, then TSan on the pipelines);
 # `make demo` runs the archive round trip on a generated tree and prints the throughput.
 JOBS ?= $(shell nproc)
+MAKEFLAGS += --no-print-directory
 CMAKE ?= cmake
 
 .PHONY: all build deps test test-release test-asan test-tsan demo bench fuzz clean format

@@ -337,17 +337,17 @@ zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *bu
 	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
 	/* The stored bytes are checked before they reach the decoder: every byte of the archive is
 	 * covered by a checksum, and zstd never sees damaged input. */
-	SAFETY_CHECK(XXH3_64bits(src, b.csize) == b.cxxh3, ZN_ERR_CHECKSUM);
+	SAFETY_CHECK(ZN_SUM_OK(XXH3_64bits(src, b.csize) == b.cxxh3), ZN_ERR_CHECKSUM);
 	if (b.codec == ZN_BLOCK_STORED) {
 		*data = src; /* zero copy: straight from the mapping; the check above covered it */
 		*len = b.usize;
-		return b.xxh3 == b.cxxh3 ? ZN_OK : ZN_ERR_CORRUPT;
+		return ZN_SUM_OK(b.xxh3 == b.cxxh3) ? ZN_OK : ZN_ERR_CORRUPT;
 	} else {
 		size_t n = ZSTD_decompressDCtx(dctx, buf, b.usize, src, b.csize);
 		SAFETY_CHECK(!ZSTD_isError(n) && n == b.usize, ZN_ERR_CORRUPT);
 		*data = buf;
 	}
-	SAFETY_CHECK(XXH3_64bits(*data, b.usize) == b.xxh3, ZN_ERR_CHECKSUM);
+	SAFETY_CHECK(ZN_SUM_OK(XXH3_64bits(*data, b.usize) == b.xxh3), ZN_ERR_CHECKSUM);
 	*len = b.usize;
 	return ZN_OK;
 }

@@ -59,7 +59,7 @@ static zn_result parse(struct zn_reader *r)
 	if (memcmp(f + 56, ZN_FOOTER_MAGIC, 8))
 		return fail(r, ZN_ERR_TRUNCATED,
 			    "no footer at the end (archive truncated or not finished)");
-	if (XXH3_64bits(f, 48) != zn_get_le64(f + 48))
+	if (!ZN_SUM_OK(XXH3_64bits(f, 48) == zn_get_le64(f + 48)))
 		return fail(r, ZN_ERR_CHECKSUM, "footer checksum mismatch");
 	if (zn_get_le32(f + 40) != ZN_FORMAT_VERSION || zn_get_le32(f + 44) != 0)
 		return fail(r, ZN_ERR_UNSUPPORTED, "unsupported format version in footer");
@@ -70,7 +70,7 @@ static zn_result parse(struct zn_reader *r)
 	    r->index_size != end - r->index_offset || r->index_size < ZN_INDEX_HEADER_SIZE)
 		return fail(r, ZN_ERR_CORRUPT, "index position out of bounds");
 	const uint8_t *ix = m + r->index_offset;
-	if (XXH3_64bits(ix, r->index_size) != zn_get_le64(f + 16))
+	if (!ZN_SUM_OK(XXH3_64bits(ix, r->index_size) == zn_get_le64(f + 16)))
 		return fail(r, ZN_ERR_CHECKSUM, "index checksum mismatch (index damaged)");
 	if (memcmp(ix, ZN_INDEX_MAGIC, 4))
 		return fail(r, ZN_ERR_CORRUPT, "bad index magic");
@@ -361,7 +361,7 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 	if (e.has_digest) {
 		uint8_t got[32];
 		SHA256_Final(got, &sha);
-		SAFETY_CHECK(!memcmp(got, e.sha256, 32), ZN_ERR_CHECKSUM);
+		SAFETY_CHECK(ZN_SUM_OK(!memcmp(got, e.sha256, 32)), ZN_ERR_CHECKSUM);
 	}
 	return ZN_OK;
 }
