@@ -512,7 +512,7 @@ static void *xworker(void *arg)
 {
 	struct xjob *j = arg;
 	struct zn_reader *r = j->r;
-	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	ZSTD_DCtx *dctx = zn_dctx_new();
 	uint8_t *buf = malloc(r->chunk_size);
 	struct dircache dc = {.fd = -1, .len = (size_t)-1};
 	if (!dctx || !buf)

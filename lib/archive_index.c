@@ -59,9 +59,19 @@ static int put_str(struct colbuf *off, struct colbuf *bytes, const char *s, size
 	return put_u64(off, bytes->len);
 }
 
-static int always_raw(int id)
+/* In a big index, the columns that random access needs (path lookup, then type, size, location
+ * and digest of one entry) stay raw, so that reading one file decodes nothing of the index: a
+ * binary search in the mapped file and a few loads. Up to this size of path bytes, decoding
+ * those columns costs well under a millisecond and compressing them saves a few percent of a
+ * small archive. */
+#define ZN_RAW_LOOKUP_ABOVE (1u << 20)
+
+static int keep_raw(int id, size_t path_bytes)
 {
-	return id == ZN_COL_PATH_OFFSETS || id == ZN_COL_PATH_BYTES;
+	int lookup = id == ZN_COL_PATH_OFFSETS || id == ZN_COL_PATH_BYTES || id == ZN_COL_TYPE ||
+		     id == ZN_COL_SIZE || id == ZN_COL_FIRST_BLOCK || id == ZN_COL_BLOCK_OFFSET ||
+		     id == ZN_COL_SHA256;
+	return lookup && path_bytes > ZN_RAW_LOOKUP_ABOVE;
 }
 
 zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t *out_len)
@@ -109,8 +119,8 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 				e->link ? e->link_len : 0);
 		if (in->digest == ZN_DIGEST_SHA256)
 			fail |= put(col[ZN_COL_SHA256], e->sha, 32);
-		fail |= put_u64(col[ZN_COL_FIRST_BLOCK], e->first_block);
-		fail |= put_u64(col[ZN_COL_BLOCK_OFFSET], e->block_offset);
+		fail |= put_u32(col[ZN_COL_FIRST_BLOCK], (uint32_t)e->first_block);
+		fail |= put_u32(col[ZN_COL_BLOCK_OFFSET], (uint32_t)e->block_offset);
 	}
 	for (uint64_t i = 0; i < in->nblocks && !fail; i++) {
 		const struct zn_blockinfo *b = &in->blocks[i];
@@ -129,7 +139,7 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 	size_t zlen[NCOLS] = {0};
 	size_t total = ZN_INDEX_HEADER_SIZE + (size_t)ncols * ZN_COLDIR_SIZE;
 	for (int i = 0; i < ncols; i++) {
-		if (!always_raw(c[i].id) && c[i].len >= 64) {
+		if (!keep_raw(c[i].id, col[ZN_COL_PATH_BYTES]->len) && c[i].len >= 64) {
 			size_t cap = ZSTD_compressBound(c[i].len);
 			zdata[i] = malloc(cap);
 			if (!zdata[i])
@@ -230,7 +240,7 @@ zn_result zn_col_check_shape(struct zn_reader *r, int id)
 	if (c->codec == ZN_COL_RAW) {
 		SAFETY_CHECK(c->stored_size == c->raw_size, ZN_ERR_CORRUPT);
 	} else {
-		SAFETY_CHECK(c->codec == ZN_COL_ZSTD && !always_raw(id), ZN_ERR_CORRUPT);
+		SAFETY_CHECK(c->codec == ZN_COL_ZSTD, ZN_ERR_CORRUPT);
 		/* No unbounded allocation from a crafted size: zstd cannot expand beyond this. */
 		SAFETY_CHECK(c->raw_size <= c->stored_size * 32768 + 4096, ZN_ERR_CORRUPT);
 	}
@@ -305,6 +315,14 @@ const uint8_t *zn_col(struct zn_reader *r, int id)
 	if (st != 1)
 		return NULL;
 	return c->codec == ZN_COL_RAW ? c->stored : atomic_load(&c->heap);
+}
+
+void *zn_dctx_new(void)
+{
+	ZSTD_DCtx *d = ZSTD_createDCtx();
+	if (d)
+		ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 28);
+	return d;
 }
 
 zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b)

@@ -68,7 +68,7 @@ struct zn_reader {
 	pthread_mutex_t mu;
 	/* zn_reader_read_entry's cache of the last block it decoded (single-threaded use). */
 	uint8_t *cache;
-	uint64_t cache_block;
+	uint64_t cache_block, cache_len; /* cache holds bytes [0, cache_len) of block cache_block */
 	void *dctx;
 	atomic_uint_fast64_t blocks_loaded;
 	char err[256];
@@ -79,6 +79,9 @@ zn_result zn_col_check_shape(struct zn_reader *r, int id);
 
 /* A validated column's data (decompressing it if needed), or NULL if absent/invalid. */
 const uint8_t *zn_col(struct zn_reader *r, int id);
+
+/* A zstd decoder that accepts windows up to the largest chunk size (2^28). */
+void *zn_dctx_new(void);
 
 /* Block i's descriptor, validated against the archive's bounds. */
 zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b);
