@@ -101,6 +101,8 @@ code 1 "pattern matching nothing" "$Z" extract -q "$A" -C "$P" 'nothing-*'
 "$Z" create -q -o "$T/t1.zn" -T 1 --chunk-size 64K -C "$S" . &&
 	"$Z" create -q -o "$T/t4.zn" -T 4 --chunk-size 64K -C "$S" .
 check "byte-identical with 1 and 4 threads" cmp "$T/t1.zn" "$T/t4.zn"
+ZN_DISABLE_URING=1 "$Z" create -q -o "$T/plain.zn" -T 2 --chunk-size 64K -C "$S" .
+check "byte-identical with and without io_uring" cmp "$T/t1.zn" "$T/plain.zn"
 "$Z" create -q -o - --chunk-size 64K -C "$S" . >"$T/stdout.zn"
 check "-o - writes the same archive to stdout" cmp "$T/t1.zn" "$T/stdout.zn"
 "$Z" create -q -o "$T/ex.zn" --exclude '*.txt' --exclude deep -C "$S" .
