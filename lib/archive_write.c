@@ -130,6 +130,8 @@ struct pending {
 struct zn_writer {
 	struct zn_create_options opt;
 	int fd;
+	dev_t out_dev; /* the archive itself, when it is a file: never archived into itself */
+	ino_t out_ino;
 	zn_problem_fn problem;
 	zn_filter_fn filter;
 	zn_progress_fn progress;
@@ -987,6 +989,10 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 		report(w, rel, ZN_ERR_UNSUPPORTED, msg);
 		return ZN_OK;
 	}
+	if (w->out_ino && st->st_ino == w->out_ino && st->st_dev == w->out_dev) {
+		report(w, rel, ZN_OK, "is the archive being written; skipped");
+		return ZN_OK;
+	}
 	RETURN_IF_ERROR(new_entry(w, rel, rel_len, &idx));
 	struct went *e = &w->ents[idx];
 	fill_stat(w, e, st);
@@ -1151,6 +1157,11 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		return ZN_ERR_NOMEM;
 	w->opt = opt;
 	w->fd = fd;
+	struct stat ost;
+	if (!fstat(fd, &ost) && S_ISREG(ost.st_mode)) {
+		w->out_dev = ost.st_dev;
+		w->out_ino = ost.st_ino;
+	}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv_free, NULL);
 	pthread_cond_init(&w->cv_work, NULL);

@@ -108,6 +108,10 @@ check "-o - writes the same archive to stdout" cmp "$T/t1.zn" "$T/stdout.zn"
 "$Z" create -q -o "$T/ex.zn" --exclude '*.txt' --exclude deep -C "$S" .
 check "exclude" test -z "$("$Z" list "$T/ex.zn" | grep -E '\.txt$|^deep')"
 
+mkdir -p "$T/self" && printf 'x\n' >"$T/self/x"
+(cd "$T/self" && "$Z" create -q -o self.zn .) 2>"$T/stderr"
+check "the archive is not archived into itself" test "$("$Z" list "$T/self/self.zn")" = x
+
 # ---- usage errors ------------------------------------------------------------------------------------
 code 2 "no command" "$Z"
 code 2 "unknown command" "$Z" frobnicate
