@@ -3,7 +3,7 @@
 # through create -> list -> cat -> extract -> verify and comes back exactly; exit codes, patterns,
 # determinism, standard output, damaged archives and unreadable inputs.
 set -uo pipefail
-Z=${1:?usage: cli_archive.sh path/to/znippy}
+Z=$(realpath "${1:?usage: cli_archive.sh path/to/znippy}")
 T=$(mktemp -d /tmp/zncli.XXXXXX)
 trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
 fails=0
