@@ -231,6 +231,31 @@ ZN_API zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn 
 			   zn_progress_fn progress, void *ctx);
 
 /* ------------------------------------------------------------------------------------------------
+ * Checksums: CRC-32 and Adler-32 (see lib/crc32.c, lib/adler32.c)
+ *
+ * Both are drop-in equivalents of zlib's crc32()/adler32() and their _combine() functions: same
+ * values, same chaining. The fastest kernel for the CPU (PCLMULQDQ/VPCLMULQDQ folding for CRC-32,
+ * SSSE3/AVX2/AVX-512 sums for Adler-32, portable tables and loops otherwise) is chosen on the
+ * first call; every function here is thread-safe and allocates nothing.
+ * ---------------------------------------------------------------------------------------------- */
+
+/* CRC-32 of the gzip/zlib/PNG kind (reflected polynomial 0xEDB88320). Start with crc = 0 and
+ * chain: zn_crc32(zn_crc32(0, a, na), b, nb) == CRC-32 of a followed by b. buf may be NULL only
+ * when len is 0 (as in zlib, a NULL buf returns 0). */
+ZN_API uint32_t zn_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* The CRC-32 of A followed by B, from crc1 = CRC-32 of A, crc2 = CRC-32 of B and len2 = the
+ * length of B in bytes. O(log len2) time, no tables beyond 64 constants. */
+ZN_API uint32_t zn_crc32_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
+
+/* Adler-32 as in RFC 1950. Start with adler = 1 and chain as for zn_crc32(). A NULL buf
+ * returns 1 (zlib's convention). */
+ZN_API uint32_t zn_adler32(uint32_t adler, const void *buf, size_t len);
+
+/* The Adler-32 of A followed by B, from adler1 of A, adler2 of B and len2 = the length of B. */
+ZN_API uint32_t zn_adler32_combine(uint32_t adler1, uint32_t adler2, uint64_t len2);
+
+/* ------------------------------------------------------------------------------------------------
  * DEFLATE, zlib and gzip decoding (see lib/deflate_*.c)
  * ---------------------------------------------------------------------------------------------- */
 /* Three container formats share one DEFLATE decoder (RFC 1951):
