@@ -490,7 +490,7 @@ static int decode_careful(struct zn_inflater *d, struct io *io)
 			return R_OUT;
 		refill_careful(io);
 		uint32_t e = litlen[io->bitbuf & ((1u << LITLEN_TABLEBITS) - 1)];
-		if ((e & HD_EXC) && (e & HD_SUBTABLE)) {
+		if ((int32_t)e >= 0 && (e & HD_SUBTABLE)) { /* literals use bits 8..15 otherwise */
 			get_bits(io, e & 0xff);
 			e = litlen[(e >> 16) + (io->bitbuf & ((1u << ((e >> 8) & 15)) - 1))];
 		}
@@ -498,9 +498,13 @@ static int decode_careful(struct zn_inflater *d, struct io *io)
 			get_bits(io, e & 0xff);
 			if (overran(io))
 				return fail(d, ZN_ERR_TRUNCATED);
-			if (io->out >= io->out_end)
+			unsigned n = 1 + ((e >> 24) & 1);
+			if ((size_t)(io->out_end - io->out) < n)
 				return fail(d, ZN_ERR_OUTPUT_FULL);
-			*io->out++ = (uint8_t)(e >> 16);
+			io->out[0] = (uint8_t)(e >> 8);
+			if (n == 2)
+				io->out[1] = (uint8_t)(e >> 16);
+			io->out += n;
 			continue;
 		}
 		if (e & HD_EXC) {
