@@ -167,7 +167,7 @@ static void check_stream(const char *what, int fmt, const uint8_t *c, size_t cle
 		r = zn_inflate_stream(dec[fmt], gin + pos, chunk, pos + chunk == clen, &used, &o,
 		                      &olen, &done);
 		if (r != ZN_OK || used > chunk || opos + olen > in->len ||
-		    memcmp(o, in->data + opos, olen) || ++idle > 1000)
+		    (olen && memcmp(o, in->data + opos, olen)) || ++idle > 1000)
 			bad = 1;
 		if (used || olen)
 			idle = 0;

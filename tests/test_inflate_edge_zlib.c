@@ -188,7 +188,8 @@ static void expect(const char *name, int fmt, const struct bs *s, zn_result want
 		snprintf(what, sizeof(what), "stream(chunks <= %zu)", modes[k]);
 		if (r != want)
 			fail_case(full, what, r, want);
-		else if (good && (olen != want_len || memcmp(o, want_out, want_len))) {
+		else if (good &&
+		         (olen != want_len || (want_len && memcmp(o, want_out, want_len)))) {
 			fprintf(stderr, "CASE FAILED %s %s: wrong output (%zu bytes, want %zu)\n",
 			        full, what, olen, want_len);
 			n_failed++;
