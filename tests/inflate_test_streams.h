@@ -22,7 +22,7 @@ struct bs {
 	unsigned n;   /* how many */
 };
 
-static void bs_byte(struct bs *b, uint8_t v)
+static inline void bs_byte(struct bs *b, uint8_t v)
 {
 	if (b->len == b->cap) {
 		b->cap = b->cap ? 2 * b->cap : 256;
@@ -34,7 +34,7 @@ static void bs_byte(struct bs *b, uint8_t v)
 }
 
 /* Append the low `nbits` (<= 32) bits of v. */
-static void bs_bits(struct bs *b, uint32_t v, unsigned nbits)
+static inline void bs_bits(struct bs *b, uint32_t v, unsigned nbits)
 {
 	b->acc |= (uint64_t)(nbits < 32 ? v & ((1u << nbits) - 1) : v) << b->n;
 	b->n += nbits;
@@ -46,7 +46,7 @@ static void bs_bits(struct bs *b, uint32_t v, unsigned nbits)
 }
 
 /* A Huffman codeword of `len` bits, most significant bit first. */
-static void bs_code(struct bs *b, uint32_t code, unsigned len)
+static inline void bs_code(struct bs *b, uint32_t code, unsigned len)
 {
 	uint32_t r = 0;
 	for (unsigned i = 0; i < len; i++)
@@ -55,13 +55,13 @@ static void bs_code(struct bs *b, uint32_t code, unsigned len)
 }
 
 /* Pad to a byte boundary with zero bits. */
-static void bs_align(struct bs *b)
+static inline void bs_align(struct bs *b)
 {
 	if (b->n)
 		bs_bits(b, 0, 8 - b->n);
 }
 
-static void bs_bytes(struct bs *b, const void *p, size_t n)
+static inline void bs_bytes(struct bs *b, const void *p, size_t n)
 {
 	const uint8_t *s = p;
 	if (b->n) {
@@ -73,16 +73,16 @@ static void bs_bytes(struct bs *b, const void *p, size_t n)
 		bs_byte(b, s[i]);
 }
 
-static void bs_le16(struct bs *b, uint32_t v)
+static inline void bs_le16(struct bs *b, uint32_t v)
 {
 	bs_bits(b, v & 0xffff, 16);
 }
-static void bs_le32(struct bs *b, uint32_t v)
+static inline void bs_le32(struct bs *b, uint32_t v)
 {
 	bs_bits(b, v, 32);
 }
 
-static void bs_free(struct bs *b)
+static inline void bs_free(struct bs *b)
 {
 	free(b->buf);
 	memset(b, 0, sizeof(*b));
@@ -109,7 +109,7 @@ struct hcode {
 	uint16_t code[320];
 };
 
-static void hcode_build(struct hcode *h)
+static inline void hcode_build(struct hcode *h)
 {
 	unsigned count[16] = {0}, next[16] = {0};
 	for (unsigned i = 0; i < h->n; i++)
@@ -124,7 +124,7 @@ static void hcode_build(struct hcode *h)
 			h->code[i] = (uint16_t)next[h->len[i]]++;
 }
 
-static void hcode_put(struct bs *b, const struct hcode *h, unsigned sym)
+static inline void hcode_put(struct bs *b, const struct hcode *h, unsigned sym)
 {
 	if (sym >= h->n || !h->len[sym])
 		abort(); /* a bug in the test */
@@ -132,7 +132,7 @@ static void hcode_put(struct bs *b, const struct hcode *h, unsigned sym)
 }
 
 /* The fixed codes of RFC 1951 3.2.6 (all 288 / 32 symbols, including the invalid ones). */
-static void fixed_codes(struct hcode *lit, struct hcode *dist)
+static inline void fixed_codes(struct hcode *lit, struct hcode *dist)
 {
 	lit->n = 288;
 	for (unsigned i = 0; i < 288; i++)
@@ -146,8 +146,8 @@ static void fixed_codes(struct hcode *lit, struct hcode *dist)
 
 /* A match of length 3..258 and distance 1..32768 with the given codes. `len284` writes 258 as
  * symbol 284 with extra bits 31 (227 + 31), which zlib never emits but decoders accept. */
-static void put_match(struct bs *b, const struct hcode *lit, const struct hcode *dist, unsigned len,
-                      unsigned d, int len284)
+static inline void put_match(struct bs *b, const struct hcode *lit, const struct hcode *dist,
+                             unsigned len, unsigned d, int len284)
 {
 	unsigned ls = 28;
 	if (len284 && len == 258)
@@ -165,7 +165,7 @@ static void put_match(struct bs *b, const struct hcode *lit, const struct hcode 
 }
 
 /* Block headers. */
-static void put_stored(struct bs *b, int final, const void *data, unsigned n)
+static inline void put_stored(struct bs *b, int final, const void *data, unsigned n)
 {
 	bs_bits(b, final, 1);
 	bs_bits(b, 0, 2);
@@ -175,7 +175,7 @@ static void put_stored(struct bs *b, int final, const void *data, unsigned n)
 	bs_bytes(b, data, n);
 }
 
-static void put_fixed_header(struct bs *b, int final)
+static inline void put_fixed_header(struct bs *b, int final)
 {
 	bs_bits(b, final, 1);
 	bs_bits(b, 1, 2);
@@ -191,9 +191,9 @@ static void put_fixed_header(struct bs *b, int final)
 struct cl_item {
 	uint8_t sym, extra;
 };
-static void put_dynamic_header(struct bs *b, int final, const struct hcode *lit,
-                               const struct hcode *dist, const struct hcode *pre_in,
-                               const struct cl_item *seq, size_t nseq, unsigned hclen)
+static inline void put_dynamic_header(struct bs *b, int final, const struct hcode *lit,
+                                      const struct hcode *dist, const struct hcode *pre_in,
+                                      const struct cl_item *seq, size_t nseq, unsigned hclen)
 {
 	struct hcode pre;
 	if (pre_in) {
@@ -234,13 +234,13 @@ static void put_dynamic_header(struct bs *b, int final, const struct hcode *lit,
 
 /* ---- containers ----------------------------------------------------------------------------- */
 /* zlib header for a 32 KiB window, no dictionary, valid FCHECK. */
-static void put_zlib_header(struct bs *b)
+static inline void put_zlib_header(struct bs *b)
 {
 	bs_byte(b, 0x78);
 	bs_byte(b, 0x9c);
 }
 
-static void put_zlib_trailer(struct bs *b, const void *data, size_t n)
+static inline void put_zlib_trailer(struct bs *b, const void *data, size_t n)
 {
 	uint32_t a = (uint32_t)adler32(1, data, (uInt)n);
 	bs_align(b);
@@ -251,7 +251,7 @@ static void put_zlib_trailer(struct bs *b, const void *data, size_t n)
 }
 
 /* gzip header: flags FTEXT=1 FHCRC=2 FEXTRA=4 FNAME=8 FCOMMENT=16; `bad_hcrc` corrupts it. */
-static void put_gzip_header(struct bs *b, unsigned flags, int bad_hcrc)
+static inline void put_gzip_header(struct bs *b, unsigned flags, int bad_hcrc)
 {
 	size_t start = b->len;
 	static const uint8_t fixed[10] = {0x1f, 0x8b, 8, 0, 0x12, 0x34, 0x56, 0x78, 0, 3};
@@ -274,7 +274,7 @@ static void put_gzip_header(struct bs *b, unsigned flags, int bad_hcrc)
 	}
 }
 
-static void put_gzip_trailer(struct bs *b, const void *data, size_t n)
+static inline void put_gzip_trailer(struct bs *b, const void *data, size_t n)
 {
 	bs_align(b);
 	bs_le32(b, (uint32_t)crc32(0, data, (uInt)n));
