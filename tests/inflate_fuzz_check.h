@@ -1,4 +1,4 @@
-/* fuzz_inflate.h - the whole-buffer DEFLATE/zlib/gzip fuzz check, shared by three targets. */
+/* inflate_fuzz_check.h - the whole-buffer DEFLATE/zlib/gzip fuzz check, shared by three targets. */
 /*
  * Included by fuzz/inflate_{raw,zlib,gzip}/fuzz_inflate_*.c with FUZZ_FORMAT defined. For each
  * input:
