@@ -25,24 +25,18 @@ static uint64_t xpow_mod(uint64_t n)
 	return r;
 }
 
-/* floor(x^64 / P), natural order: long division, 33 bits. */
+/* floor(x^64 / P), natural order: polynomial long division, one quotient bit per step from
+ * x^32 down to x^0. `rem` holds the 33 bits of the running remainder that are still in play. */
 static uint64_t barrett_mu(void)
 {
-	/* Remainder tracking over the 65-bit dividend x^64, one bit at a time. */
-	uint64_t q = 0, rem = 1; /* rem holds the running top 33 bits */
-	for (int i = 64; i >= 32; i--) {
-		/* Before this step rem has degree <= 32; the quotient bit for x^(i-32) is rem's
-		 * x^32. */
-		if (i != 64) {
-			rem <<= 1;
-		} else {
-			rem = 1ull << 32; /* the leading x^64 aligned with P's x^32 */
-		}
+	uint64_t q = 0, rem = 1ull << 32; /* the dividend's x^64 term, aligned with P's x^32 */
+	for (int i = 32; i >= 0; i--) {
 		q <<= 1;
 		if (rem & (1ull << 32)) {
 			q |= 1;
 			rem ^= POLY_FULL;
 		}
+		rem <<= 1; /* bring down the next (zero) term of the dividend */
 	}
 	return q;
 }
