@@ -1014,6 +1014,123 @@ static void truncation_cases(void)
 	free(data);
 }
 
+/* More edges: empty input, full output followed by empty blocks, headers cut anywhere, window
+ * boundaries of start_raw, and what follows a gzip member that looks like another one. */
+static void more_cases(void)
+{
+	struct bs b = {0};
+	struct out o = {0};
+	/* Empty input in every format. */
+	for (int fmt = 0; fmt < 3; fmt++) {
+		uint8_t *in = tu_guard_alloc(0), out[16];
+		zn_result r = zn_inflate(dec[fmt], in, 0, out, sizeof(out), NULL);
+		if (r != ZN_ERR_TRUNCATED) {
+			char name[32];
+			snprintf(name, sizeof(name), "%s/empty_input", fmt_name[fmt]);
+			fail_case(name, "zn_inflate", r, ZN_ERR_TRUNCATED);
+		}
+		tu_guard_free(in, 0);
+	}
+
+	/* The output buffer is full after the first block; empty blocks of every type follow. */
+	put_fixed_header(&b, 0);
+	for (int i = 0; i < 300; i++)
+		lit(&b, &o, &FL, (uint8_t)('a' + i % 7));
+	put_match(&b, &FL, &FD, 258, 7, 0);
+	out_match(&o, 258, 7);
+	hcode_put(&b, &FL, 256);
+	for (int i = 0; i < 50; i++) {
+		put_stored(&b, 0, NULL, 0);
+		put_fixed_header(&b, 0);
+		hcode_put(&b, &FL, 256);
+	}
+	put_fixed_header(&b, 1);
+	hcode_put(&b, &FL, 256);
+	expect3("full_output_then_empty_blocks", &b, ZN_OK, &o, ZL_OK);
+	bs_free(&b);
+	o.n = 0;
+
+	/* A gzip header with every optional field, cut at every byte. */
+	put_gzip_header(&b, 0x1e, 0);
+	put_fixed_header(&b, 1);
+	hcode_put(&b, &FL, 'x');
+	hcode_put(&b, &FL, 256);
+	put_gzip_trailer(&b, "x", 1);
+	for (size_t cut = 0; cut < b.len; cut++) {
+		uint8_t *in = tu_guard_alloc(cut), out[16];
+		memcpy(in, b.buf, cut);
+		zn_result r = zn_inflate(dec[2], in, cut, out, sizeof(out), NULL);
+		if (r != ZN_ERR_TRUNCATED) {
+			char name[48];
+			snprintf(name, sizeof(name), "gzip/all_fields_cut_at_%zu", cut);
+			fail_case(name, "zn_inflate", r, ZN_ERR_TRUNCATED);
+		}
+		tu_guard_free(in, cut);
+	}
+	expect("gzip_all_fields", 2, &b, ZN_OK, "x", 1, ZL_OK, (size_t)-1);
+
+	/* After a good member: a lone 0x1f, a magic with nothing after it, a magic with method 7.
+	 * The contract does not single these out; report what the decoder does. */
+	static const struct {
+		const char *name, *bytes;
+		size_t n;
+	} tails[] = {{"1f", "\x1f", 1}, {"1f8b", "\x1f\x8b", 2}, {"1f8b07", "\x1f\x8b\x07", 3}};
+	for (size_t i = 0; i < ZN_ARRAY_LEN(tails); i++) {
+		struct bs z = {0};
+		bs_bytes(&z, b.buf, b.len);
+		bs_bytes(&z, tails[i].bytes, tails[i].n);
+		uint8_t out[16];
+		struct zn_inflate_info info;
+		zn_result r = zn_inflate(dec[2], z.buf, z.len, out, sizeof(out), &info);
+		printf("note: gzip member + %s: %s, out %llu, in_used %llu of %zu\n", tails[i].name,
+		       zn_result_name(r), (unsigned long long)info.out_len,
+		       (unsigned long long)info.in_used, z.len);
+		bs_free(&z);
+	}
+	bs_free(&b);
+
+	/* start_raw: a match reaching exactly to the start of the window, and one byte beyond. */
+	static uint8_t win[32768];
+	for (size_t i = 0; i < sizeof(win); i++)
+		win[i] = (uint8_t)(i * 7);
+	static const size_t wlens[] = {1, 100, 32767, 32768};
+	for (size_t i = 0; i < ZN_ARRAY_LEN(wlens); i++) {
+		size_t wl = wlens[i];
+		for (int beyond = 0; beyond < 2; beyond++) {
+			put_fixed_header(&b, 1);
+			hcode_put(&b, &FL, 'q');
+			put_match(&b, &FL, &FD, 5, (unsigned)(wl + 1 + (size_t)beyond), 0);
+			hcode_put(&b, &FL, 256);
+			bs_align(&b);
+			if (wl + 1 + (size_t)beyond > 32768) {
+				bs_free(&b);
+				continue;
+			}
+			CHECK_OK(
+			        zn_inflate_stream_start_raw(dec[0], 0, win + sizeof(win) - wl, wl));
+			size_t used, olen;
+			const void *op;
+			int done = 0;
+			zn_result r = zn_inflate_stream(dec[0], b.buf, b.len, 1, &used, &op, &olen,
+			                                &done);
+			zn_result want = beyond ? ZN_ERR_BAD_DISTANCE : ZN_OK;
+			char name[64];
+			snprintf(name, sizeof(name), "raw/start_raw_window_%zu_dist_%zu", wl,
+			         wl + 1 + (size_t)beyond);
+			if (r != want)
+				fail_case(name, "stream", r, want);
+			else if (!beyond &&
+			         (olen != 6 || memcmp((const uint8_t *)op + 1,
+			                              win + sizeof(win) - wl, ZN_MIN(wl, 5)))) {
+				fprintf(stderr, "CASE FAILED %s: wrong output\n", name);
+				n_failed++;
+			}
+			bs_free(&b);
+		}
+	}
+	free(o.p);
+}
+
 /* API argument checks that need no stream. */
 static void api_cases(void)
 {
@@ -1080,6 +1197,7 @@ int main(int argc, char **argv)
 	dynamic_cases();
 	gzip_cases();
 	zlib_cases();
+	more_cases();
 	truncation_cases();
 	for (int f = 0; f < 3; f++)
 		zn_inflater_free(dec[f]);
