@@ -32,6 +32,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_checksum_threads");
+	printf("seed %llu\n", (unsigned long long)tu_seed);
 	struct tu_rng g;
 	tu_rng_seed(&g, tu_seed);
 	tu_rng_fill(&g, data, LEN);
