@@ -26,6 +26,8 @@
 /* The longest dynamic block header is under 600 bytes; a block header is only started in
  * streaming mode when this much input is buffered, so header parsing never suspends. */
 #define HEADER_MARGIN 1024u
+/* Whole-buffer checksums are computed in pieces of this size as decoding goes. */
+#define CHECK_CHUNK (128u * 1024)
 
 enum state {
 	ST_ZLIB_HDR,
@@ -488,7 +490,7 @@ static int decode_careful(struct zn_inflater *d, struct io *io)
 			return R_OUT;
 		refill_careful(io);
 		uint32_t e = litlen[io->bitbuf & ((1u << LITLEN_TABLEBITS) - 1)];
-		if ((e & HD_EXC) && (e & HD_SUBTABLE)) {
+		if ((int32_t)e >= 0 && (e & HD_SUBTABLE)) { /* literals use bits 8..15 otherwise */
 			get_bits(io, e & 0xff);
 			e = litlen[(e >> 16) + (io->bitbuf & ((1u << ((e >> 8) & 15)) - 1))];
 		}
@@ -496,9 +498,13 @@ static int decode_careful(struct zn_inflater *d, struct io *io)
 			get_bits(io, e & 0xff);
 			if (overran(io))
 				return fail(d, ZN_ERR_TRUNCATED);
-			if (io->out >= io->out_end)
+			unsigned n = 1 + ((e >> 24) & 1);
+			if ((size_t)(io->out_end - io->out) < n)
 				return fail(d, ZN_ERR_OUTPUT_FULL);
-			*io->out++ = (uint8_t)(e >> 16);
+			io->out[0] = (uint8_t)(e >> 8);
+			if (n == 2)
+				io->out[1] = (uint8_t)(e >> 16);
+			io->out += n;
 			continue;
 		}
 		if (e & HD_EXC) {
@@ -539,23 +545,43 @@ static int decode_careful(struct zn_inflater *d, struct io *io)
 static int decode_huffman(struct zn_inflater *d, struct io *io)
 {
 	struct zn_fast_ctx c;
-	c.in = io->in;
-	c.in_limit = io->in_end - io->in >= 8 ? io->in_end - 7 : io->in;
-	if (io->overrun)
-		c.in_limit = io->in;
-	c.bitbuf = io->bitbuf;
-	c.bitsleft = io->bitsleft;
-	c.out = io->out;
-	c.out_limit = io->out_end - io->out > FASTLOOP_OUT_MARGIN ? io->out_end - FASTLOOP_OUT_MARGIN
-								 : io->out;
+	int fl;
 	c.out_base = io->out_base;
 	c.litlen = d->litlen;
 	c.dist = d->dist;
-	int fl = d->fastloop(&c);
-	io->in = c.in;
-	io->bitbuf = c.bitbuf;
-	io->bitsleft = c.bitsleft;
-	io->out = c.out;
+	for (;;) {
+		c.in = io->in;
+		c.in_limit = io->in_end - io->in >= 8 ? io->in_end - 7 : io->in;
+		if (io->overrun)
+			c.in_limit = io->in;
+		c.bitbuf = io->bitbuf;
+		c.bitsleft = io->bitsleft;
+		c.out = io->out;
+		c.out_limit = io->out_end - io->out > FASTLOOP_OUT_MARGIN
+				      ? io->out_end - FASTLOOP_OUT_MARGIN
+				      : io->out;
+		/* Whole-buffer zlib/gzip: stop every CHECK_CHUNK bytes to checksum them while they
+		 * are still in L2, rather than re-reading the whole output from memory at the end
+		 * (streaming checksums each call's output, which is at most 256 KiB, anyway). */
+		uint8_t *chunk_limit = NULL;
+		if (io->exact && d->format != ZN_FORMAT_RAW &&
+		    (size_t)(c.out_limit - d->ck) > CHECK_CHUNK) {
+			chunk_limit = (uint8_t *)d->ck + CHECK_CHUNK;
+			if (chunk_limit < c.out)
+				chunk_limit = c.out;
+			c.out_limit = chunk_limit;
+		}
+		fl = d->fastloop(&c);
+		io->in = c.in;
+		io->bitbuf = c.bitbuf;
+		io->bitsleft = c.bitsleft;
+		io->out = c.out;
+		if (fl == FL_LIMIT && chunk_limit && c.out >= chunk_limit && c.in < c.in_limit) {
+			update_check(d, c.out);
+			continue;
+		}
+		break;
+	}
 	int r;
 	if (fl == FL_ERROR)
 		return fail(d, c.err);

@@ -58,22 +58,28 @@ static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
 	entry = litlen[bitbuf & LITLEN_MASK];
 	for (;;) {
 		if ((int32_t)entry < 0) {
-			/* Literals. Up to three per refill (3 x 11 bits from the root table);
-			 * each next entry is looked up before the byte is stored. */
+			/* Literals: up to three root entries per refill (3 x 11 bits), each one
+			 * or two bytes, stored as one 16-bit word (the fast loop's output slack
+			 * absorbs the spare byte) with no branch on the count. The next entry is
+			 * looked up before the store. */
+			uint32_t lit;
 			CONSUME(entry);
-			uint32_t lit = entry >> 16;
+			lit = entry;
 			entry = litlen[bitbuf & LITLEN_MASK];
-			*out++ = (uint8_t)lit;
+			zn_put_le16(out, (uint16_t)(lit >> 8));
+			out += 1 + ((lit >> 24) & 1);
 			if ((int32_t)entry < 0) {
 				CONSUME(entry);
-				lit = entry >> 16;
+				lit = entry;
 				entry = litlen[bitbuf & LITLEN_MASK];
-				*out++ = (uint8_t)lit;
+				zn_put_le16(out, (uint16_t)(lit >> 8));
+				out += 1 + ((lit >> 24) & 1);
 				if ((int32_t)entry < 0) {
 					CONSUME(entry);
-					lit = entry >> 16;
+					lit = entry;
 					entry = litlen[bitbuf & LITLEN_MASK];
-					*out++ = (uint8_t)lit;
+					zn_put_le16(out, (uint16_t)(lit >> 8));
+					out += 1 + ((lit >> 24) & 1);
 				}
 			}
 			goto next;
@@ -90,7 +96,7 @@ static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
 			entry = litlen[(entry >> 16) + (bitbuf & ((1u << ((entry >> 8) & 15)) - 1))];
 			if ((int32_t)entry < 0) {
 				CONSUME(entry);
-				*out++ = (uint8_t)(entry >> 16);
+				*out++ = (uint8_t)(entry >> 8);
 				entry = litlen[bitbuf & LITLEN_MASK];
 				goto next;
 			}

@@ -17,7 +17,11 @@
  *   bit  14      subtable pointer        } distance entries bits 12..15 are zero, so
  *   bit  15      exceptional             } (entry >> 8) & 63 is the codeword length
  *   bits 16..31  length base, distance base, precode symbol or subtable start
- *   bit  31      literal (then bits 16..23 are the byte); tested as a sign bit
+ *   bit  31      literal; tested as a sign bit. A literal entry holds the byte in bits 8..15
+ *                and, in the literal/length root table, possibly a second literal whose
+ *                codeword follows within the root's 11 bits: then bit 24 is set, the byte is
+ *                in bits 16..23 and bits 0..7 count both codewords. The fast loop stores bits
+ *                8..23 as one 16-bit word and advances by 1 + bit 24.
  *
  * An exceptional entry with neither bit 13 nor 14 is invalid: a code unused by an incomplete
  * code, literal/length 286/287 or distance 30/31.
@@ -27,13 +31,17 @@
 #define HD_SUBTABLE 0x00004000u
 #define HD_EOB	    0x00002000u
 #define HD_INVALID  HD_EXC
+#define HD_LIT2	    0x01000000u
 
-#define LITLEN_TABLEBITS 11
+#ifndef ZN_LITLEN_TABLEBITS /* overridable for A/B measurements */
+#define ZN_LITLEN_TABLEBITS 12
+#endif
+#define LITLEN_TABLEBITS ZN_LITLEN_TABLEBITS
 #define DIST_TABLEBITS	 8
 #define PRECODE_TABLEBITS 7
 /* Largest tables with subtables for 288/32 symbols of at most 15 bits with these root sizes
  * (the numbers zlib's `enough` utility gives; table building also checks the bound). */
-#define LITLEN_ENOUGH 2342
+#define LITLEN_ENOUGH 6400
 #define DIST_ENOUGH   402
 
 #define DEFLATE_NUM_LITLEN 288
