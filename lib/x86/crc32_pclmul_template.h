@@ -40,7 +40,7 @@
 static TARGET uint32_t FUNC_NAME(uint32_t crc, const uint8_t *p, size_t len)
 {
 	if (len < 16)
-		return crc32_slice8_update(crc, p, len);
+		return crc32_slice_update(crc, p, len);
 	__m128i x;
 	if (len >= 4 * VL) {
 		/* Four vectors in flight; the register enters as the first 32 bits of data. */
@@ -84,7 +84,7 @@ static TARGET uint32_t FUNC_NAME(uint32_t crc, const uint8_t *p, size_t len)
 	const __m128i k = crc32_k128(1);
 	for (; len >= 16; p += 16, len -= 16)
 		x = crc32_fold128(x, k, _mm_loadu_si128((const void *)p));
-	return crc32_slice8_update(crc32_reduce128(x), p, len);
+	return crc32_slice_update(crc32_reduce128(x), p, len);
 }
 
 #undef vec_t
