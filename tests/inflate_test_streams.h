@@ -250,14 +250,17 @@ static inline void put_zlib_trailer(struct bs *b, const void *data, size_t n)
 	bs_byte(b, (uint8_t)a);
 }
 
-/* gzip header: flags FTEXT=1 FHCRC=2 FEXTRA=4 FNAME=8 FCOMMENT=16; `bad_hcrc` corrupts it. */
+/* gzip header: flags FTEXT=1 FHCRC=2 FEXTRA=4 FNAME=8 FCOMMENT=16 (0x100 with FEXTRA: an empty
+ * extra field); `bad_hcrc` corrupts the header CRC. */
 static inline void put_gzip_header(struct bs *b, unsigned flags, int bad_hcrc)
 {
 	size_t start = b->len;
 	static const uint8_t fixed[10] = {0x1f, 0x8b, 8, 0, 0x12, 0x34, 0x56, 0x78, 0, 3};
 	bs_bytes(b, fixed, 10);
 	b->buf[start + 3] = (uint8_t)flags;
-	if (flags & 4) {
+	if ((flags & 0x104) == 0x104) {
+		bs_le16(b, 0);
+	} else if (flags & 4) {
 		/* Two subfields, as bgzip writes (BC) plus another. */
 		static const uint8_t extra[] = {'B', 'C', 2, 0, 0x34, 0x12, 'Z',
 		                                'N', 3,   0, 1, 2,    3};

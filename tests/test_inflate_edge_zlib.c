@@ -262,6 +262,22 @@ static void expect3(const char *name, struct bs *raw, zn_result want, struct out
 		wrap(&w, fmt, raw, o);
 		expect(name, fmt, &w, want, o && o->n ? o->p : nothing, o ? o->n : 0, zl,
 		       (size_t)-1);
+		/* Every proper prefix of a good stream is truncated (however the zero bits the
+		 * decoder may assume past the end would decode). */
+		for (size_t cut = 0; want == ZN_OK && w.len <= 20000 && cut < w.len; cut++) {
+			uint8_t *in = tu_guard_alloc(cut), *out = tu_guard_alloc(o->n + 64);
+			memcpy(in, w.buf, cut);
+			zn_result r = zn_inflate(dec[fmt], in, cut, out, o->n + 64, NULL);
+			if (r != ZN_ERR_TRUNCATED) {
+				char what[48], full[96];
+				snprintf(what, sizeof(what), "zn_inflate(cut at %zu of %zu)", cut,
+				         w.len);
+				snprintf(full, sizeof(full), "%s/%s", fmt_name[fmt], name);
+				fail_case(full, what, r, ZN_ERR_TRUNCATED);
+			}
+			tu_guard_free(in, cut);
+			tu_guard_free(out, o->n + 64);
+		}
 		bs_free(&w);
 	}
 }
@@ -789,6 +805,11 @@ static void gzip_cases(void)
 		expect(name, 2, &b, ZN_OK, text, n, ZL_OK, (size_t)-1);
 		bs_free(&b);
 	}
+	put_gzip_header(&b, 0x104 | 2, 0);
+	bs_bytes(&b, raw.buf, raw.len);
+	put_gzip_trailer(&b, text, n);
+	expect("gzip_empty_fextra", 2, &b, ZN_OK, text, n, ZL_OK, (size_t)-1);
+	bs_free(&b);
 	put_gzip_header(&b, 2 | 8, 1);
 	bs_bytes(&b, raw.buf, raw.len);
 	put_gzip_trailer(&b, text, n);
@@ -1069,12 +1090,22 @@ static void more_cases(void)
 	}
 	expect("gzip_all_fields", 2, &b, ZN_OK, "x", 1, ZL_OK, (size_t)-1);
 
-	/* After a good member: a lone 0x1f, a magic with nothing after it, a magic with method 7.
-	 * The contract does not single these out; report what the decoder does. */
+	/* After a good member: half a magic, and a magic's first byte with another second byte,
+	 * are trailing garbage. */
+	for (int k = 0; k < 2; k++) {
+		struct bs z = {0};
+		bs_bytes(&z, b.buf, b.len);
+		bs_bytes(&z, k ? "\x1f\x00\x1f" : "\x1f", k ? 3 : 1);
+		expect(k ? "gzip_trailing_1f00" : "gzip_trailing_1f", 2, &z,
+		       ZN_ERR_TRAILING_GARBAGE, "x", 1, ZL_SKIP, b.len);
+		bs_free(&z);
+	}
+	/* A whole magic with nothing after it, a magic with method 7: the contract does not
+	 * single these out; report what the decoder does. */
 	static const struct {
 		const char *name, *bytes;
 		size_t n;
-	} tails[] = {{"1f", "\x1f", 1}, {"1f8b", "\x1f\x8b", 2}, {"1f8b07", "\x1f\x8b\x07", 3}};
+	} tails[] = {{"1f8b", "\x1f\x8b", 2}, {"1f8b07", "\x1f\x8b\x07", 3}};
 	for (size_t i = 0; i < ZN_ARRAY_LEN(tails); i++) {
 		struct bs z = {0};
 		bs_bytes(&z, b.buf, b.len);
@@ -1166,6 +1197,14 @@ static void api_cases(void)
 		        olen);
 		n_failed++;
 	}
+	/* Calls after the end: done again, same result, nothing consumed or produced. */
+	size_t used2 = 9, olen2 = 9;
+	zn_result r9 = zn_inflate_stream(dec[0], b.buf, b.len, 1, &used2, &o, &olen2, &done);
+	if (r9 != ZN_OK || !done || used2 || olen2) {
+		fprintf(stderr, "CASE FAILED raw/call_after_done: %s done %d used %zu out %zu\n",
+		        zn_result_name(r9), done, used2, olen2);
+		n_failed++;
+	}
 	/* The same distance with a 2-byte window is too far. */
 	CHECK_OK(zn_inflate_stream_start_raw(dec[0], 3, win + 32768 - 2, 2));
 	zn_result r = zn_inflate_stream(dec[0], b.buf, b.len, 1, &used, &o, &olen, &done);
@@ -1175,6 +1214,15 @@ static void api_cases(void)
 	r = zn_inflate_stream(dec[0], b.buf, b.len, 1, &used, &o, &olen, &done);
 	if (r != ZN_ERR_BAD_DISTANCE)
 		fail_case("raw/sticky_error", "stream", r, ZN_ERR_BAD_DISTANCE);
+	/* NULL buffers are allowed with zero lengths only. */
+	for (int fmt = 0; fmt < 3; fmt++) {
+		struct zn_inflate_info info;
+		zn_result r0 = zn_inflate(dec[fmt], NULL, 0, NULL, 0, &info);
+		if (r0 != ZN_ERR_TRUNCATED)
+			fail_case("all/null_empty_input", "zn_inflate", r0, ZN_ERR_TRUNCATED);
+		CHECK(zn_inflate(dec[fmt], NULL, 5, win, 10, NULL) == ZN_ERR_INVALID_ARG);
+		CHECK(zn_inflate(dec[fmt], win, 5, NULL, 10, NULL) == ZN_ERR_INVALID_ARG);
+	}
 	bs_free(&b);
 }
 
