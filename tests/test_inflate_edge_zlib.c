@@ -1170,6 +1170,19 @@ static void api_cases(void)
 	CHECK(d == NULL);
 	CHECK(zn_inflater_new(&d, -1) == ZN_ERR_INVALID_ARG);
 	zn_inflater_free(NULL);
+	/* A fresh object streams without an explicit reset. */
+	{
+		static const uint8_t z[] = {0x78, 0x9c, 0x4b, 0x04, 0x00, 0x00, 0x62, 0x00, 0x62};
+		struct zn_inflater *f;
+		CHECK_OK(zn_inflater_new(&f, ZN_FORMAT_ZLIB));
+		size_t used, olen;
+		const void *o;
+		int done = 0;
+		zn_result r = zn_inflate_stream(f, z, sizeof(z), 1, &used, &o, &olen, &done);
+		if (r != ZN_OK || !done || olen != 1 || memcmp(o, "a", 1))
+			fail_case("zlib/fresh_object_stream", "stream", r, ZN_OK);
+		zn_inflater_free(f);
+	}
 	/* start_raw is for raw objects only, bit 0..7, window <= 32 KiB. */
 	uint8_t win[32769] = {0};
 	CHECK(zn_inflate_stream_start_raw(dec[1], 0, NULL, 0) == ZN_ERR_INVALID_ARG);
