@@ -574,6 +574,7 @@ static void *xworker(void *arg)
 				write_piece(j, &dc, g, (st == ST_OK && !cancel) ? data : NULL);
 			}
 		}
+		zn_block_release(r, b);
 		if (j->verify && span >= 0) {
 			pthread_mutex_lock(&j->mu);
 			j->span_turn++;

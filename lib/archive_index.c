@@ -7,6 +7,8 @@
  * compressed with zstd when that saves at least 10%, and decompressed on first use.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <xxhash.h>
 #include <zstd.h>
@@ -315,6 +317,19 @@ const uint8_t *zn_col(struct zn_reader *r, int id)
 	if (st != 1)
 		return NULL;
 	return c->codec == ZN_COL_RAW ? c->stored : atomic_load(&c->heap);
+}
+
+void zn_block_release(struct zn_reader *r, uint64_t i)
+{
+	struct zn_blockinfo b;
+	if (!r->mapped || zn_block_info(r, i, &b) != ZN_OK)
+		return;
+	/* Only whole pages inside the block: its neighbours may still be in use by other workers. */
+	uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = ((uintptr_t)(r->map + b.offset) + ps - 1) & ~(ps - 1);
+	uintptr_t end = ((uintptr_t)(r->map + b.offset + b.csize)) & ~(ps - 1);
+	if (end > start)
+		madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
 void *zn_dctx_new(void)

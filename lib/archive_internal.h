@@ -80,6 +80,10 @@ zn_result zn_col_check_shape(struct zn_reader *r, int id);
 /* A validated column's data (decompressing it if needed), or NULL if absent/invalid. */
 const uint8_t *zn_col(struct zn_reader *r, int id);
 
+/* Done with block i: drop its pages from this process's mapping (they stay in the page cache),
+ * so that reading a large archive through the map does not grow the resident set. */
+void zn_block_release(struct zn_reader *r, uint64_t i);
+
 /* A zstd decoder that accepts windows up to the largest chunk size (2^28). */
 void *zn_dctx_new(void);
 
