@@ -146,7 +146,7 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 			zdata[i] = malloc(cap);
 			if (!zdata[i])
 				goto out_z;
-			size_t z = ZSTD_compress(zdata[i], cap, c[i].data, c[i].len, 9);
+			size_t z = ZSTD_compress(zdata[i], cap, c[i].data, c[i].len, 3);
 			if (!ZSTD_isError(z) && z * 10 <= c[i].len * 9) {
 				zlen[i] = z;
 			} else {
