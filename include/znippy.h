@@ -113,7 +113,7 @@ struct zn_create_options {
 	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default */
 	int no_skip;		 /* 1: compress even known-compressed file types */
 	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
-	int follow_uring;	 /* internal/testing: 0 = use io_uring when it works, -1 = never */
+	int no_uring;		 /* 1: read with plain system calls even where io_uring works */
 };
 
 /* Fill with the defaults listed above. */

@@ -1180,7 +1180,7 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		return ZN_ERR_NOMEM;
 	}
 #ifdef ZN_HAVE_URING
-	int want_uring = opt.follow_uring >= 0;
+	int want_uring = !opt.no_uring;
 #ifdef ZN_TEST_HOOKS
 	if (getenv("ZN_DISABLE_URING") && *getenv("ZN_DISABLE_URING") == '1')
 		want_uring = 0;
