@@ -3,6 +3,7 @@
 # `make bench` runs the archive benchmark (BENCH_ARGS="--scale 0.05" for a quick run);
 # `make demo` runs the archive round trip on a generated tree and prints the throughput.
 JOBS ?= $(shell nproc)
+MAKEFLAGS += --no-print-directory
 CMAKE ?= cmake
 
 .PHONY: all build deps test test-release test-asan test-tsan demo bench fuzz clean format

@@ -113,7 +113,7 @@ struct zn_create_options {
 	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default */
 	int no_skip;		 /* 1: compress even known-compressed file types */
 	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
-	int follow_uring;	 /* internal/testing: 0 = use io_uring when it works, -1 = never */
+	int no_uring;		 /* 1: read with plain system calls even where io_uring works */
 };
 
 /* Fill with the defaults listed above. */
@@ -231,9 +231,130 @@ ZN_API zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn 
 			   zn_progress_fn progress, void *ctx);
 
 /* ------------------------------------------------------------------------------------------------
+ * Checksums: CRC-32 and Adler-32 (see lib/crc32.c, lib/adler32.c)
+ *
+ * Both are drop-in equivalents of zlib's crc32()/adler32() and their _combine() functions: same
+ * values, same chaining. The fastest kernel for the CPU (PCLMULQDQ/VPCLMULQDQ folding for CRC-32,
+ * SSSE3/AVX2/AVX-512 sums for Adler-32, portable tables and loops otherwise) is chosen on the
+ * first call; every function here is thread-safe and allocates nothing.
+ * ---------------------------------------------------------------------------------------------- */
+
+/* CRC-32 of the gzip/zlib/PNG kind (reflected polynomial 0xEDB88320). Start with crc = 0 and
+ * chain: zn_crc32(zn_crc32(0, a, na), b, nb) == CRC-32 of a followed by b. buf may be NULL only
+ * when len is 0 (as in zlib, a NULL buf returns 0). */
+ZN_API uint32_t zn_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* The CRC-32 of A followed by B, from crc1 = CRC-32 of A, crc2 = CRC-32 of B and len2 = the
+ * length of B in bytes. O(log len2) time, no tables beyond 64 constants. */
+ZN_API uint32_t zn_crc32_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
+
+/* Adler-32 as in RFC 1950. Start with adler = 1 and chain as for zn_crc32(). A NULL buf
+ * returns 1 (zlib's convention). */
+ZN_API uint32_t zn_adler32(uint32_t adler, const void *buf, size_t len);
+
+/* The Adler-32 of A followed by B, from adler1 of A, adler2 of B and len2 = the length of B. */
+ZN_API uint32_t zn_adler32_combine(uint32_t adler1, uint32_t adler2, uint64_t len2);
+
+/* ------------------------------------------------------------------------------------------------
  * DEFLATE, zlib and gzip decoding (see lib/deflate_*.c)
  * ---------------------------------------------------------------------------------------------- */
-/* (declarations added by the decoder module) */
+/* Three container formats share one DEFLATE decoder (RFC 1951):
+ *   ZN_FORMAT_RAW   bare DEFLATE blocks, as in ZIP entries; the stream ends with its final block.
+ *   ZN_FORMAT_ZLIB  RFC 1950: the 2-byte header is checked (method 8, window <= 32 KiB, FCHECK);
+ *                   a preset dictionary (FDICT) is refused with ZN_ERR_UNSUPPORTED; Adler-32 is
+ *                   checked.
+ *   ZN_FORMAT_GZIP  RFC 1952: FEXTRA, FNAME and FCOMMENT are skipped, FHCRC is checked, reserved
+ *                   flags are refused; CRC-32 and ISIZE are checked. Several members in a row are
+ *                   decoded as one stream (as gzip -d does); zero bytes after the last member are
+ *                   ignored; any other trailing bytes end decoding with ZN_ERR_TRAILING_GARBAGE
+ *                   after all output has been produced (gzip prints a warning in that case).
+ *
+ * Errors on corrupt input: ZN_ERR_BAD_HEADER (zlib/gzip header or reserved bits),
+ * ZN_ERR_BAD_BLOCK_TYPE (block type 3), ZN_ERR_BAD_STORED_LEN (LEN != ~NLEN),
+ * ZN_ERR_BAD_CODE_LENGTHS (over-subscribed or incomplete code, too many symbols, bad repeat,
+ * no end-of-block code), ZN_ERR_BAD_SYMBOL (litlen 286/287, distance 30/31, a code unused by an
+ * incomplete table), ZN_ERR_BAD_DISTANCE (distance reaches before the start of the output or the
+ * window), ZN_ERR_TRUNCATED (input ends before the stream does), ZN_ERR_CHECKSUM (Adler-32,
+ * CRC-32, ISIZE or header CRC mismatch), ZN_ERR_OUTPUT_FULL (whole-buffer: `out_cap` too small).
+ * The decoder never reads outside [in, in+in_len) nor writes outside [out, out+out_cap), whatever
+ * the input. */
+enum zn_deflate_format {
+	ZN_FORMAT_RAW = 0,
+	ZN_FORMAT_ZLIB = 1,
+	ZN_FORMAT_GZIP = 2,
+};
+
+/* A decoder object: its Huffman tables, its streaming state and window, and the CPU-specific
+ * inner loop chosen once when it is created (baseline x86-64, BMI2, AVX2 or AVX-512; NEON on
+ * aarch64). About 300 KiB. Reuse one object for many streams to avoid the allocation. One thread
+ * at a time per object; distinct objects are independent. */
+struct zn_inflater;
+
+/* Create a decoder for `format` (enum zn_deflate_format). ZN_ERR_INVALID_ARG for an unknown
+ * format, ZN_ERR_NOMEM. On failure *out is NULL. */
+ZN_API zn_result zn_inflater_new(struct zn_inflater **out, int format);
+/* Free the object. NULL is allowed. */
+ZN_API void zn_inflater_free(struct zn_inflater *d);
+
+/* What a whole-buffer decode did. Filled on success and on failure. */
+struct zn_inflate_info {
+	uint64_t in_used;  /* input bytes consumed: through the end of the final block (raw, rounded
+			      up to a byte), the Adler-32 (zlib), or the last member and the zero
+			      padding after it (gzip). On error: the input byte where the fault was
+			      found (the byte holding the offending bit, or in_len when truncated). */
+	uint64_t out_len;  /* bytes written to `out` (on error: how many were written before the
+			      fault; their content is unspecified) */
+	uint64_t members;  /* gzip: members decoded completely; zlib/raw: 1 after success */
+};
+
+/* Decode one whole stream from memory into `out`. `info` may be NULL. Returns ZN_OK, or an error
+ * listed above; ZN_ERR_TRAILING_GARBAGE (gzip only) means the output is complete and every
+ * member checked, but non-zero bytes follow at offset info->in_used. For raw and zlib, bytes after
+ * the end of the stream are not looked at (info->in_used says where the stream ended). The
+ * fastest way to decode: `out` needs no slack beyond what the stream produces, but a few hundred
+ * spare bytes let the fast loop run to the end. Resets any streaming state of `d`. */
+ZN_API zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len, void *out,
+			    size_t out_cap, struct zn_inflate_info *info);
+
+/* Streaming, for pipes and inputs larger than memory: bounded memory (the object's window of
+ * 32 KiB of history plus 256 KiB of output). Uses the same inner loop as zn_inflate().
+ *
+ * zn_inflate_stream_reset() starts a new stream in the object's format.
+ *
+ * zn_inflate_stream_start_raw() instead starts a raw DEFLATE stream at bit `first_bit` (0..7,
+ * counted from the least significant bit) of the first input byte that will be passed, with
+ * `window_len` (<= 32768) bytes of history `window` that back-references may reach into
+ * (window_len 0: none; distances beyond it are ZN_ERR_BAD_DISTANCE). The position must be the
+ * start of a block. This is how a parallel decoder resumes in the middle of a stream. Decoding
+ * with an unknown window is not supported yet (ZN_ERR_UNSUPPORTED is reserved for it).
+ * ZN_ERR_INVALID_ARG when the object's format is not ZN_FORMAT_RAW or the arguments are out of
+ * range.
+ *
+ * zn_inflate_stream() consumes input and produces output. Pass the next `in_len` bytes of input
+ * (they need not be more than were left over: the decoder keeps what it needs internally) and
+ * `in_final` = 1 when no input follows them. On return *in_used bytes were consumed (the caller
+ * passes in+*in_used onwards next time), and *out, *out_len describe decoded bytes held in the
+ * object, valid until the next call on `d`. *done becomes 1 when the stream has ended (raw/zlib:
+ * after the final block / trailer, with any further input left unconsumed; gzip: after the last
+ * member, once the input's end or trailing garbage shows there is no further member). Each call
+ * makes progress: it consumes all input, or produces output, or finishes. Errors are sticky: after
+ * one, every call returns it again until a reset. With in_final = 1, an input that ends before the
+ * stream does gives ZN_ERR_TRUNCATED. */
+ZN_API zn_result zn_inflate_stream_reset(struct zn_inflater *d);
+ZN_API zn_result zn_inflate_stream_start_raw(struct zn_inflater *d, unsigned first_bit,
+					     const void *window, size_t window_len);
+ZN_API zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len,
+				   int in_final, size_t *in_used, const void **out, size_t *out_len,
+				   int *done);
+
+/* Totals of the current stream: input bytes consumed and output bytes produced so far (counting
+ * bytes the decoder has taken into its internal buffers). After an error, *in_pos is the input
+ * byte where the fault was found and *out_pos the output produced before it. Either may be NULL. */
+ZN_API void zn_inflate_stream_position(const struct zn_inflater *d, uint64_t *in_pos,
+				       uint64_t *out_pos);
+
+/* gzip members decoded completely in the current stream. */
+ZN_API uint64_t zn_inflate_stream_members(const struct zn_inflater *d);
 
 #ifdef __cplusplus
 }

@@ -82,6 +82,9 @@ struct xjob {
 	atomic_int cancel;
 	zn_result err; /* first system error, under mu */
 	int same_owner;
+	int umask; /* -1 unknown */
+	uid_t euid;
+	gid_t egid;
 };
 
 static void xreport(struct xjob *j, const struct zn_entry *e, zn_result r, const char *what)
@@ -255,10 +258,11 @@ static int parent_fd(struct xjob *j, struct dircache *c, const struct zn_entry *
 
 /* Create the file for writing: never through a symlink, never over an existing file unless
  * overwrite, in which case the old one is unlinked first. */
-static int create_file(struct xjob *j, int dfd, const char *base)
+static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode)
 {
 	for (int tries = 0; tries < 2; tries++) {
-		int fd = openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		int fd = openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				mode & 0777);
 		if (fd >= 0 || errno != EEXIST || !j->opt->overwrite)
 			return fd;
 		if (unlinkat(dfd, base, 0) && errno != ENOENT)
@@ -268,12 +272,34 @@ static int create_file(struct xjob *j, int dfd, const char *base)
 	return -1;
 }
 
+/* The process's umask, read without changing it (umask(2) would race with other threads). */
+static int read_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	int mask = -1;
+	char line[128];
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Umask:", 6))
+			mask = (int)strtol(line + 6, NULL, 8);
+	if (f)
+		fclose(f);
+	return mask;
+}
+
+/* Owner, mode and times of a file just written. Files are created with their permission bits,
+ * so the chown and chmod calls are made only when they change something: per small file that
+ * is two system calls fewer, which shows when extracting 100,000 files. */
 static void apply_meta_fd(struct xjob *j, int fd, const struct zn_entry *e)
 {
-	if (j->same_owner && fchown(fd, e->uid, e->gid)) {
-		/* Not fatal, as with tar: the content is there. */
+	int chowned = 0;
+	if (j->same_owner && (e->uid != j->euid || e->gid != j->egid)) {
+		chowned = 1;
+		if (fchown(fd, e->uid, e->gid)) {
+			/* Not fatal, as with tar: the content is there. */
+		}
 	}
-	fchmod(fd, e->mode & 07777);
+	if (chowned || (e->mode & 07000) || j->umask < 0 || (e->mode & (uint32_t)j->umask))
+		fchmod(fd, e->mode & 07777);
 	struct timespec ts[2];
 	ts[0].tv_sec = ts[1].tv_sec = e->mtime_ns / 1000000000;
 	ts[0].tv_nsec = ts[1].tv_nsec = e->mtime_ns % 1000000000;
@@ -413,7 +439,7 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 	char base[256];
 	if (!multi) {
 		int dfd = parent_fd(j, dc, e, base, sizeof(base));
-		fd = dfd < 0 ? -1 : create_file(j, dfd, base);
+		fd = dfd < 0 ? -1 : create_file(j, dfd, base, e->mode);
 		if (fd < 0) {
 			set_status(j, i, ST_FAILED);
 			xreport_errno(j, e, errno == EEXIST ? "not overwritten (use --overwrite)"
@@ -426,7 +452,7 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 		pthread_mutex_lock(m);
 		if (j->fds[i] == -1) {
 			int dfd = parent_fd(j, dc, e, base, sizeof(base));
-			int nfd = dfd < 0 ? -1 : create_file(j, dfd, base);
+			int nfd = dfd < 0 ? -1 : create_file(j, dfd, base, e->mode);
 			if (nfd < 0) {
 				j->fds[i] = -2;
 				set_status(j, i, ST_FAILED);
@@ -512,7 +538,7 @@ static void *xworker(void *arg)
 {
 	struct xjob *j = arg;
 	struct zn_reader *r = j->r;
-	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	ZSTD_DCtx *dctx = zn_dctx_new();
 	uint8_t *buf = malloc(r->chunk_size);
 	struct dircache dc = {.fd = -1, .len = (size_t)-1};
 	if (!dctx || !buf)
@@ -548,6 +574,7 @@ static void *xworker(void *arg)
 				write_piece(j, &dc, g, (st == ST_OK && !cancel) ? data : NULL);
 			}
 		}
+		zn_block_release(r, b);
 		if (j->verify && span >= 0) {
 			pthread_mutex_lock(&j->mu);
 			j->span_turn++;
@@ -770,6 +797,9 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	j.progress = progress;
 	j.ctx = ctx;
 	j.same_owner = opt.same_owner;
+	j.umask = read_umask();
+	j.euid = geteuid();
+	j.egid = getegid();
 	zn_result res = job_init(&j, r, select);
 	if (res != ZN_OK)
 		goto out;
@@ -828,7 +858,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		char base[256];
 		if (e->type == ZN_TYPE_FILE && e->size == 0) {
 			int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
-			int fd = dfd < 0 ? -1 : create_file(&j, dfd, base);
+			int fd = dfd < 0 ? -1 : create_file(&j, dfd, base, e->mode);
 			if (fd < 0) {
 				xreport_errno(&j, e,
 					      errno == EEXIST ? "not overwritten (use --overwrite)"
@@ -872,7 +902,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 					} else if (zn_reader_find(r, e->link, e->link_len, &t) == ZN_OK &&
 						   j.status[t] == ST_SKIPPED) {
 						/* Target not selected: write the content here. */
-						int fd = create_file(&j, dfd, base);
+						int fd = create_file(&j, dfd, base, e->mode);
 						if (fd >= 0) {
 							struct fd_sink s = {fd};
 							rc = zn_reader_read_entry(r, i, sink_fd, &s) ==

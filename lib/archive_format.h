@@ -49,8 +49,8 @@ enum zn_col_codec { ZN_COL_RAW = 0, ZN_COL_ZSTD = 1 };
 	X(LINK_OFFSETS, 13, 8)                                                                     \
 	X(LINK_BYTES, 14, 1)                                                                       \
 	X(SHA256, 15, 32)                                                                          \
-	X(FIRST_BLOCK, 16, 8)                                                                      \
-	X(BLOCK_OFFSET, 17, 8)                                                                     \
+	X(FIRST_BLOCK, 16, 4)                                                                      \
+	X(BLOCK_OFFSET, 17, 4)                                                                     \
 	X(BLK_OFFSET, 32, 8)                                                                       \
 	X(BLK_CSIZE, 33, 8)                                                                        \
 	X(BLK_USIZE, 34, 8)                                                                        \

@@ -7,6 +7,8 @@
  * compressed with zstd when that saves at least 10%, and decompressed on first use.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <xxhash.h>
 #include <zstd.h>
@@ -59,9 +61,19 @@ static int put_str(struct colbuf *off, struct colbuf *bytes, const char *s, size
 	return put_u64(off, bytes->len);
 }
 
-static int always_raw(int id)
+/* In a big index, the columns that random access needs (path lookup, then type, size, location
+ * and digest of one entry) stay raw, so that reading one file decodes nothing of the index: a
+ * binary search in the mapped file and a few loads. Up to this size of path bytes, decoding
+ * those columns costs well under a millisecond and compressing them saves a few percent of a
+ * small archive. */
+#define ZN_RAW_LOOKUP_ABOVE (1u << 20)
+
+static int keep_raw(int id, size_t path_bytes)
 {
-	return id == ZN_COL_PATH_OFFSETS || id == ZN_COL_PATH_BYTES;
+	int lookup = id == ZN_COL_PATH_OFFSETS || id == ZN_COL_PATH_BYTES || id == ZN_COL_TYPE ||
+		     id == ZN_COL_SIZE || id == ZN_COL_FIRST_BLOCK || id == ZN_COL_BLOCK_OFFSET ||
+		     id == ZN_COL_SHA256;
+	return lookup && path_bytes > ZN_RAW_LOOKUP_ABOVE;
 }
 
 zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t *out_len)
@@ -109,8 +121,8 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 				e->link ? e->link_len : 0);
 		if (in->digest == ZN_DIGEST_SHA256)
 			fail |= put(col[ZN_COL_SHA256], e->sha, 32);
-		fail |= put_u64(col[ZN_COL_FIRST_BLOCK], e->first_block);
-		fail |= put_u64(col[ZN_COL_BLOCK_OFFSET], e->block_offset);
+		fail |= put_u32(col[ZN_COL_FIRST_BLOCK], (uint32_t)e->first_block);
+		fail |= put_u32(col[ZN_COL_BLOCK_OFFSET], (uint32_t)e->block_offset);
 	}
 	for (uint64_t i = 0; i < in->nblocks && !fail; i++) {
 		const struct zn_blockinfo *b = &in->blocks[i];
@@ -129,12 +141,12 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 	size_t zlen[NCOLS] = {0};
 	size_t total = ZN_INDEX_HEADER_SIZE + (size_t)ncols * ZN_COLDIR_SIZE;
 	for (int i = 0; i < ncols; i++) {
-		if (!always_raw(c[i].id) && c[i].len >= 64) {
+		if (!keep_raw(c[i].id, col[ZN_COL_PATH_BYTES]->len) && c[i].len >= 64) {
 			size_t cap = ZSTD_compressBound(c[i].len);
 			zdata[i] = malloc(cap);
 			if (!zdata[i])
 				goto out_z;
-			size_t z = ZSTD_compress(zdata[i], cap, c[i].data, c[i].len, 9);
+			size_t z = ZSTD_compress(zdata[i], cap, c[i].data, c[i].len, 3);
 			if (!ZSTD_isError(z) && z * 10 <= c[i].len * 9) {
 				zlen[i] = z;
 			} else {
@@ -230,7 +242,7 @@ zn_result zn_col_check_shape(struct zn_reader *r, int id)
 	if (c->codec == ZN_COL_RAW) {
 		SAFETY_CHECK(c->stored_size == c->raw_size, ZN_ERR_CORRUPT);
 	} else {
-		SAFETY_CHECK(c->codec == ZN_COL_ZSTD && !always_raw(id), ZN_ERR_CORRUPT);
+		SAFETY_CHECK(c->codec == ZN_COL_ZSTD, ZN_ERR_CORRUPT);
 		/* No unbounded allocation from a crafted size: zstd cannot expand beyond this. */
 		SAFETY_CHECK(c->raw_size <= c->stored_size * 32768 + 4096, ZN_ERR_CORRUPT);
 	}
@@ -307,6 +319,27 @@ const uint8_t *zn_col(struct zn_reader *r, int id)
 	return c->codec == ZN_COL_RAW ? c->stored : atomic_load(&c->heap);
 }
 
+void zn_block_release(struct zn_reader *r, uint64_t i)
+{
+	struct zn_blockinfo b;
+	if (!r->mapped || zn_block_info(r, i, &b) != ZN_OK)
+		return;
+	/* Only whole pages inside the block: its neighbours may still be in use by other workers. */
+	uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = ((uintptr_t)(r->map + b.offset) + ps - 1) & ~(ps - 1);
+	uintptr_t end = ((uintptr_t)(r->map + b.offset + b.csize)) & ~(ps - 1);
+	if (end > start)
+		madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
+void *zn_dctx_new(void)
+{
+	ZSTD_DCtx *d = ZSTD_createDCtx();
+	if (d)
+		ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 28);
+	return d;
+}
+
 zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b)
 {
 	SAFETY_CHECK(i < r->nblocks, ZN_ERR_CORRUPT);
@@ -337,17 +370,17 @@ zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *bu
 	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
 	/* The stored bytes are checked before they reach the decoder: every byte of the archive is
 	 * covered by a checksum, and zstd never sees damaged input. */
-	SAFETY_CHECK(XXH3_64bits(src, b.csize) == b.cxxh3, ZN_ERR_CHECKSUM);
+	SAFETY_CHECK(ZN_SUM_OK(XXH3_64bits(src, b.csize) == b.cxxh3), ZN_ERR_CHECKSUM);
 	if (b.codec == ZN_BLOCK_STORED) {
 		*data = src; /* zero copy: straight from the mapping; the check above covered it */
 		*len = b.usize;
-		return b.xxh3 == b.cxxh3 ? ZN_OK : ZN_ERR_CORRUPT;
+		return ZN_SUM_OK(b.xxh3 == b.cxxh3) ? ZN_OK : ZN_ERR_CORRUPT;
 	} else {
 		size_t n = ZSTD_decompressDCtx(dctx, buf, b.usize, src, b.csize);
 		SAFETY_CHECK(!ZSTD_isError(n) && n == b.usize, ZN_ERR_CORRUPT);
 		*data = buf;
 	}
-	SAFETY_CHECK(XXH3_64bits(*data, b.usize) == b.xxh3, ZN_ERR_CHECKSUM);
+	SAFETY_CHECK(ZN_SUM_OK(XXH3_64bits(*data, b.usize) == b.xxh3), ZN_ERR_CHECKSUM);
 	*len = b.usize;
 	return ZN_OK;
 }

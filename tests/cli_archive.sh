@@ -3,7 +3,7 @@
 # through create -> list -> cat -> extract -> verify and comes back exactly; exit codes, patterns,
 # determinism, standard output, damaged archives and unreadable inputs.
 set -uo pipefail
-Z=${1:?usage: cli_archive.sh path/to/znippy}
+Z=$(realpath "${1:?usage: cli_archive.sh path/to/znippy}")
 T=$(mktemp -d /tmp/zncli.XXXXXX)
 trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
 fails=0
@@ -101,10 +101,16 @@ code 1 "pattern matching nothing" "$Z" extract -q "$A" -C "$P" 'nothing-*'
 "$Z" create -q -o "$T/t1.zn" -T 1 --chunk-size 64K -C "$S" . &&
 	"$Z" create -q -o "$T/t4.zn" -T 4 --chunk-size 64K -C "$S" .
 check "byte-identical with 1 and 4 threads" cmp "$T/t1.zn" "$T/t4.zn"
+ZN_DISABLE_URING=1 "$Z" create -q -o "$T/plain.zn" -T 2 --chunk-size 64K -C "$S" .
+check "byte-identical with and without io_uring" cmp "$T/t1.zn" "$T/plain.zn"
 "$Z" create -q -o - --chunk-size 64K -C "$S" . >"$T/stdout.zn"
 check "-o - writes the same archive to stdout" cmp "$T/t1.zn" "$T/stdout.zn"
 "$Z" create -q -o "$T/ex.zn" --exclude '*.txt' --exclude deep -C "$S" .
 check "exclude" test -z "$("$Z" list "$T/ex.zn" | grep -E '\.txt$|^deep')"
+
+mkdir -p "$T/self" && printf 'x\n' >"$T/self/x"
+(cd "$T/self" && "$Z" create -q -o self.zn .) 2>"$T/stderr"
+check "the archive is not archived into itself" test "$("$Z" list "$T/self/self.zn")" = x
 
 # ---- usage errors ------------------------------------------------------------------------------------
 code 2 "no command" "$Z"

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive_internal.h"
 #include "test_util.h"
 
 struct item {
@@ -260,6 +261,23 @@ static void check_extract(const char *archive, const char *dir)
 	}
 }
 
+/* Random access touches one block for a small file, and only the blocks of a large one. */
+static void check_random_access(const char *archive)
+{
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, archive, NULL, 0));
+	uint64_t idx;
+	struct buf b = {0};
+	CHECK_OK(zn_reader_find(r, "small/003/file-3.txt", 20, &idx));
+	CHECK_OK(zn_reader_read_entry(r, idx, sink, &b));
+	CHECK_EQ_U64(atomic_load(&r->blocks_loaded), 1);
+	CHECK_OK(zn_reader_find(r, "big/a", 5, &idx));
+	CHECK_OK(zn_reader_read_entry(r, idx, sink, &b));
+	CHECK_EQ_U64(atomic_load(&r->blocks_loaded), 1 + 4); /* 3 chunks and a tail */
+	free(b.p);
+	zn_reader_close(r);
+}
+
 static void check_select(const char *archive, const char *dir)
 {
 	/* Extracting one hardlink alone writes its target's content in its place. */
@@ -302,6 +320,7 @@ int main(int argc, char **argv)
 	free(d1);
 	free(d4);
 	check_reader(a1);
+	check_random_access(a1);
 	char *out = tu_fmt("%s/out", dir);
 	check_extract(a1, out);
 	char *out2 = tu_fmt("%s/out2", dir);

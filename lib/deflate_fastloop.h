@@ -1,0 +1,160 @@
+/* deflate_fastloop.h - template of the Huffman-block fast loop, included once per ISA variant. */
+/*
+ * No include guard: the including file defines
+ *   FL_NAME        the function's name
+ *   FL_ATTR        its attributes (__attribute__((target(...))) or nothing)
+ *   FL_COPY(out, offset, length)   a match copy that may write up to FASTLOOP_OUT_MARGIN - 8
+ *                  bytes past out + length - 1 and reads nothing at or after out + length
+ *                  except bytes it has just written
+ *   FL_EXTRA(bits, entry)          the extra bits of a length/distance entry: the low
+ *                  (entry & 0xff) bits of `bits`, shifted right by the codeword length
+ * and includes deflate_internal.h first.
+ *
+ * Bit budget of one iteration. A refill leaves 56..63 bits. A literal/length codeword with its
+ * extra bits takes at most 15+5 bits and a distance at most 15+13, so a match needs at most 48:
+ * one refill per iteration suffices. A refill loads a whole 64-bit word, so after consuming k
+ * bits the buffer still holds 64-k real bits: after the 48 of a match, 16 remain, enough to
+ * look up the next literal/length entry (11 bits) before the next refill -- the load of the
+ * next entry overlaps the match copy instead of following it.
+ *
+ * `bitsleft` carries garbage above bit 7: consuming subtracts the whole entry (only its low byte
+ * counts), which saves a zero-extension per symbol; only bits 0..5 are ever read.
+ */
+
+static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
+{
+	const uint8_t *in = c->in;
+	const uint8_t *const in_limit = c->in_limit;
+	uint8_t *out = c->out;
+	uint8_t *const out_limit = c->out_limit;
+	const uint8_t *const out_base = c->out_base;
+	const uint32_t *const litlen = c->litlen;
+	const uint32_t *const dist = c->dist;
+	uint64_t bitbuf = c->bitbuf;
+	uint32_t bitsleft = c->bitsleft;
+	uint32_t entry, dentry, length, offset;
+	uint64_t saved;
+	int ret = FL_LIMIT;
+
+	/* Branchless refill: OR in the next 8 bytes above the pending bits and advance by the
+	 * whole bytes that fit; bitsleft becomes 56..63. */
+#define REFILL()                                                                                   \
+	do {                                                                                       \
+		bitbuf |= zn_get_le64(in) << (bitsleft & 63);                                      \
+		in += 7 - ((bitsleft >> 3) & 7);                                                   \
+		bitsleft |= 56;                                                                    \
+	} while (0)
+#define CONSUME(e)                                                                                 \
+	do {                                                                                       \
+		bitbuf >>= (e)&63;                                                                 \
+		bitsleft -= (e);                                                                   \
+	} while (0)
+#define LITLEN_MASK ((1u << LITLEN_TABLEBITS) - 1)
+#define DIST_MASK   ((1u << DIST_TABLEBITS) - 1)
+
+	if (in >= in_limit || out >= out_limit)
+		return FL_LIMIT;
+	REFILL();
+	entry = litlen[bitbuf & LITLEN_MASK];
+	for (;;) {
+		if (entry & HD_LIT_MASK) {
+			/* Literals: up to three root entries per refill (3 x 12 bits), each one
+			 * to three bytes, stored as one 32-bit word (the fast loop's output slack
+			 * absorbs the spare bytes) with no branch on the count. The next entry is
+			 * looked up before the store. */
+			uint32_t lit;
+			CONSUME(entry);
+			lit = entry;
+			entry = litlen[bitbuf & LITLEN_MASK];
+			zn_put_le32(out, lit >> 8);
+			out += (lit >> 6) & 3;
+			if (entry & HD_LIT_MASK) {
+				CONSUME(entry);
+				lit = entry;
+				entry = litlen[bitbuf & LITLEN_MASK];
+				zn_put_le32(out, lit >> 8);
+				out += (lit >> 6) & 3;
+				if (entry & HD_LIT_MASK) {
+					CONSUME(entry);
+					lit = entry;
+					entry = litlen[bitbuf & LITLEN_MASK];
+					zn_put_le32(out, lit >> 8);
+					out += (lit >> 6) & 3;
+				}
+			}
+			goto next;
+		}
+		if (unlikely(entry & HD_EXC)) {
+			if (entry & HD_EOB) {
+				CONSUME(entry);
+				ret = FL_EOB;
+				goto out;
+			}
+			if (!(entry & HD_SUBTABLE))
+				goto bad_symbol;
+			CONSUME(entry);
+			entry = litlen[(entry >> 16) + (bitbuf & ((1u << ((entry >> 8) & 15)) - 1))];
+			if (entry & HD_LIT_MASK) {
+				CONSUME(entry);
+				*out++ = (uint8_t)(entry >> 8);
+				entry = litlen[bitbuf & LITLEN_MASK];
+				goto next;
+			}
+			if (entry & HD_EXC) {
+				if (!(entry & HD_EOB))
+					goto bad_symbol;
+				CONSUME(entry);
+				ret = FL_EOB;
+				goto out;
+			}
+		}
+		/* A match: length (with extra bits), then distance. */
+		saved = bitbuf;
+		CONSUME(entry);
+		length = (entry >> 16) + (uint32_t)FL_EXTRA(saved, entry);
+		dentry = dist[bitbuf & DIST_MASK];
+		if (unlikely(dentry & HD_EXC)) {
+			if (!(dentry & HD_SUBTABLE))
+				goto bad_symbol;
+			CONSUME(dentry);
+			dentry = dist[(dentry >> 16) + (bitbuf & ((1u << ((dentry >> 8) & 15)) - 1))];
+			if (dentry & HD_EXC)
+				goto bad_symbol;
+		}
+		saved = bitbuf;
+		CONSUME(dentry);
+		offset = (dentry >> 16) + (uint32_t)FL_EXTRA(saved, dentry);
+		if (unlikely(offset > (size_t)(out - out_base)))
+			goto bad_distance;
+		entry = litlen[bitbuf & LITLEN_MASK];
+		FL_COPY(out, offset, length);
+		out += length;
+	next:
+		if (unlikely(in >= in_limit || out >= out_limit))
+			break;
+		REFILL();
+	}
+out:
+	c->in = in;
+	c->bitbuf = bitbuf;
+	c->bitsleft = bitsleft; /* bits 6.. are garbage: the caller masks */
+	c->out = out;
+	return ret;
+bad_symbol:
+	c->err = ZN_ERR_BAD_SYMBOL;
+	ret = FL_ERROR;
+	goto out;
+bad_distance:
+	c->err = ZN_ERR_BAD_DISTANCE;
+	ret = FL_ERROR;
+	goto out;
+#undef REFILL
+#undef CONSUME
+#undef LITLEN_MASK
+#undef DIST_MASK
+}
+
+#undef FL_NAME
+#undef FL_ATTR
+#undef FL_COPY
+#undef FL_EXTRA

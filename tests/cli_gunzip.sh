@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# cli_gunzip.sh - `znippy gunzip` / `zcat` end to end: gzip's file conventions, errors, exit codes.
+set -u
+Z=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cd "$T"
+head -c 300000 /dev/urandom | base64 >a
+cat a a a >b
+cp a a.orig; cp b b.orig
+gzip -6 a; gzip -1 b
+touch -d '2001-02-03 04:05:06' a.gz; chmod 640 a.gz
+# FILE.gz -> FILE, input removed, mode and mtime kept
+"$Z" gunzip a.gz || fail "gunzip a.gz"
+[ -f a ] && [ ! -e a.gz ] || fail "a.gz not replaced by a"
+cmp a a.orig || fail "content of a"
+[ "$(stat -c %a a)" = 640 ] || fail "mode of a: $(stat -c %a a)"
+[ "$(stat -c %Y a)" = "$(date -d '2001-02-03 04:05:06' +%s)" ] || fail "mtime of a"
+# -k keeps the input; refusing to overwrite without -f
+gzip -k b 2>/dev/null; rm -f b
+gzip -dc b.gz >/dev/null
+cp b.orig b
+"$Z" gunzip -k b.gz 2>err && fail "overwrote b without -f"
+grep -q "already exists" err || fail "message for existing output"
+"$Z" gunzip -kf b.gz || fail "gunzip -kf"
+[ -f b.gz ] || fail "-k removed input"
+cmp b b.orig || fail "content of b"
+# -c, zcat, stdin, several members and -o
+cat b.gz b.gz >bb.gz
+"$Z" zcat bb.gz | cmp - <(cat b.orig b.orig) || fail "zcat of two members"
+"$Z" gunzip -c <b.gz | cmp - b.orig || fail "gunzip -c from stdin"
+cat b.gz | "$Z" gunzip | cmp - b.orig || fail "gunzip from a pipe"
+"$Z" gunzip -o out b.gz && cmp out b.orig || fail "-o"
+"$Z" gunzip -t bb.gz || fail "-t on a good file"
+# trailing zeros are ignored; trailing garbage is a warning
+{ cat b.gz; head -c 1000 /dev/zero; } >z.gz
+"$Z" zcat z.gz | cmp - b.orig || fail "trailing zeros"
+{ cat b.gz; echo garbage; } >g.gz
+"$Z" zcat g.gz 2>err | cmp - b.orig || fail "output before trailing garbage"
+grep -q "trailing garbage" err || fail "trailing garbage warning"
+# corrupt and truncated inputs: non-zero exit and a message naming the file
+head -c 1000 b.gz >t.gz
+"$Z" zcat t.gz >/dev/null 2>err && fail "truncated file gave exit 0"
+grep -q "t.gz: unexpected end of input" err || fail "message for truncation: $(cat err)"
+cp b.gz c.gz; printf '\x00\x00\x00\x00' | dd of=c.gz bs=1 seek=$(( $(stat -c %s b.gz) - 8 )) conv=notrunc 2>/dev/null
+"$Z" zcat c.gz >/dev/null 2>err && fail "CRC mismatch gave exit 0"
+grep -q "checksum mismatch" err || fail "message for CRC: $(cat err)"
+printf 'not gzip at all' >n.gz
+"$Z" gunzip -t n.gz 2>err && fail "bad header gave exit 0"
+grep -q "bad stream header" err || fail "message for bad header"
+"$Z" gunzip n.gz 2>/dev/null; [ -e n ] && fail "partial output left behind"
+"$Z" gunzip --help | grep -q Usage || fail "--help"
+"$Z" gunzip --bogus 2>/dev/null; [ $? = 2 ] || fail "usage error exit code"
+echo ok
