@@ -358,7 +358,7 @@ def fmt_speed(nbytes, r):
 
 
 def fmt_cpu(r):
-    return f"{r['cpu_s']:.2f}" if r and r.get("cpu_s") else "-"
+    return f"{r['cpu_s']:.2f}" if r and r.get("cpu_s") is not None else "-"
 
 
 def fmt_rss(r):
