@@ -72,7 +72,7 @@ struct zn_reader {
 	/* zn_reader_read_entry's cache of the last block it decoded (single-threaded use). */
 	uint8_t *cache;
 	uint64_t cache_block, cache_len; /* cache holds bytes [0, cache_len) of block cache_block */
-	void *dctx;
+	void *dctx, *sdctx; /* whole-block and partial (streaming) decoders for random access */
 	atomic_uint_fast64_t blocks_loaded;
 	char err[256];
 };

@@ -18,6 +18,7 @@
 
 #include "sha256.h"
 #include <xxhash.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_d_stableOutBuffer, a parameter of the shared library */
 #include <zstd.h>
 
 #include "archive_internal.h"
@@ -228,6 +229,7 @@ void zn_reader_close(struct zn_reader *r)
 	free(r->cache);
 	free(r->ix_ok);
 	ZSTD_freeDCtx(r->dctx);
+	ZSTD_freeDCtx(r->sdctx);
 	pthread_mutex_destroy(&r->mu);
 	free(r);
 }
@@ -346,12 +348,21 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
 	SAFETY_CHECK(ZN_SUM_OK(XXH3_64bits(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
 	r->cache_block = UINT64_MAX;
-	ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
-	ZSTD_outBuffer out = {r->cache, need, 0};
-	ZSTD_inBuffer in = {src, bi->csize, 0};
+	if (!r->sdctx) {
+		/* Decode straight into the cache (no window buffer of its own, no copy): the output
+		 * buffer stays the same across calls, and stopping early is done by feeding the
+		 * input in pieces rather than by a short output buffer. */
+		r->sdctx = zn_dctx_new();
+		SAFETY_CHECK(r->sdctx, ZN_ERR_NOMEM);
+		ZSTD_DCtx_setParameter(r->sdctx, ZSTD_d_stableOutBuffer, 1);
+	}
+	ZSTD_DCtx_reset(r->sdctx, ZSTD_reset_session_only);
+	ZSTD_outBuffer out = {r->cache, bi->usize, 0};
+	ZSTD_inBuffer in = {src, 0, 0};
 	while (out.pos < need) {
 		size_t in0 = in.pos, out0 = out.pos;
-		size_t ret = ZSTD_decompressStream(r->dctx, &out, &in);
+		in.size = ZN_MIN(bi->csize, in.size + (64 << 10));
+		size_t ret = ZSTD_decompressStream(r->sdctx, &out, &in);
 		SAFETY_CHECK(!ZSTD_isError(ret), ZN_ERR_CORRUPT);
 		/* The frame ended early, or no progress at all: truncated or crafted. */
 		if (out.pos < need)
