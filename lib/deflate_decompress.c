@@ -80,7 +80,8 @@ struct zn_inflater {
 	uint64_t members;
 	zn_result err;	      /* sticky error */
 	zn_result end_result; /* ZN_OK or ZN_ERR_TRAILING_GARBAGE once the stream ended */
-	uint64_t in_total, out_total, err_in;
+	uint32_t garbage_back; /* bytes read that turned out to be trailing garbage */
+	uint64_t in_total, out_total, err_in, end_in;
 
 	/* Bits carried between streaming calls. */
 	uint64_t bitbuf;
@@ -245,8 +246,10 @@ static int read_gzip_header(struct zn_inflater *d, struct io *io)
 		if (g == 0)
 			return R_IN;
 		if (g < 0) {
-			if (d->subsequent && step <= 1)
+			if (d->subsequent && step <= 1) {
+				d->garbage_back = step; /* the 0x1f read already */
 				goto garbage;
+			}
 			return fail(d, ZN_ERR_TRUNCATED);
 		}
 		if (step < 15)
@@ -256,8 +259,10 @@ static int read_gzip_header(struct zn_inflater *d, struct io *io)
 			SAFETY_CHECK(b == 0x1f, fail(d, ZN_ERR_BAD_HEADER));
 			break;
 		case 1:
-			if (b != 0x8b && d->subsequent)
+			if (b != 0x8b && d->subsequent) {
+				d->garbage_back = 2;
 				goto garbage;
+			}
 			SAFETY_CHECK(b == 0x8b, fail(d, ZN_ERR_BAD_HEADER));
 			break;
 		case 2:
@@ -325,6 +330,7 @@ static int next_gzip_member(struct zn_inflater *d, struct io *io)
 			return R_CONT;
 		}
 		d->end_result = ZN_ERR_TRAILING_GARBAGE;
+		d->garbage_back = 1;
 		d->st = ST_END;
 		return R_END;
 	}
@@ -672,7 +678,8 @@ static void reset_state(struct zn_inflater *d)
 	d->members = 0;
 	d->err = ZN_OK;
 	d->end_result = ZN_OK;
-	d->in_total = d->out_total = d->err_in = 0;
+	d->in_total = d->out_total = d->err_in = d->end_in = 0;
+	d->garbage_back = 0;
 	d->bitbuf = 0;
 	d->bitsleft = d->overrun = 0;
 	d->wpos = d->wflushed = d->base = WIN_HIST;
@@ -744,8 +751,8 @@ zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len, void 
 	}
 	if (info) {
 		info->in_used = consumed_bytes(&io, in_start);
-		if (res == ZN_ERR_TRAILING_GARBAGE && info->in_used)
-			info->in_used--; /* point at the first garbage byte */
+		if (res == ZN_ERR_TRAILING_GARBAGE) /* point at the first garbage byte */
+			info->in_used -= ZN_MIN(info->in_used, d->garbage_back);
 		if (res == ZN_ERR_TRUNCATED)
 			info->in_used = in_len;
 		info->out_len = (uint64_t)(io.out - (uint8_t *)out);
@@ -871,6 +878,20 @@ zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len
 		}
 		break;
 	}
+	uint64_t unread = 0;
+	if (r == R_END) {
+		/* Bytes taken past the end of the stream (read ahead into the bit buffer, kept in
+		 * the stage, or read as garbage) go back to the caller where they came from this
+		 * call; the rest only show in the stream's end position. */
+		uint32_t held = io.bitsleft / 8 > io.overrun ? io.bitsleft / 8 - io.overrun : 0;
+		unread = (uint64_t)held + d->stage_len + d->garbage_back;
+		size_t give = (size_t)ZN_MIN(unread, (uint64_t)consumed);
+		consumed -= give;
+		unread -= give;
+		d->stage_len = 0;
+		io.bitbuf = 0;
+		io.bitsleft = 0;
+	}
 	d->bitbuf = io.bitbuf;
 	d->bitsleft = io.bitsleft;
 	d->overrun = io.overrun;
@@ -892,6 +913,7 @@ zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len
 	}
 	if (r == R_END) {
 		*done = 1;
+		d->end_in = d->in_total - unread;
 		if (d->format != ZN_FORMAT_GZIP)
 			d->members = 1;
 		return d->end_result;
@@ -902,7 +924,7 @@ zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len
 void zn_inflate_stream_position(const struct zn_inflater *d, uint64_t *in_pos, uint64_t *out_pos)
 {
 	if (in_pos)
-		*in_pos = d->err ? d->err_in : d->in_total;
+		*in_pos = d->err ? d->err_in : d->st == ST_END ? d->end_in : d->in_total;
 	if (out_pos)
 		*out_pos = d->out_total;
 }

@@ -123,6 +123,46 @@ static void check_stream(struct zn_inflater *d, struct tu_rng *g, const uint8_t 
 	CHECK_EQ_U64(got, len);
 }
 
+/* The stream is followed by junk: decoding stops exactly at its end (raw, zlib) or reports the
+ * junk as trailing garbage at the right offset (gzip), however the input is cut up. */
+static void check_stream_end(struct zn_inflater *d, int fmt, struct tu_rng *g, const uint8_t *comp,
+			     size_t clen, size_t len)
+{
+	uint8_t buf[64 * 1024 + 32];
+	if (clen + 16 > sizeof(buf))
+		return;
+	memcpy(buf, comp, clen);
+	memset(buf + clen, 'J', 16);
+	CHECK_OK(zn_inflate_stream_reset(d));
+	size_t pos = 0, got = 0, total = clen + 16;
+	int done = 0;
+	zn_result r = ZN_OK;
+	size_t max_piece = 1 + tu_rng_below(g, 3000);
+	while (!done) {
+		size_t piece = min_size(1 + tu_rng_below(g, max_piece), total - pos);
+		size_t used, olen;
+		const void *o;
+		r = zn_inflate_stream(d, buf + pos, piece, pos + piece == total, &used, &o, &olen,
+				      &done);
+		CHECK(r == ZN_OK || r == ZN_ERR_TRAILING_GARBAGE);
+		got += olen;
+		pos += used;
+	}
+	CHECK_EQ_U64(got, len);
+	CHECK(r == (fmt == ZN_FORMAT_GZIP ? ZN_ERR_TRAILING_GARBAGE : ZN_OK));
+	CHECK(pos >= clen && pos <= total);
+	uint64_t at;
+	zn_inflate_stream_position(d, &at, NULL);
+	CHECK_EQ_U64(at, clen);
+	/* Whole buffer: the same. */
+	uint8_t *out = malloc(len + 1);
+	struct zn_inflate_info info;
+	r = zn_inflate(d, buf, total, out, len, &info);
+	CHECK(r == (fmt == ZN_FORMAT_GZIP ? ZN_ERR_TRAILING_GARBAGE : ZN_OK));
+	CHECK_EQ_U64(info.in_used, clen);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_inflate_roundtrip");
@@ -153,6 +193,7 @@ int main(int argc, char **argv)
 		struct zn_inflater *d = fmt == 0 ? dr : fmt == 1 ? dz : dg;
 		check_whole(d, comp, clen, orig, len);
 		check_stream(d, &g, comp, clen, orig, len);
+		check_stream_end(d, fmt, &g, comp, clen, len);
 	}
 
 	/* gzip: several members in a row, then zero padding, then garbage. */
@@ -177,6 +218,13 @@ int main(int argc, char **argv)
 		comp[clen] = 'x';
 		CHECK(zn_inflate(dg, comp, clen + 1, out, l1 + l2, &info) == ZN_ERR_TRAILING_GARBAGE);
 		CHECK_EQ_U64(info.in_used, clen);
+		comp[clen] = 0x1f; /* looks like a member, but is not */
+		CHECK(zn_inflate(dg, comp, clen + 1, out, l1 + l2, &info) == ZN_ERR_TRAILING_GARBAGE);
+		CHECK_EQ_U64(info.in_used, clen);
+		comp[clen + 1] = 'x';
+		CHECK(zn_inflate(dg, comp, clen + 2, out, l1 + l2, &info) == ZN_ERR_TRAILING_GARBAGE);
+		CHECK_EQ_U64(info.in_used, clen);
+		CHECK(memcmp(out, orig, l1 + l2) == 0);
 		free(out);
 	}
 	zn_inflater_free(dr);
