@@ -91,6 +91,13 @@ static ATTR_BMI2 ZN_FORCEINLINE void copy_ssse3(uint8_t *out, uint32_t offset, u
 			} while (out < end);                                                       \
 			return;                                                                    \
 		}                                                                                  \
+		if (offset >= 8 && length <= 16) {                                                 \
+			/* Short match with a period of 8..15 (an int64 column: ~7 bytes at        \
+			 * distance 8): two word copies are cheaper than setting up the shuffle. */ \
+			zn_put_le64(out, zn_get_le64(src));                                        \
+			zn_put_le64(out + 8, zn_get_le64(src + 8));                                \
+			return;                                                                    \
+		}                                                                                  \
 		__m256i v;                                                                         \
 		if (offset == 1) {                                                                 \
 			v = _mm256_set1_epi8((char)src[0]);                                        \
