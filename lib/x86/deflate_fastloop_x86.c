@@ -49,6 +49,11 @@ static ATTR_BMI2 ZN_FORCEINLINE void copy_ssse3(uint8_t *out, uint32_t offset, u
 		} while (out < end);
 		return;
 	}
+	if (offset >= 8 && length <= 16) { /* as in the 32-byte copies below */
+		zn_put_le64(out, zn_get_le64(src));
+		zn_put_le64(out + 8, zn_get_le64(src + 8));
+		return;
+	}
 	__m128i v;
 	if (offset == 1) {
 		v = _mm_set1_epi8((char)src[0]);
