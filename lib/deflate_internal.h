@@ -40,12 +40,15 @@
 #define ZN_LITLEN_TABLEBITS 12
 #endif
 #define LITLEN_TABLEBITS ZN_LITLEN_TABLEBITS
-#define DIST_TABLEBITS	 8
+#ifndef ZN_DIST_TABLEBITS /* overridable for A/B measurements */
+#define ZN_DIST_TABLEBITS 8
+#endif
+#define DIST_TABLEBITS ZN_DIST_TABLEBITS
 #define PRECODE_TABLEBITS 7
 /* Largest tables with subtables for 288/32 symbols of at most 15 bits with these root sizes
  * (the numbers zlib's `enough` utility gives; table building also checks the bound). */
 #define LITLEN_ENOUGH 6400
-#define DIST_ENOUGH   402
+#define DIST_ENOUGH   (DIST_TABLEBITS == 8 ? 402 : (1u << DIST_TABLEBITS) + 30 * 32)
 
 #define DEFLATE_NUM_LITLEN 288
 #define DEFLATE_NUM_DIST   32
