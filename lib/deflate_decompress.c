@@ -17,6 +17,14 @@
  * FASTLOOP_OUT_MARGIN output bytes are available; a careful symbol-at-a-time loop finishes the
  * rest. Past the end of a final input, the careful refill supplies zero bytes and counts them
  * (`overrun`); consuming any of them means the input was truncated.
+ *
+ * For the parallel gzip decoder, a stream can start at any block boundary with a known window
+ * (zn_inflate_stream_start_raw). Decoding with an *unknown* window (finding a block boundary by
+ * trial, then decoding while back-references into the missing 32 KiB are recorded as markers
+ * to be resolved once the previous chunk's tail is known) is meant to plug in here as another
+ * instantiation of the fast-loop template whose output symbols are 16 bits wide and whose
+ * distance check allows the 32 KiB before out_base; the engine, the block parser and the table
+ * builder stay as they are. It is not written yet.
  */
 
 #define WIN_HIST  32768u

@@ -158,6 +158,10 @@ static char *output_name(const char *in)
 static int do_file(struct zn_inflater *d, const char *path, const struct opts *op)
 {
 	if (!strcmp(path, "-")) {
+		if (isatty(0) && !op->force) {
+			cli_error("compressed data not read from a terminal; use -f to force");
+			return EXIT_USAGE;
+		}
 		int out_fd = op->test ? -1 : op->out_fd >= 0 ? op->out_fd : 1;
 		return decode_fd(d, 0, out_fd, "(stdin)", op->out_path ? op->out_path : "(stdout)");
 	}
