@@ -205,9 +205,9 @@ zn_fastloop_fn zn_select_fastloop(uint32_t f, const char **name)
  * entry i's next codewords decode as t[i >> l1] and t[(i >> l1) >> l2], fetched with two
  * gathers, and the joined entry is blended in where they are literals that fit. In place,
  * from the top down: the gathered indices are below the group being written or inside it
- * (read before the store), so they still hold single literals. ~25 vector instructions per 8 entries instead of ~30 scalar
- * instructions per entry: table building fell from 41% to 17% of the instructions of base64
- * decoding (level 6, 17 KB blocks).
+ * (read before the store), so they still hold single literals. ~25 vector instructions per 8
+ * entries instead of ~30 scalar instructions per entry: table building fell from 41% to 17% of the
+ * instructions of base64 decoding (level 6, 17 KB blocks).
  */
 static ATTR_AVX2 void pair_literals_avx2(uint32_t *t, const uint8_t *lens, const uint16_t *rev_of)
 {
