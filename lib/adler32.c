@@ -42,7 +42,7 @@ static uint32_t adler32_generic(uint32_t adler, const uint8_t *p, size_t len)
 	return (s2 << 16) | s1;
 }
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 #include "x86/adler32_impl.h"
 #endif
 

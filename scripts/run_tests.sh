@@ -2,7 +2,7 @@
 # run_tests.sh - build and run the test suite in named configurations.
 #   release   Release build, every test
 #   asan      ASan+UBSan build (Debug assertions on), every test
-#   tsan      TSan build, the multithreaded tests (label-free: names matching archive|pipeline|cli)
+#   tsan      TSan build, the multithreaded tests (label-free: names matching archive|pipeline|cli|threads)
 #   cpu       rerun the decoder tests once per CPU-feature level (ZN_DISABLE_CPU_FEATURES)
 #   valgrind  the unit tests under valgrind memcheck
 set -euo pipefail
@@ -30,7 +30,7 @@ for c in "$@"; do
 		;;
 	tsan)
 		cfg build-tsan RelWithDebInfo -DZN_SANITIZE=thread
-		TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" run build-tsan -R 'archive|pipeline|cli'
+		TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" run build-tsan -R 'archive|pipeline|cli|threads'
 		;;
 	cpu)
 		cfg build Release

@@ -115,6 +115,7 @@ static void test_combine(struct tu_rng *g)
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_crc32");
+	printf("seed %llu\n", (unsigned long long)tu_seed);
 	struct tu_rng g;
 	tu_rng_seed(&g, tu_seed);
 

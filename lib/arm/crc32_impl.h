@@ -64,7 +64,7 @@ static inline uint64x2_t crc32_load128(const uint8_t *p)
 static CRC32_PMULL_TARGET uint32_t crc32_pmull(uint32_t crc, const uint8_t *p, size_t len)
 {
 	if (len < 16)
-		return crc32_slice8_update(crc, p, len);
+		return crc32_slice_update(crc, p, len);
 	uint64x2_t x = veorq_u64(crc32_load128(p), vcombine_u64(vcreate_u64(crc), vcreate_u64(0)));
 	p += 16;
 	len -= 16;
@@ -85,7 +85,7 @@ static CRC32_PMULL_TARGET uint32_t crc32_pmull(uint32_t crc, const uint8_t *p, s
 	}
 	for (; len >= 16; p += 16, len -= 16)
 		x = crc32_pmull_fold(x, 1, crc32_load128(p));
-	return crc32_slice8_update(crc32_pmull_reduce(x), p, len);
+	return crc32_slice_update(crc32_pmull_reduce(x), p, len);
 }
 
 static CRC32_ARMV8_TARGET uint32_t crc32_armv8(uint32_t crc, const uint8_t *p, size_t len)

@@ -92,7 +92,7 @@ static TARGET uint32_t FUNC_NAME(uint32_t adler, const uint8_t *p, size_t len)
 		s1 = (uint32_t)((s1 + (uint64_t)sum1) % ADLER32_MOD);
 		s2 = (uint32_t)(t2 % ADLER32_MOD);
 	}
-	return adler32_generic((s2 << 16) | s1, p, len);
+	return adler32_tail((s2 << 16) | s1, p, len);
 }
 
 #undef vec_t

@@ -40,7 +40,13 @@
 static TARGET uint32_t FUNC_NAME(uint32_t crc, const uint8_t *p, size_t len)
 {
 	if (len < 16)
-		return crc32_slice8_update(crc, p, len);
+		return crc32_slice_update(crc, p, len);
+#if VL > 16
+	/* Too short for four wide vectors: the 128-bit kernel (instantiated first) still folds
+	 * four lanes at a time from 64 bytes on, instead of one lane at a time below. */
+	if (len < 4 * VL)
+		return crc32_pclmul(crc, p, len);
+#endif
 	__m128i x;
 	if (len >= 4 * VL) {
 		/* Four vectors in flight; the register enters as the first 32 bits of data. */
@@ -62,9 +68,10 @@ static TARGET uint32_t FUNC_NAME(uint32_t crc, const uint8_t *p, size_t len)
 		v3 = V_FOLD(v2, k1, v3);
 		v3 = V_FOLD(v1, V_CONST(2 * VL / 16), v3);
 		v3 = V_FOLD(v0, V_CONST(3 * VL / 16), v3);
-		for (; len >= VL; p += VL, len -= VL)
+		for (; len >= VL; p += VL, len -= VL) {
 			v3 = V_FOLD(v3, k1, V_LOADU(p));
-			/* The lanes of the last vector into one 128-bit lane. */
+		}
+		/* The lanes of the last vector into one 128-bit lane. */
 #if VL == 16
 		x = v3;
 #elif VL == 32
@@ -84,7 +91,7 @@ static TARGET uint32_t FUNC_NAME(uint32_t crc, const uint8_t *p, size_t len)
 	const __m128i k = crc32_k128(1);
 	for (; len >= 16; p += 16, len -= 16)
 		x = crc32_fold128(x, k, _mm_loadu_si128((const void *)p));
-	return crc32_slice8_update(crc32_reduce128(x), p, len);
+	return crc32_slice_update(crc32_reduce128(x), p, len);
 }
 
 #undef vec_t
