@@ -689,6 +689,12 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 	j.problem = problem;
 	j.progress = progress;
 	j.ctx = ctx;
+	/* Every page of the index, used or not, must match its checksum. */
+	if (!zn_ix_ensure(r, 0, r->index_size)) {
+		if (problem)
+			problem(ctx, "(index)", ZN_ERR_CHECKSUM, "index damaged: a page checksum does not match");
+		return ZN_ERR_DAMAGED;
+	}
 	zn_result res = job_init(&j, r, NULL);
 	if (res == ZN_OK)
 		res = build_plan(&j);

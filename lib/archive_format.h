@@ -11,7 +11,7 @@
 #define ZN_FORMAT_VERSION 1
 
 /* Footer: the last ZN_FOOTER_SIZE bytes of the archive.
- *   0 u64 index_offset     8 u64 index_size      16 u64 index_xxh3   24 u64 entry_count
+ *   0 u64 index_offset     8 u64 index_size      16 u64 page sums' xxh3   24 u64 entry_count
  *  32 u64 block_count     40 u32 format_version  44 u32 flags        48 u64 footer_xxh3 (of 0..47)
  *  56 8 bytes ZN_FOOTER_MAGIC */
 #define ZN_FOOTER_SIZE 64
@@ -25,6 +25,10 @@
  *  16 u64 stored size  24 u64 raw size
  * then the column data, each column starting at a multiple of 8 from the index start. */
 #define ZN_INDEX_MAGIC "ZNIX"
+/* The index is checked in pages: after it come the XXH3-64 values of its 4 KiB pages (the last
+ * one short), and the footer holds the XXH3-64 of that array. A reader checks a page the first
+ * time it touches it, so a lookup in a large index hashes a few pages instead of all of it. */
+#define ZN_IX_PAGE 4096
 #define ZN_INDEX_HEADER_SIZE 64
 #define ZN_COLDIR_SIZE 32
 

@@ -279,6 +279,52 @@ static int validate_content(struct zn_reader *r, int id, const uint8_t *p)
 	return 1;
 }
 
+int zn_ix_ensure(struct zn_reader *r, uint64_t off, uint64_t len)
+{
+	if (off > r->index_size || len > r->index_size - off)
+		return 0;
+	if (!len)
+		return 1;
+	for (uint64_t p = off / ZN_IX_PAGE, last = (off + len - 1) / ZN_IX_PAGE; p <= last; p++) {
+		uint64_t bit = 1ull << (p % 64);
+		/* Pages never change, so a relaxed flag is enough: a race only checks a page twice. */
+		if (atomic_load_explicit(&r->ix_ok[p / 64], memory_order_relaxed) & bit)
+			continue;
+		uint64_t start = p * ZN_IX_PAGE, n = ZN_MIN(ZN_IX_PAGE, r->index_size - start);
+		if (!ZN_SUM_OK(XXH3_64bits(r->ix + start, n) == zn_get_le64(r->pagesums + p * 8)))
+			return 0;
+		atomic_fetch_or_explicit(&r->ix_ok[p / 64], bit, memory_order_relaxed);
+	}
+	return 1;
+}
+
+const uint8_t *zn_row(struct zn_reader *r, int id, uint64_t i)
+{
+	struct zn_column *c = &r->cols[id];
+	struct colspec s = spec_of(id);
+	uint64_t rows = (s.blocks ? r->nblocks : r->nentries) + (s.offsets_of ? 1 : 0);
+	if (!c->present || !s.width || i >= rows)
+		return NULL;
+	if (c->codec != ZN_COL_RAW) {
+		const uint8_t *d = zn_col(r, id);
+		return d ? d + i * s.width : NULL;
+	}
+	uint64_t off = (uint64_t)(c->stored - r->ix) + i * s.width;
+	return zn_ix_ensure(r, off, s.width) ? c->stored + i * s.width : NULL;
+}
+
+const uint8_t *zn_bytes(struct zn_reader *r, int id, uint64_t a, uint64_t b)
+{
+	struct zn_column *c = &r->cols[id];
+	if (!c->present || a > b || b > c->raw_size)
+		return NULL;
+	if (c->codec != ZN_COL_RAW) {
+		const uint8_t *d = zn_col(r, id);
+		return d ? d + a : NULL;
+	}
+	return zn_ix_ensure(r, (uint64_t)(c->stored - r->ix) + a, b - a) ? c->stored + a : NULL;
+}
+
 const uint8_t *zn_col(struct zn_reader *r, int id)
 {
 	struct zn_column *c = &r->cols[id];
@@ -292,7 +338,9 @@ const uint8_t *zn_col(struct zn_reader *r, int id)
 	if (st == 0) {
 		const uint8_t *data = c->stored;
 		uint8_t *heap = NULL;
-		if (c->codec == ZN_COL_ZSTD) {
+		if (!zn_ix_ensure(r, (uint64_t)(c->stored - r->ix), c->stored_size)) {
+			data = NULL;
+		} else if (c->codec == ZN_COL_ZSTD) {
 			heap = malloc(c->raw_size ? c->raw_size : 1);
 			size_t n = heap ? ZSTD_decompress(heap, c->raw_size, c->stored, c->stored_size)
 					: 0;
@@ -343,16 +391,16 @@ void *zn_dctx_new(void)
 zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b)
 {
 	SAFETY_CHECK(i < r->nblocks, ZN_ERR_CORRUPT);
-	const uint8_t *off = zn_col(r, ZN_COL_BLK_OFFSET), *cs = zn_col(r, ZN_COL_BLK_CSIZE),
-		      *us = zn_col(r, ZN_COL_BLK_USIZE), *co = zn_col(r, ZN_COL_BLK_CODEC),
-		      *xx = zn_col(r, ZN_COL_BLK_XXH3), *cx = zn_col(r, ZN_COL_BLK_CXXH3);
+	const uint8_t *off = zn_row(r, ZN_COL_BLK_OFFSET, i), *cs = zn_row(r, ZN_COL_BLK_CSIZE, i),
+		      *us = zn_row(r, ZN_COL_BLK_USIZE, i), *co = zn_row(r, ZN_COL_BLK_CODEC, i),
+		      *xx = zn_row(r, ZN_COL_BLK_XXH3, i), *cx = zn_row(r, ZN_COL_BLK_CXXH3, i);
 	SAFETY_CHECK(off && cs && us && co && xx && cx, ZN_ERR_CORRUPT);
-	b->offset = zn_get_le64(off + i * 8);
-	b->csize = zn_get_le64(cs + i * 8);
-	b->usize = zn_get_le64(us + i * 8);
-	b->codec = co[i];
-	b->xxh3 = zn_get_le64(xx + i * 8);
-	b->cxxh3 = zn_get_le64(cx + i * 8);
+	b->offset = zn_get_le64(off);
+	b->csize = zn_get_le64(cs);
+	b->usize = zn_get_le64(us);
+	b->codec = *co;
+	b->xxh3 = zn_get_le64(xx);
+	b->cxxh3 = zn_get_le64(cx);
 	SAFETY_CHECK(b->offset >= ZN_HEADER_SIZE && b->offset <= r->index_offset, ZN_ERR_CORRUPT);
 	SAFETY_CHECK(b->csize <= r->index_offset - b->offset, ZN_ERR_CORRUPT);
 	SAFETY_CHECK(b->usize <= r->chunk_size, ZN_ERR_CORRUPT);

@@ -65,17 +65,31 @@ struct zn_reader {
 	uint64_t nentries, nblocks, index_offset, index_size, chunk_size, content_bytes;
 	int level, digest;
 	struct zn_column cols[ZN_COL_MAX_ID + 1];
+	const uint8_t *ix;	   /* the index */
+	const uint8_t *pagesums;   /* XXH3 of each ZN_IX_PAGE page of the index */
+	_Atomic uint64_t *ix_ok;   /* bit per page: checked */
 	pthread_mutex_t mu;
 	/* zn_reader_read_entry's cache of the last block it decoded (single-threaded use). */
 	uint8_t *cache;
 	uint64_t cache_block, cache_len; /* cache holds bytes [0, cache_len) of block cache_block */
-	void *dctx;
+	void *dctx, *sdctx; /* whole-block and partial (streaming) decoders for random access */
 	atomic_uint_fast64_t blocks_loaded;
 	char err[256];
 };
 
 /* Checks of a column that need no decoding: sizes that fit the row count, codec allowed. */
 zn_result zn_col_check_shape(struct zn_reader *r, int id);
+
+/* Check the index pages covering [off, off + len) (relative to the index) against their page
+ * checksums, once each; returns 0 if one is damaged or the range is out of bounds. */
+int zn_ix_ensure(struct zn_reader *r, uint64_t off, uint64_t len);
+
+/* Row i of a fixed-width column (offsets columns have entry_count + 1 rows), its pages checked or
+ * its column decoded; NULL if absent, out of range or damaged. */
+const uint8_t *zn_row(struct zn_reader *r, int id, uint64_t i);
+
+/* Bytes [a, b) of a string-bytes column (checked or decoded); NULL if damaged. */
+const uint8_t *zn_bytes(struct zn_reader *r, int id, uint64_t a, uint64_t b);
 
 /* A validated column's data (decompressing it if needed), or NULL if absent/invalid. */
 const uint8_t *zn_col(struct zn_reader *r, int id);

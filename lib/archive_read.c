@@ -18,6 +18,7 @@
 
 #include "sha256.h"
 #include <xxhash.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_d_stableOutBuffer, a parameter of the shared library */
 #include <zstd.h>
 
 #include "archive_internal.h"
@@ -67,11 +68,21 @@ static zn_result parse(struct zn_reader *r)
 	r->index_size = zn_get_le64(f + 8);
 	uint64_t end = size - ZN_FOOTER_SIZE;
 	if (r->index_offset < ZN_HEADER_SIZE || r->index_offset > end ||
-	    r->index_size != end - r->index_offset || r->index_size < ZN_INDEX_HEADER_SIZE)
+	    r->index_size > end - r->index_offset || r->index_size < ZN_INDEX_HEADER_SIZE)
 		return fail(r, ZN_ERR_CORRUPT, "index position out of bounds");
+	uint64_t npages = (r->index_size + ZN_IX_PAGE - 1) / ZN_IX_PAGE;
+	if (end - r->index_offset - r->index_size != npages * 8)
+		return fail(r, ZN_ERR_CORRUPT, "index page checksums out of bounds");
 	const uint8_t *ix = m + r->index_offset;
-	if (!ZN_SUM_OK(XXH3_64bits(ix, r->index_size) == zn_get_le64(f + 16)))
-		return fail(r, ZN_ERR_CHECKSUM, "index checksum mismatch (index damaged)");
+	r->ix = ix;
+	r->pagesums = ix + r->index_size;
+	if (!ZN_SUM_OK(XXH3_64bits(r->pagesums, npages * 8) == zn_get_le64(f + 16)))
+		return fail(r, ZN_ERR_CHECKSUM, "index page checksums damaged");
+	r->ix_ok = calloc((npages + 63) / 64, sizeof(uint64_t));
+	if (!r->ix_ok)
+		return fail(r, ZN_ERR_NOMEM, "out of memory");
+	if (!zn_ix_ensure(r, 0, ZN_INDEX_HEADER_SIZE))
+		return fail(r, ZN_ERR_CHECKSUM, "index checksum mismatch (index header damaged)");
 	if (memcmp(ix, ZN_INDEX_MAGIC, 4))
 		return fail(r, ZN_ERR_CORRUPT, "bad index magic");
 	uint32_t ncols = zn_get_le32(ix + 4);
@@ -86,6 +97,8 @@ static zn_result parse(struct zn_reader *r)
 	if (ncols > ZN_MAX_COLUMNS ||
 	    ZN_INDEX_HEADER_SIZE + (uint64_t)ncols * ZN_COLDIR_SIZE > r->index_size)
 		return fail(r, ZN_ERR_CORRUPT, "bad column count %u", ncols);
+	if (!zn_ix_ensure(r, ZN_INDEX_HEADER_SIZE, (uint64_t)ncols * ZN_COLDIR_SIZE))
+		return fail(r, ZN_ERR_CHECKSUM, "index checksum mismatch (column directory damaged)");
 	if (r->chunk_size < ZN_CHUNK_MIN || r->chunk_size > ZN_CHUNK_MAX)
 		return fail(r, ZN_ERR_CORRUPT, "bad chunk size %llu",
 			    (unsigned long long)r->chunk_size);
@@ -119,9 +132,8 @@ static zn_result parse(struct zn_reader *r)
 			return fail(r, ZN_ERR_CORRUPT, "column %d missing", required_cols[i]);
 	if (r->digest == ZN_DIGEST_SHA256 && !r->cols[ZN_COL_SHA256].present)
 		return fail(r, ZN_ERR_CORRUPT, "digest column missing");
-	/* Lookup columns are validated now (they are raw: no decoding involved). */
-	if (!zn_col(r, ZN_COL_PATH_OFFSETS))
-		return fail(r, ZN_ERR_CORRUPT, "path offsets column invalid");
+	/* Column contents are checked when first touched: pages against their checksums, offsets
+	 * and types on each access, decoded columns as a whole. */
 	return ZN_OK;
 }
 
@@ -215,7 +227,9 @@ void zn_reader_close(struct zn_reader *r)
 	if (r->mapped)
 		munmap((void *)r->map, r->map_size);
 	free(r->cache);
+	free(r->ix_ok);
 	ZSTD_freeDCtx(r->dctx);
+	ZSTD_freeDCtx(r->sdctx);
 	pthread_mutex_destroy(&r->mu);
 	free(r);
 }
@@ -228,11 +242,18 @@ uint64_t zn_reader_count(const struct zn_reader *r)
 /* String i of an offsets+bytes pair; the offsets were validated against the bytes length. */
 static zn_result get_str(struct zn_reader *r, int off_id, uint64_t i, const char **s, size_t *len)
 {
-	const uint8_t *off = zn_col(r, off_id), *bytes = zn_col(r, off_id + 1);
-	if (!off || (!bytes && r->cols[off_id + 1].raw_size))
-		return ZN_ERR_CORRUPT;
-	uint64_t a = zn_get_le64(off + i * 8), b = zn_get_le64(off + i * 8 + 8);
-	*s = bytes ? (const char *)bytes + a : "";
+	const uint8_t *pa = zn_row(r, off_id, i), *pb = zn_row(r, off_id, i + 1);
+	SAFETY_CHECK(pa && pb, ZN_ERR_CORRUPT);
+	uint64_t a = zn_get_le64(pa), b = zn_get_le64(pb);
+	SAFETY_CHECK(a <= b && b <= r->cols[off_id + 1].raw_size, ZN_ERR_CORRUPT);
+	if (a == b) {
+		*s = "";
+		*len = 0;
+		return ZN_OK;
+	}
+	const uint8_t *bytes = zn_bytes(r, off_id + 1, a, b);
+	SAFETY_CHECK(bytes, ZN_ERR_CORRUPT);
+	*s = (const char *)bytes;
 	*len = (size_t)(b - a);
 	return ZN_OK;
 }
@@ -242,11 +263,11 @@ zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 	if (i >= r->nentries)
 		return ZN_ERR_INVALID_ARG;
 	memset(e, 0, sizeof(*e));
-	const uint8_t *type = zn_col(r, ZN_COL_TYPE), *mode = zn_col(r, ZN_COL_MODE),
-		      *uid = zn_col(r, ZN_COL_UID), *gid = zn_col(r, ZN_COL_GID),
-		      *mt = zn_col(r, ZN_COL_MTIME_NS), *sz = zn_col(r, ZN_COL_SIZE),
-		      *fb = zn_col(r, ZN_COL_FIRST_BLOCK), *bo = zn_col(r, ZN_COL_BLOCK_OFFSET);
-	if (!type || !mode || !uid || !gid || !mt || !sz || !fb || !bo)
+	const uint8_t *type = zn_row(r, ZN_COL_TYPE, i), *mode = zn_row(r, ZN_COL_MODE, i),
+		      *uid = zn_row(r, ZN_COL_UID, i), *gid = zn_row(r, ZN_COL_GID, i),
+		      *mt = zn_row(r, ZN_COL_MTIME_NS, i), *sz = zn_row(r, ZN_COL_SIZE, i),
+		      *fb = zn_row(r, ZN_COL_FIRST_BLOCK, i), *bo = zn_row(r, ZN_COL_BLOCK_OFFSET, i);
+	if (!type || !mode || !uid || !gid || !mt || !sz || !fb || !bo || *type > ZN_TYPE_HARDLINK)
 		return ZN_ERR_CORRUPT;
 	RETURN_IF_ERROR(get_str(r, ZN_COL_PATH_OFFSETS, i, &e->path, &e->path_len));
 	RETURN_IF_ERROR(get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len));
@@ -254,19 +275,19 @@ zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 	RETURN_IF_ERROR(get_str(r, ZN_COL_LINK_OFFSETS, i, &e->link, &e->link_len));
 	if (!e->link_len)
 		e->link = NULL;
-	e->type = type[i];
-	e->mode = zn_get_le32(mode + i * 4) & 07777;
-	e->uid = zn_get_le32(uid + i * 4);
-	e->gid = zn_get_le32(gid + i * 4);
-	e->mtime_ns = (int64_t)zn_get_le64(mt + i * 8);
-	e->size = e->type == ZN_TYPE_FILE ? zn_get_le64(sz + i * 8) : 0;
-	e->first_block = zn_get_le32(fb + i * 4);
-	e->block_offset = zn_get_le32(bo + i * 4);
+	e->type = *type;
+	e->mode = zn_get_le32(mode) & 07777;
+	e->uid = zn_get_le32(uid);
+	e->gid = zn_get_le32(gid);
+	e->mtime_ns = (int64_t)zn_get_le64(mt);
+	e->size = e->type == ZN_TYPE_FILE ? zn_get_le64(sz) : 0;
+	e->first_block = zn_get_le32(fb);
+	e->block_offset = zn_get_le32(bo);
 	if (r->digest == ZN_DIGEST_SHA256 && e->type == ZN_TYPE_FILE) {
-		const uint8_t *sha = zn_col(r, ZN_COL_SHA256);
+		const uint8_t *sha = zn_row(r, ZN_COL_SHA256, i);
 		if (!sha)
 			return ZN_ERR_CORRUPT;
-		memcpy(e->sha256, sha + i * 32, 32);
+		memcpy(e->sha256, sha, 32);
 		e->has_digest = 1;
 	}
 	/* Compressed bytes attributed to the file: its share of each block it touches. */
@@ -280,15 +301,14 @@ zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 
 zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len, uint64_t *index)
 {
-	const uint8_t *off = zn_col(r, ZN_COL_PATH_OFFSETS), *bytes = zn_col(r, ZN_COL_PATH_BYTES);
-	if (!off)
-		return ZN_ERR_CORRUPT;
 	uint64_t lo = 0, hi = r->nentries;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		uint64_t a = zn_get_le64(off + mid * 8), b = zn_get_le64(off + mid * 8 + 8);
-		size_t len = (size_t)(b - a), n = ZN_MIN(len, path_len);
-		int c = n ? memcmp(bytes + a, path, n) : 0;
+		const char *s;
+		size_t len;
+		RETURN_IF_ERROR(get_str(r, ZN_COL_PATH_OFFSETS, mid, &s, &len));
+		size_t n = ZN_MIN(len, path_len);
+		int c = n ? memcmp(s, path, n) : 0;
 		if (!c)
 			c = len < path_len ? -1 : len > path_len ? 1 : 0;
 		if (!c) {
@@ -328,12 +348,21 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
 	SAFETY_CHECK(ZN_SUM_OK(XXH3_64bits(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
 	r->cache_block = UINT64_MAX;
-	ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
-	ZSTD_outBuffer out = {r->cache, need, 0};
-	ZSTD_inBuffer in = {src, bi->csize, 0};
+	if (!r->sdctx) {
+		/* Decode straight into the cache (no window buffer of its own, no copy): the output
+		 * buffer stays the same across calls, and stopping early is done by feeding the
+		 * input in pieces rather than by a short output buffer. */
+		r->sdctx = zn_dctx_new();
+		SAFETY_CHECK(r->sdctx, ZN_ERR_NOMEM);
+		ZSTD_DCtx_setParameter(r->sdctx, ZSTD_d_stableOutBuffer, 1);
+	}
+	ZSTD_DCtx_reset(r->sdctx, ZSTD_reset_session_only);
+	ZSTD_outBuffer out = {r->cache, bi->usize, 0};
+	ZSTD_inBuffer in = {src, 0, 0};
 	while (out.pos < need) {
 		size_t in0 = in.pos, out0 = out.pos;
-		size_t ret = ZSTD_decompressStream(r->dctx, &out, &in);
+		in.size = ZN_MIN(bi->csize, in.size + (64 << 10));
+		size_t ret = ZSTD_decompressStream(r->sdctx, &out, &in);
 		SAFETY_CHECK(!ZSTD_isError(ret), ZN_ERR_CORRUPT);
 		/* The frame ended early, or no progress at all: truncated or crafted. */
 		if (out.pos < need)
@@ -354,29 +383,29 @@ struct content_loc {
 
 static zn_result content_loc(struct zn_reader *r, uint64_t i, struct content_loc *c)
 {
-	const uint8_t *type = zn_col(r, ZN_COL_TYPE);
-	SAFETY_CHECK(type && i < r->nentries, ZN_ERR_CORRUPT);
-	if (type[i] == ZN_TYPE_HARDLINK) {
+	const uint8_t *type = zn_row(r, ZN_COL_TYPE, i);
+	SAFETY_CHECK(type, ZN_ERR_CORRUPT);
+	if (*type == ZN_TYPE_HARDLINK) {
 		const char *link;
 		size_t len;
 		RETURN_IF_ERROR(get_str(r, ZN_COL_LINK_OFFSETS, i, &link, &len));
 		SAFETY_CHECK(len > 0, ZN_ERR_CORRUPT);
 		RETURN_IF_ERROR(zn_reader_find(r, link, len, &i));
-		SAFETY_CHECK(type[i] == ZN_TYPE_FILE, ZN_ERR_CORRUPT);
+		type = zn_row(r, ZN_COL_TYPE, i);
+		SAFETY_CHECK(type && *type == ZN_TYPE_FILE, ZN_ERR_CORRUPT);
 	}
-	if (type[i] != ZN_TYPE_FILE)
-		return ZN_ERR_INVALID_ARG;
-	const uint8_t *sz = zn_col(r, ZN_COL_SIZE), *fb = zn_col(r, ZN_COL_FIRST_BLOCK),
-		      *bo = zn_col(r, ZN_COL_BLOCK_OFFSET);
+	if (*type != ZN_TYPE_FILE)
+		return *type <= ZN_TYPE_HARDLINK ? ZN_ERR_INVALID_ARG : ZN_ERR_CORRUPT;
+	const uint8_t *sz = zn_row(r, ZN_COL_SIZE, i), *fb = zn_row(r, ZN_COL_FIRST_BLOCK, i),
+		      *bo = zn_row(r, ZN_COL_BLOCK_OFFSET, i);
 	SAFETY_CHECK(sz && fb && bo, ZN_ERR_CORRUPT);
-	c->size = zn_get_le64(sz + i * 8);
-	c->first_block = zn_get_le32(fb + i * 4);
-	c->block_offset = zn_get_le32(bo + i * 4);
+	c->size = zn_get_le64(sz);
+	c->first_block = zn_get_le32(fb);
+	c->block_offset = zn_get_le32(bo);
 	c->sha = NULL;
 	if (r->digest == ZN_DIGEST_SHA256) {
-		const uint8_t *sha = zn_col(r, ZN_COL_SHA256);
-		SAFETY_CHECK(sha, ZN_ERR_CORRUPT);
-		c->sha = sha + i * 32;
+		c->sha = zn_row(r, ZN_COL_SHA256, i);
+		SAFETY_CHECK(c->sha, ZN_ERR_CORRUPT);
 	}
 	return ZN_OK;
 }

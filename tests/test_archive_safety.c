@@ -58,7 +58,15 @@ static char *make(const char *name, const struct ent *ents, int n, const char *f
 				hits++;
 			}
 		CHECK(hits > 0);
-		zn_put_le64(foot + 16, XXH3_64bits(a + ioff, isz));
+		/* Recompute the index page checksums and the footer's checksum of them. */
+		uint64_t npages = (isz + ZN_IX_PAGE - 1) / ZN_IX_PAGE;
+		uint8_t *sums = a + ioff + isz;
+		for (uint64_t pg = 0; pg < npages; pg++) {
+			uint64_t plen = isz - pg * ZN_IX_PAGE < ZN_IX_PAGE ? isz - pg * ZN_IX_PAGE
+									  : ZN_IX_PAGE;
+			zn_put_le64(sums + pg * 8, XXH3_64bits(a + ioff + pg * ZN_IX_PAGE, plen));
+		}
+		zn_put_le64(foot + 16, XXH3_64bits(sums, npages * 8));
 		zn_put_le64(foot + 48, XXH3_64bits(foot, 48));
 		CHECK(tu_write_file(path, a, len) == 0);
 		free(a);
