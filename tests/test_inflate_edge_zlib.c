@@ -1218,6 +1218,58 @@ static void api_cases(void)
 		        zn_result_name(r9), done, used2, olen2);
 		n_failed++;
 	}
+	/* start_raw at every bit offset, fed in small chunks (a parallel decoder resuming from a
+	 * pipe hands over whatever it has). The stream: k junk bits, then a fixed block whose
+	 * matches reach into the window. */
+	for (unsigned k = 0; k < 8; k++) {
+		struct bs sb = {0};
+		bs_bits(&sb, 0x55, k);
+		put_fixed_header(&sb, 1);
+		static const char msg[] = "hello, window";
+		for (size_t i = 0; i < sizeof(msg) - 1; i++)
+			hcode_put(&sb, &FL, (uint8_t)msg[i]);
+		put_match(&sb, &FL, &FD, 40, 20, 0); /* 7 bytes back into the window */
+		put_match(&sb, &FL, &FD, 100, 13, 0);
+		hcode_put(&sb, &FL, 256);
+		bs_align(&sb);
+		uint8_t want[153];
+		memcpy(want, msg, 13);
+		for (int i = 13; i < 53; i++) /* the window's last 7 bytes, then the output */
+			want[i] = i < 20 ? win[32768 - 7 + i - 13] : want[i - 20];
+		for (int i = 53; i < 153; i++)
+			want[i] = want[i - 13];
+		for (size_t chunk = 1; chunk <= 9; chunk++) {
+			CHECK_OK(zn_inflate_stream_start_raw(dec[0], k, win, 32768));
+			uint8_t got[200];
+			size_t pos = 0, opos = 0, u2, ol2;
+			int fin = 0;
+			zn_result rr = ZN_OK;
+			while (!fin && rr == ZN_OK) {
+				size_t c = ZN_MIN(chunk, sb.len - pos);
+				uint8_t *g = tu_guard_alloc(c);
+				memcpy(g, sb.buf + pos, c);
+				rr = zn_inflate_stream(dec[0], g, c, pos + c == sb.len, &used, &o,
+				                       &olen, &fin);
+				tu_guard_free(g, c);
+				if (opos + ol2 <= sizeof(got) && ol2)
+					memcpy(got + opos, o, ol2);
+				opos += ol2;
+				pos += u2;
+			}
+			if (rr != ZN_OK || opos != sizeof(want) ||
+			    memcmp(got, want, sizeof(want))) {
+				char name[64];
+				snprintf(name, sizeof(name), "raw/start_raw_bit%u_chunks_of_%zu", k,
+				         chunk);
+				fprintf(stderr,
+				        "CASE FAILED %-34s stream: %s, %zu bytes (want ZN_OK, "
+				        "%zu)\n",
+				        name, zn_result_name(rr), opos, sizeof(want));
+				n_failed++;
+			}
+		}
+		bs_free(&sb);
+	}
 	/* The same distance with a 2-byte window is too far. */
 	CHECK_OK(zn_inflate_stream_start_raw(dec[0], 3, win + 32768 - 2, 2));
 	zn_result r = zn_inflate_stream(dec[0], b.buf, b.len, 1, &used, &o, &olen, &done);
