@@ -59,6 +59,7 @@ struct zn_inflater {
 	int format;
 	zn_fastloop_fn fastloop;
 	const char *fastloop_name;
+	zn_pair_fn pair;
 
 	/* Stream state. */
 	enum state st;
@@ -379,7 +380,7 @@ static zn_result read_dynamic_header(struct zn_inflater *d, struct io *io)
 			refill_careful(io);
 		pre[order[i]] = (uint8_t)get_bits(io, 3);
 	}
-	RETURN_IF_ERROR(zn_build_decode_table(d->precode, pre, 19, ZN_CODE_PRECODE));
+	RETURN_IF_ERROR(zn_build_decode_table(d->precode, pre, 19, ZN_CODE_PRECODE, NULL));
 
 	const unsigned n = hlit + hdist;
 	for (unsigned i = 0; i < n;) {
@@ -407,8 +408,8 @@ static zn_result read_dynamic_header(struct zn_inflater *d, struct io *io)
 		i += rep;
 	}
 	SAFETY_CHECK(lens[256] != 0, ZN_ERR_BAD_CODE_LENGTHS); /* no end-of-block code */
-	RETURN_IF_ERROR(zn_build_decode_table(d->litlen_dyn, lens, hlit, ZN_CODE_LITLEN));
-	RETURN_IF_ERROR(zn_build_decode_table(d->dist_dyn, lens + hlit, hdist, ZN_CODE_DIST));
+	RETURN_IF_ERROR(zn_build_decode_table(d->litlen_dyn, lens, hlit, ZN_CODE_LITLEN, d->pair));
+	RETURN_IF_ERROR(zn_build_decode_table(d->dist_dyn, lens + hlit, hdist, ZN_CODE_DIST, NULL));
 	d->litlen = d->litlen_dyn;
 	d->dist = d->dist_dyn;
 	return ZN_OK;
@@ -490,20 +491,19 @@ static int decode_careful(struct zn_inflater *d, struct io *io)
 			return R_OUT;
 		refill_careful(io);
 		uint32_t e = litlen[io->bitbuf & ((1u << LITLEN_TABLEBITS) - 1)];
-		if ((int32_t)e >= 0 && (e & HD_SUBTABLE)) { /* literals use bits 8..15 otherwise */
+		if (!(e & HD_LIT_MASK) && (e & HD_SUBTABLE)) { /* literals use bits 8.. otherwise */
 			get_bits(io, e & 0xff);
 			e = litlen[(e >> 16) + (io->bitbuf & ((1u << ((e >> 8) & 15)) - 1))];
 		}
-		if ((int32_t)e < 0) {
-			get_bits(io, e & 0xff);
+		if (e & HD_LIT_MASK) {
+			get_bits(io, e & 63);
 			if (overran(io))
 				return fail(d, ZN_ERR_TRUNCATED);
-			unsigned n = 1 + ((e >> 24) & 1);
+			unsigned n = (e >> 6) & 3;
 			if ((size_t)(io->out_end - io->out) < n)
 				return fail(d, ZN_ERR_OUTPUT_FULL);
-			io->out[0] = (uint8_t)(e >> 8);
-			if (n == 2)
-				io->out[1] = (uint8_t)(e >> 16);
+			for (unsigned k = 0; k < n; k++)
+				io->out[k] = (uint8_t)(e >> (8 + 8 * k));
 			io->out += n;
 			continue;
 		}
@@ -574,7 +574,7 @@ static int decode_huffman(struct zn_inflater *d, struct io *io)
 		fl = d->fastloop(&c);
 		io->in = c.in;
 		io->bitbuf = c.bitbuf;
-		io->bitsleft = c.bitsleft;
+		io->bitsleft = c.bitsleft & 63;
 		io->out = c.out;
 		if (fl == FL_LIMIT && chunk_limit && c.out >= chunk_limit && c.in < c.in_limit) {
 			update_check(d, c.out);
@@ -692,6 +692,7 @@ zn_result zn_inflater_new(struct zn_inflater **out, int format)
 	SAFETY_CHECK(d, ZN_ERR_NOMEM);
 	d->format = format;
 	d->fastloop = zn_select_fastloop(zn_cpu_features(), &d->fastloop_name);
+	d->pair = zn_select_pair(zn_cpu_features());
 	reset_state(d);
 	*out = d;
 	return ZN_OK;

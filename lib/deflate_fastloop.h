@@ -46,7 +46,7 @@ static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
 	} while (0)
 #define CONSUME(e)                                                                                 \
 	do {                                                                                       \
-		bitbuf >>= (uint8_t)(e);                                                           \
+		bitbuf >>= (e)&63;                                                                 \
 		bitsleft -= (e);                                                                   \
 	} while (0)
 #define LITLEN_MASK ((1u << LITLEN_TABLEBITS) - 1)
@@ -57,29 +57,29 @@ static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
 	REFILL();
 	entry = litlen[bitbuf & LITLEN_MASK];
 	for (;;) {
-		if ((int32_t)entry < 0) {
-			/* Literals: up to three root entries per refill (3 x 11 bits), each one
-			 * or two bytes, stored as one 16-bit word (the fast loop's output slack
-			 * absorbs the spare byte) with no branch on the count. The next entry is
+		if (entry & HD_LIT_MASK) {
+			/* Literals: up to three root entries per refill (3 x 12 bits), each one
+			 * to three bytes, stored as one 32-bit word (the fast loop's output slack
+			 * absorbs the spare bytes) with no branch on the count. The next entry is
 			 * looked up before the store. */
 			uint32_t lit;
 			CONSUME(entry);
 			lit = entry;
 			entry = litlen[bitbuf & LITLEN_MASK];
-			zn_put_le16(out, (uint16_t)(lit >> 8));
-			out += 1 + ((lit >> 24) & 1);
-			if ((int32_t)entry < 0) {
+			zn_put_le32(out, lit >> 8);
+			out += (lit >> 6) & 3;
+			if (entry & HD_LIT_MASK) {
 				CONSUME(entry);
 				lit = entry;
 				entry = litlen[bitbuf & LITLEN_MASK];
-				zn_put_le16(out, (uint16_t)(lit >> 8));
-				out += 1 + ((lit >> 24) & 1);
-				if ((int32_t)entry < 0) {
+				zn_put_le32(out, lit >> 8);
+				out += (lit >> 6) & 3;
+				if (entry & HD_LIT_MASK) {
 					CONSUME(entry);
 					lit = entry;
 					entry = litlen[bitbuf & LITLEN_MASK];
-					zn_put_le16(out, (uint16_t)(lit >> 8));
-					out += 1 + ((lit >> 24) & 1);
+					zn_put_le32(out, lit >> 8);
+					out += (lit >> 6) & 3;
 				}
 			}
 			goto next;
@@ -94,7 +94,7 @@ static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
 				goto bad_symbol;
 			CONSUME(entry);
 			entry = litlen[(entry >> 16) + (bitbuf & ((1u << ((entry >> 8) & 15)) - 1))];
-			if ((int32_t)entry < 0) {
+			if (entry & HD_LIT_MASK) {
 				CONSUME(entry);
 				*out++ = (uint8_t)(entry >> 8);
 				entry = litlen[bitbuf & LITLEN_MASK];
@@ -137,7 +137,7 @@ static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
 out:
 	c->in = in;
 	c->bitbuf = bitbuf;
-	c->bitsleft = (uint8_t)bitsleft;
+	c->bitsleft = bitsleft; /* bits 6.. are garbage: the caller masks */
 	c->out = out;
 	return ret;
 bad_symbol:

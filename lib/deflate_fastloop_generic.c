@@ -56,4 +56,10 @@ zn_fastloop_fn zn_select_fastloop(uint32_t features, const char **name)
 		*name = "generic";
 	return zn_fastloop_generic;
 }
+
+zn_pair_fn zn_select_pair(uint32_t features)
+{
+	(void)features;
+	return zn_pair_literals_generic;
+}
 #endif

@@ -10,28 +10,31 @@
  * extra bits:
  *
  *   bits  0..7   bits to consume: codeword length + extra-bit count (subtable pointer: the
- *                root table's bits)
+ *                root table's bits); at most 28, so bits 6..7 are free (literal count below)
  *   bits  8..11  codeword length: the extra bits start after it (subtable pointer: the
  *                subtable's index bits)
  *   bit  13      end of block            } only together with bit 15; for ordinary length and
  *   bit  14      subtable pointer        } distance entries bits 12..15 are zero, so
  *   bit  15      exceptional             } (entry >> 8) & 63 is the codeword length
  *   bits 16..31  length base, distance base, precode symbol or subtable start
- *   bit  31      literal; tested as a sign bit. A literal entry holds the byte in bits 8..15
- *                and, in the literal/length root table, possibly a second literal whose
- *                codeword follows within the root's 11 bits: then bit 24 is set, the byte is
- *                in bits 16..23 and bits 0..7 count both codewords. The fast loop stores bits
- *                8..23 as one 16-bit word and advances by 1 + bit 24.
+ *
+ * Literal entries are told apart by bits 6..7, which hold their number of literals (1..3;
+ * 0 in every other entry): bits 0..5 count the bits of all their codewords and bits 8..31 hold
+ * up to three bytes. In the literal/length root table, where the bits after a literal's
+ * codeword (within the root's 12) hold whole further literal codewords, one entry yields them
+ * all; the fast loop stores bits 8..31 as one 32-bit word and advances by the count. Consuming
+ * subtracts the whole entry from `bitsleft`, whose bits above 5 are garbage anyway, and shifts
+ * by bits 0..5 (x86 shifts use only those).
  *
  * An exceptional entry with neither bit 13 nor 14 is invalid: a code unused by an incomplete
  * code, literal/length 286/287 or distance 30/31.
  */
-#define HD_LITERAL  0x80000000u
+#define HD_LIT_ONE  0x00000040u
+#define HD_LIT_MASK 0x000000c0u
 #define HD_EXC	    0x00008000u
 #define HD_SUBTABLE 0x00004000u
 #define HD_EOB	    0x00002000u
 #define HD_INVALID  HD_EXC
-#define HD_LIT2	    0x01000000u
 
 #ifndef ZN_LITLEN_TABLEBITS /* overridable for A/B measurements */
 #define ZN_LITLEN_TABLEBITS 12
@@ -78,10 +81,17 @@ zn_fastloop_fn zn_select_fastloop(uint32_t features, const char **name);
 /* The portable C fast loop (every target). */
 int zn_fastloop_generic(struct zn_fast_ctx *c);
 
-/* Table building (deflate_tables.c). `lens` holds one codeword length per symbol. */
+/* Joins literals in a literal/length root table (see deflate_tables.c): the portable version
+ * and, where the CPU has them, vector versions; chosen once per decoder object. */
+typedef void (*zn_pair_fn)(uint32_t *table, const uint8_t *lens, const uint16_t *rev_of);
+void zn_pair_literals_generic(uint32_t *table, const uint8_t *lens, const uint16_t *rev_of);
+zn_pair_fn zn_select_pair(uint32_t features);
+
+/* Table building (deflate_tables.c). `lens` holds one codeword length per symbol. `pair`
+ * (literal/length tables only; may be NULL) joins literals when the code makes it worthwhile. */
 enum zn_code_kind { ZN_CODE_LITLEN, ZN_CODE_DIST, ZN_CODE_PRECODE };
 zn_result zn_build_decode_table(uint32_t *table, const uint8_t *lens, unsigned nsyms,
-				enum zn_code_kind kind);
+				enum zn_code_kind kind, zn_pair_fn pair);
 /* The fixed-Huffman tables of RFC 1951 3.2.6, built once per process and shared read-only. */
 const uint32_t *zn_fixed_litlen_table(void);
 const uint32_t *zn_fixed_dist_table(void);

@@ -13,7 +13,7 @@ static uint32_t litlen_symbol_entry(unsigned sym)
 	static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
 					      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
 	if (sym < 256)
-		return HD_LITERAL | (sym << 8);
+		return HD_LIT_ONE | (sym << 8);
 	if (sym == 256)
 		return HD_EXC | HD_EOB;
 	if (sym < 286)
@@ -50,22 +50,13 @@ static uint32_t symbol_entry(enum zn_code_kind kind, unsigned sym)
  * to bits 8..11 and is added to the extra-bit count in bits 0..7. Invalid symbols stay invalid. */
 static uint32_t place_entry(uint32_t sym_entry, unsigned len)
 {
-	if (sym_entry & HD_LITERAL)
+	if (sym_entry & HD_LIT_MASK)
 		return sym_entry + len;
 	if ((sym_entry & HD_EXC) && !(sym_entry & HD_EOB))
 		return sym_entry;
 	return sym_entry + (len << 8) + len;
 }
 
-/*
- * Pair literals in the literal/length root table: where the bits after a literal's codeword
- * (within the 11 looked up) hold a whole second literal codeword, the entry yields both, so
- * runs of literals take half the lookups. Entry i's second codeword starts at bit l1 of i, so
- * its decoding is entry i >> l1 -- valid when that codeword fits in the 11 - l1 bits left.
- * Going downwards, i >> l1 < i has not been paired yet, so the pass needs no copy.
- * Cost: ~2048 branch-free steps per dynamic block (about 5% of decoding a typical 30-100 KB
- * block); gain: see docs/BENCHMARKS.md (literal-heavy corpora).
- */
 /*
  * Pairing pays only when literal pairs fit in the root often. The probability that a position
  * starting with a literal codeword holds two that fit is about sum over a + b <= 12 of
@@ -86,15 +77,38 @@ static int worth_pairing(const uint8_t *lens)
 	return p >= (1u << 27);
 }
 
-static void pair_literals(uint32_t *t)
+/*
+ * Join literals in the literal/length root table: where the bits after a literal's codeword
+ * (within the 12 looked up) hold one or two whole further literal codewords, the entry yields
+ * them all, so runs of literals take a half or a third of the lookups. The entries that start
+ * with literal s (l1 bits, reversed code r) are r | k << l1 for every k of the 12 - l1 bits
+ * after it; those bits decode as single[k] (valid when its codeword fits in them), and the
+ * bits after that as single[k >> l2]. Visiting only literal-first entries, reading `single`
+ * contiguously, this costs ~15 instructions per entry; the first version, which walked all
+ * 4096 entries with two dependent table lookups each, cost 2.5x as much and ate the gain on
+ * small blocks (base64: 45% of all instructions in table building).
+ */
+void zn_pair_literals_generic(uint32_t *t, const uint8_t *lens, const uint16_t *rev_of)
 {
-	for (unsigned i = 1u << LITLEN_TABLEBITS; i-- > 0;) {
-		uint32_t e1 = t[i];
-		unsigned l1 = e1 & 0x1f;
-		uint32_t e2 = t[i >> l1];
-		uint32_t both = e1 + (e2 & 0xff) + ((e2 & 0xff00) << 8) + HD_LIT2;
-		int ok = (int32_t)(e1 & e2) < 0 && l1 + (e2 & 0xff) <= LITLEN_TABLEBITS;
-		t[i] = ok ? both : e1;
+	uint32_t single[1u << (LITLEN_TABLEBITS - 1)];
+	memcpy(single, t, sizeof(single));
+	for (unsigned s = 0; s < 256; s++) {
+		const unsigned l1 = lens[s];
+		if (l1 == 0 || l1 >= LITLEN_TABLEBITS)
+			continue;
+		const unsigned room = LITLEN_TABLEBITS - l1, r = rev_of[s];
+		const uint32_t e1 = single[r] + HD_LIT_ONE;
+		for (unsigned k = 0; k < (1u << room); k++) {
+			uint32_t e2 = single[k];
+			unsigned l2 = e2 & 15;
+			uint32_t e3 = single[k >> l2];
+			unsigned l3 = e3 & 15;
+			uint32_t two = e1 + l2 + ((e2 & 0xff00) << 8);
+			uint32_t three = two + l3 + ((e3 & 0xff00) << 16) + HD_LIT_ONE;
+			int ok2 = (e2 & HD_LIT_MASK) && l2 <= room;
+			int ok3 = ok2 && (e3 & HD_LIT_MASK) && l2 + l3 <= room;
+			t[r | (k << l1)] = ok3 ? three : ok2 ? two : e1 - HD_LIT_ONE;
+		}
 	}
 }
 
@@ -123,7 +137,7 @@ static unsigned next_reversed(unsigned rev, unsigned len)
  * replicated entry scattered across the table.
  */
 zn_result zn_build_decode_table(uint32_t *table, const uint8_t *lens, unsigned nsyms,
-				enum zn_code_kind kind)
+				enum zn_code_kind kind, zn_pair_fn pair)
 {
 	const unsigned tablebits = kind == ZN_CODE_LITLEN ? LITLEN_TABLEBITS
 				   : kind == ZN_CODE_DIST  ? DIST_TABLEBITS
@@ -132,7 +146,7 @@ zn_result zn_build_decode_table(uint32_t *table, const uint8_t *lens, unsigned n
 				: kind == ZN_CODE_DIST ? DIST_ENOUGH
 						       : 1u << PRECODE_TABLEBITS;
 	unsigned count[16] = {0}, offs[16];
-	uint16_t sorted[DEFLATE_NUM_LITLEN];
+	uint16_t sorted[DEFLATE_NUM_LITLEN], rev_of[DEFLATE_NUM_LITLEN];
 	unsigned max = 0;
 
 	for (unsigned s = 0; s < nsyms; s++)
@@ -172,6 +186,7 @@ zn_result zn_build_decode_table(uint32_t *table, const uint8_t *lens, unsigned n
 		for (unsigned n = count[len]; n; n--) {
 			unsigned s = sorted[idx++];
 			table[rev] = place_entry(symbol_entry(kind, s), len);
+			rev_of[s] = (uint16_t)rev;
 			rev = next_reversed(rev, len);
 		}
 		if (len < tablebits)
@@ -211,8 +226,8 @@ zn_result zn_build_decode_table(uint32_t *table, const uint8_t *lens, unsigned n
 			rev = next_reversed(rev, len);
 		}
 	}
-	if (kind == ZN_CODE_LITLEN && worth_pairing(lens))
-		pair_literals(table);
+	if (kind == ZN_CODE_LITLEN && pair && worth_pairing(lens))
+		pair(table, lens, rev_of);
 	return ZN_OK;
 }
 
@@ -233,10 +248,11 @@ static void build_fixed(void)
 		lens[i] = 7;
 	for (; i < 288; i++)
 		lens[i] = 8;
-	zn_result r = zn_build_decode_table(fixed_litlen, lens, DEFLATE_NUM_LITLEN, ZN_CODE_LITLEN);
+	zn_result r = zn_build_decode_table(fixed_litlen, lens, DEFLATE_NUM_LITLEN, ZN_CODE_LITLEN,
+					    NULL); /* 8- and 9-bit literals never pair */
 	ZN_ASSERT(r == ZN_OK);
 	memset(lens, 5, DEFLATE_NUM_DIST);
-	r = zn_build_decode_table(fixed_dist, lens, DEFLATE_NUM_DIST, ZN_CODE_DIST);
+	r = zn_build_decode_table(fixed_dist, lens, DEFLATE_NUM_DIST, ZN_CODE_DIST, NULL);
 	ZN_ASSERT(r == ZN_OK);
 	(void)r;
 }
