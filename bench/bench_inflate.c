@@ -63,20 +63,21 @@ static void gen_tar(struct buf *b, struct tu_rng *g)
 static void gen_text(struct buf *b, struct tu_rng *g)
 {
 	(void)g;
-	add_command(b, "cat /usr/share/vim/vim*/doc/*.txt /usr/share/common-licenses/* 2>/dev/null");
+	add_command(b,
+	            "cat /usr/share/vim/vim*/doc/*.txt /usr/share/common-licenses/* 2>/dev/null");
 }
 
 static void gen_binaries(struct buf *b, struct tu_rng *g)
 {
 	(void)g;
 	add_command(b, "ls /usr/lib/x86_64-linux-gnu/*.so* /usr/lib/aarch64-linux-gnu/*.so* "
-		       "2>/dev/null | sort | xargs cat 2>/dev/null");
+	               "2>/dev/null | sort | xargs cat 2>/dev/null");
 }
 
 static void gen_base64(struct buf *b, struct tu_rng *g)
 {
 	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	char line[77];
 	while (!buf_full(b)) {
 		for (int i = 0; i < 76; i++)
@@ -96,9 +97,10 @@ static void gen_fastq(struct buf *b, struct tu_rng *g)
 	for (uint64_t id = 1; !buf_full(b); id++) {
 		size_t at = tu_rng_below(g, sizeof(genome) - 150);
 		int n = snprintf(rec, sizeof(rec), "@SRR0000001.%llu read%llu length=150\n",
-				 (unsigned long long)id, (unsigned long long)id);
+		                 (unsigned long long)id, (unsigned long long)id);
 		for (int i = 0; i < 150; i++)
-			rec[n + i] = tu_rng_below(g, 100) ? genome[at + i] : "ACGTN"[tu_rng_below(g, 5)];
+			rec[n + i] =
+			        tu_rng_below(g, 100) ? genome[at + i] : "ACGTN"[tu_rng_below(g, 5)];
 		n += 150;
 		n += snprintf(rec + n, sizeof(rec) - (size_t)n, "\n+\n");
 		for (int i = 0; i < 150; i++)
@@ -136,10 +138,13 @@ static const struct corpus {
 	const char *name;
 	void (*gen)(struct buf *, struct tu_rng *);
 } corpora[] = {
-	{"tar-usr-include", gen_tar},	{"english-text", gen_text},
-	{"x86-64-so", gen_binaries},	{"base64", gen_base64},
-	{"fastq", gen_fastq},		{"int64-runs", gen_int64_runs},
-	{"int64-deltas", gen_int64_deltas},
+        {"tar-usr-include", gen_tar},
+        {"english-text", gen_text},
+        {"x86-64-so", gen_binaries},
+        {"base64", gen_base64},
+        {"fastq", gen_fastq},
+        {"int64-runs", gen_int64_runs},
+        {"int64-deltas", gen_int64_deltas},
 };
 
 /* ---- decoders ---- */
@@ -150,7 +155,7 @@ static struct zn_inflater *zn;
 static struct libdeflate_decompressor *ld;
 
 static int decode(int which, const uint8_t *in, size_t in_len, uint8_t *out, size_t cap,
-		  size_t *out_len)
+                  size_t *out_len)
 {
 	switch (which) {
 	case D_ZNIPPY: {
@@ -161,9 +166,9 @@ static int decode(int which, const uint8_t *in, size_t in_len, uint8_t *out, siz
 	}
 	case D_LIBDEFLATE:
 		return libdeflate_gzip_decompress(ld, in, in_len, out, cap, out_len) ==
-				       LIBDEFLATE_SUCCESS
-			       ? 0
-			       : -1;
+		                       LIBDEFLATE_SUCCESS
+		               ? 0
+		               : -1;
 	case D_ISAL: {
 		struct inflate_state st;
 		isal_inflate_init(&st);
@@ -237,11 +242,12 @@ int main(int argc, char **argv)
 			json = argv[++i];
 		else {
 			fprintf(stderr, "usage: bench_inflate [-m MB] [-r REPS] [-l LEVELS] "
-					"[-c CORPUS,...] [-j out.json]\n");
+			                "[-c CORPUS,...] [-j out.json]\n");
 			return 2;
 		}
 	}
-	if (zn_inflater_new(&zn, ZN_FORMAT_GZIP) != ZN_OK || !(ld = libdeflate_alloc_decompressor()))
+	if (zn_inflater_new(&zn, ZN_FORMAT_GZIP) != ZN_OK ||
+	    !(ld = libdeflate_alloc_decompressor()))
 		return 1;
 	const char *zn_inflater_kernel_name(const struct zn_inflater *d);
 	FILE *jf = json ? fopen(json, "w") : NULL;
@@ -270,7 +276,8 @@ int main(int argc, char **argv)
 			continue;
 		for (const char *lv = levels; *lv; lv++) {
 			int level = *lv - '0';
-			size_t clen = gzip_compress(orig.p, orig.len, comp, cap + cap / 10 + 65536, level);
+			size_t clen = gzip_compress(orig.p, orig.len, comp, cap + cap / 10 + 65536,
+			                            level);
 			if (!clen) {
 				fprintf(stderr, "compression failed\n");
 				return 1;
@@ -284,8 +291,8 @@ int main(int argc, char **argv)
 				memset(out, 0, orig.len);
 				if (decode(d, comp, clen, out, orig.len + 4096, &olen) ||
 				    olen != orig.len || memcmp(out, orig.p, olen)) {
-					fprintf(stderr, "%s: wrong output on %s level %d\n", dnames[d],
-						corpora[c].name, level);
+					fprintf(stderr, "%s: wrong output on %s level %d\n",
+					        dnames[d], corpora[c].name, level);
 					return 1;
 				}
 			}
@@ -309,22 +316,25 @@ int main(int argc, char **argv)
 			lsum_ld += log(mbs[0] / mbs[1]);
 			lsum_isal += log(mbs[0] / mbs[2]);
 			nres++;
-			printf("| %s | %d | %.1f | %.2f | %.0f | %.0f | %.0f | %.0f | %.3f | %.3f |\n",
+			printf("| %s | %d | %.1f | %.2f | %.0f | %.0f | %.0f | %.0f | %.3f | %.3f "
+			       "|\n",
 			       corpora[c].name, level, (double)orig.len / 1e6,
 			       (double)orig.len / (double)clen, mbs[0], mbs[1], mbs[2], mbs[3],
 			       mbs[0] / mbs[1], mbs[0] / mbs[2]);
 			fflush(stdout);
 			if (jf)
 				fprintf(jf,
-					"%s{\"corpus\": \"%s\", \"level\": %d, \"bytes\": %zu, "
-					"\"compressed\": %zu, \"znippy\": %.1f, \"libdeflate\": %.1f, "
-					"\"isal\": %.1f, \"zlib\": %.1f}\n",
-					nres > 1 ? "," : "", corpora[c].name, level, orig.len, clen,
-					mbs[0], mbs[1], mbs[2], mbs[3]);
+				        "%s{\"corpus\": \"%s\", \"level\": %d, \"bytes\": %zu, "
+				        "\"compressed\": %zu, \"znippy\": %.1f, \"libdeflate\": "
+				        "%.1f, "
+				        "\"isal\": %.1f, \"zlib\": %.1f}\n",
+				        nres > 1 ? "," : "", corpora[c].name, level, orig.len, clen,
+				        mbs[0], mbs[1], mbs[2], mbs[3]);
 		}
 	}
 	if (nres) {
-		printf("| **geometric mean** | | | | %.0f | %.0f | %.0f | %.0f | **%.3f** | **%.3f** |\n",
+		printf("| **geometric mean** | | | | %.0f | %.0f | %.0f | %.0f | **%.3f** | "
+		       "**%.3f** |\n",
 		       exp(lsum[0] / nres), exp(lsum[1] / nres), exp(lsum[2] / nres),
 		       exp(lsum[3] / nres), exp(lsum_ld / nres), exp(lsum_isal / nres));
 	}

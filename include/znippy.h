@@ -335,8 +335,11 @@ ZN_API zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len
  * `in_final` = 1 when no input follows them. On return *in_used bytes were consumed (the caller
  * passes in+*in_used onwards next time), and *out, *out_len describe decoded bytes held in the
  * object, valid until the next call on `d`. *done becomes 1 when the stream has ended (raw/zlib:
- * after the final block / trailer, with any further input left unconsumed; gzip: after the last
- * member, once the input's end or trailing garbage shows there is no further member). Each call
+ * after the final block / trailer; gzip: after the last member, once the input's end or trailing
+ * garbage shows there is no further member); bytes after the end (or the garbage) passed in that
+ * call are not counted in *in_used, and zn_inflate_stream_position() then gives the exact input
+ * position where the stream (or the garbage) ends/starts, even when the bytes after it arrived in
+ * earlier calls. Each call
  * makes progress: it consumes all input, or produces output, or finishes. Errors are sticky: after
  * one, every call returns it again until a reset. With in_final = 1, an input that ends before the
  * stream does gives ZN_ERR_TRUNCATED. */
@@ -348,8 +351,10 @@ ZN_API zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t
 				   int *done);
 
 /* Totals of the current stream: input bytes consumed and output bytes produced so far (counting
- * bytes the decoder has taken into its internal buffers). After an error, *in_pos is the input
- * byte where the fault was found and *out_pos the output produced before it. Either may be NULL. */
+ * bytes the decoder has taken into its internal buffers). Once the stream has ended, *in_pos is
+ * its exact length in bytes (gzip with trailing garbage: the offset of the garbage). After an
+ * error, *in_pos is about the input byte where the fault was found (within the 8 bytes read
+ * ahead) and *out_pos the output produced before it. Either may be NULL. */
 ZN_API void zn_inflate_stream_position(const struct zn_inflater *d, uint64_t *in_pos,
 				       uint64_t *out_pos);
 

@@ -17,12 +17,20 @@
  * FASTLOOP_OUT_MARGIN output bytes are available; a careful symbol-at-a-time loop finishes the
  * rest. Past the end of a final input, the careful refill supplies zero bytes and counts them
  * (`overrun`); consuming any of them means the input was truncated.
+ *
+ * For the parallel gzip decoder, a stream can start at any block boundary with a known window
+ * (zn_inflate_stream_start_raw). Decoding with an *unknown* window (finding a block boundary by
+ * trial, then decoding while back-references into the missing 32 KiB are recorded as markers
+ * to be resolved once the previous chunk's tail is known) is meant to plug in here as another
+ * instantiation of the fast-loop template whose output symbols are 16 bits wide and whose
+ * distance check allows the 32 KiB before out_base; the engine, the block parser and the table
+ * builder stay as they are. It is not written yet.
  */
 
-#define WIN_HIST      32768u
-#define WIN_OUT	      (256u * 1024)
-#define WIN_SIZE      (WIN_HIST + WIN_OUT)
-#define STAGE_CAP     4096u
+#define WIN_HIST  32768u
+#define WIN_OUT   (256u * 1024)
+#define WIN_SIZE  (WIN_HIST + WIN_OUT)
+#define STAGE_CAP 4096u
 /* The longest dynamic block header is under 600 bytes; a block header is only started in
  * streaming mode when this much input is buffered, so header parsing never suspends. */
 #define HEADER_MARGIN 1024u
@@ -66,7 +74,7 @@ struct zn_inflater {
 	int last_block;
 	uint32_t stored_left;
 	const uint32_t *litlen, *dist; /* the fixed tables or litlen_dyn/dist_dyn */
-	unsigned hdr_step;	       /* progress through a gzip/zlib header or a trailer */
+	unsigned hdr_step;             /* progress through a gzip/zlib header or a trailer */
 	unsigned gz_flags;
 	uint32_t field_left;
 	uint32_t hcrc;
@@ -78,9 +86,10 @@ struct zn_inflater {
 	uint32_t isize;
 	const uint8_t *ck; /* output before this is in `check` */
 	uint64_t members;
-	zn_result err;	      /* sticky error */
-	zn_result end_result; /* ZN_OK or ZN_ERR_TRAILING_GARBAGE once the stream ended */
-	uint64_t in_total, out_total, err_in;
+	zn_result err;         /* sticky error */
+	zn_result end_result;  /* ZN_OK or ZN_ERR_TRAILING_GARBAGE once the stream ended */
+	uint32_t garbage_back; /* bytes read that turned out to be trailing garbage */
+	uint64_t in_total, out_total, err_in, end_in;
 
 	/* Bits carried between streaming calls. */
 	uint64_t bitbuf;
@@ -163,7 +172,8 @@ static int get_byte(struct io *io, uint8_t *b)
 	return io->final ? -1 : 0;
 }
 
-/* ---- checksums -------------------------------------------------------------------------------- */
+/* ---- checksums --------------------------------------------------------------------------------
+ */
 
 static void update_check(struct zn_inflater *d, const uint8_t *upto)
 {
@@ -191,7 +201,8 @@ static int fail(struct zn_inflater *d, zn_result r)
 	return R_ERR;
 }
 
-/* ---- containers ------------------------------------------------------------------------------- */
+/* ---- containers -------------------------------------------------------------------------------
+ */
 
 static int read_zlib_header(struct zn_inflater *d, struct io *io)
 {
@@ -207,7 +218,7 @@ static int read_zlib_header(struct zn_inflater *d, struct io *io)
 	if (g < 0)
 		return fail(d, ZN_ERR_TRUNCATED);
 	SAFETY_CHECK((cmf & 0x0f) == 8 && (cmf >> 4) <= 7 && ((cmf << 8) | flg) % 31 == 0,
-		     fail(d, ZN_ERR_BAD_HEADER));
+	             fail(d, ZN_ERR_BAD_HEADER));
 	SAFETY_CHECK(!(flg & 0x20), fail(d, ZN_ERR_UNSUPPORTED)); /* FDICT */
 	start_member(d, io);
 	return R_CONT;
@@ -245,8 +256,10 @@ static int read_gzip_header(struct zn_inflater *d, struct io *io)
 		if (g == 0)
 			return R_IN;
 		if (g < 0) {
-			if (d->subsequent && step <= 1)
+			if (d->subsequent && step <= 1) {
+				d->garbage_back = step; /* the 0x1f read already */
 				goto garbage;
+			}
 			return fail(d, ZN_ERR_TRUNCATED);
 		}
 		if (step < 15)
@@ -256,8 +269,10 @@ static int read_gzip_header(struct zn_inflater *d, struct io *io)
 			SAFETY_CHECK(b == 0x1f, fail(d, ZN_ERR_BAD_HEADER));
 			break;
 		case 1:
-			if (b != 0x8b && d->subsequent)
+			if (b != 0x8b && d->subsequent) {
+				d->garbage_back = 2;
 				goto garbage;
+			}
 			SAFETY_CHECK(b == 0x8b, fail(d, ZN_ERR_BAD_HEADER));
 			break;
 		case 2:
@@ -325,6 +340,7 @@ static int next_gzip_member(struct zn_inflater *d, struct io *io)
 			return R_CONT;
 		}
 		d->end_result = ZN_ERR_TRAILING_GARBAGE;
+		d->garbage_back = 1;
 		d->st = ST_END;
 		return R_END;
 	}
@@ -345,7 +361,7 @@ static int read_trailer(struct zn_inflater *d, struct io *io)
 	update_check(d, io->out);
 	if (d->format == ZN_FORMAT_ZLIB) {
 		uint32_t want = ((uint32_t)d->trailer[0] << 24) | ((uint32_t)d->trailer[1] << 16) |
-				((uint32_t)d->trailer[2] << 8) | d->trailer[3];
+		                ((uint32_t)d->trailer[2] << 8) | d->trailer[3];
 		SAFETY_CHECK(want == d->check, fail(d, ZN_ERR_CHECKSUM));
 	} else if (d->format == ZN_FORMAT_GZIP) {
 		SAFETY_CHECK(zn_get_le32(d->trailer) == d->check, fail(d, ZN_ERR_CHECKSUM));
@@ -365,8 +381,8 @@ static int read_trailer(struct zn_inflater *d, struct io *io)
 
 static zn_result read_dynamic_header(struct zn_inflater *d, struct io *io)
 {
-	static const uint8_t order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5,
-					  11, 4,  12, 3, 13, 2, 14, 1, 15};
+	static const uint8_t order[19] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
+	                                  11, 4,  12, 3, 13, 2, 14, 1, 15};
 	uint8_t *lens = d->lens;
 	refill_careful(io);
 	unsigned hlit = get_bits(io, 5) + 257;
@@ -518,7 +534,7 @@ static int decode_careful(struct zn_inflater *d, struct io *io)
 		uint64_t saved = io->bitbuf;
 		get_bits(io, e & 0xff);
 		uint32_t length = (e >> 16) + (uint32_t)((saved & ((1ull << (e & 0xff)) - 1)) >>
-							   ((e >> 8) & 15));
+		                                         ((e >> 8) & 15));
 		uint32_t de = dist[io->bitbuf & ((1u << DIST_TABLEBITS) - 1)];
 		if ((de & HD_EXC) && (de & HD_SUBTABLE)) {
 			get_bits(io, de & 0xff);
@@ -529,11 +545,13 @@ static int decode_careful(struct zn_inflater *d, struct io *io)
 		saved = io->bitbuf;
 		get_bits(io, de & 0xff);
 		uint32_t offset = (de >> 16) + (uint32_t)((saved & ((1ull << (de & 0xff)) - 1)) >>
-							  ((de >> 8) & 15));
+		                                          ((de >> 8) & 15));
 		if (overran(io))
 			return fail(d, ZN_ERR_TRUNCATED);
-		SAFETY_CHECK(offset <= (size_t)(io->out - io->out_base), fail(d, ZN_ERR_BAD_DISTANCE));
-		SAFETY_CHECK(length <= (size_t)(io->out_end - io->out), fail(d, ZN_ERR_OUTPUT_FULL));
+		SAFETY_CHECK(offset <= (size_t)(io->out - io->out_base),
+		             fail(d, ZN_ERR_BAD_DISTANCE));
+		SAFETY_CHECK(length <= (size_t)(io->out_end - io->out),
+		             fail(d, ZN_ERR_OUTPUT_FULL));
 		uint8_t *o = io->out;
 		const uint8_t *src = o - offset;
 		for (uint32_t i = 0; i < length; i++)
@@ -558,8 +576,8 @@ static int decode_huffman(struct zn_inflater *d, struct io *io)
 		c.bitsleft = io->bitsleft;
 		c.out = io->out;
 		c.out_limit = io->out_end - io->out > FASTLOOP_OUT_MARGIN
-				      ? io->out_end - FASTLOOP_OUT_MARGIN
-				      : io->out;
+		                      ? io->out_end - FASTLOOP_OUT_MARGIN
+		                      : io->out;
 		/* Whole-buffer zlib/gzip: stop every CHECK_CHUNK bytes to checksum them while they
 		 * are still in L2, rather than re-reading the whole output from memory at the end
 		 * (streaming checksums each call's output, which is at most 256 KiB, anyway). */
@@ -651,13 +669,14 @@ static uint64_t consumed_bytes(const struct io *io, const uint8_t *in_start)
 	return loaded >= held ? loaded - held : 0;
 }
 
-/* ---- objects and the public API --------------------------------------------------------------- */
+/* ---- objects and the public API ---------------------------------------------------------------
+ */
 
 static void reset_state(struct zn_inflater *d)
 {
 	d->st = d->format == ZN_FORMAT_GZIP   ? ST_GZ_HDR
-		: d->format == ZN_FORMAT_ZLIB ? ST_ZLIB_HDR
-					      : ST_BLOCK_HDR;
+	        : d->format == ZN_FORMAT_ZLIB ? ST_ZLIB_HDR
+	                                      : ST_BLOCK_HDR;
 	d->last_block = 0;
 	d->stored_left = 0;
 	d->hdr_step = 0;
@@ -672,7 +691,8 @@ static void reset_state(struct zn_inflater *d)
 	d->members = 0;
 	d->err = ZN_OK;
 	d->end_result = ZN_OK;
-	d->in_total = d->out_total = d->err_in = 0;
+	d->in_total = d->out_total = d->err_in = d->end_in = 0;
+	d->garbage_back = 0;
 	d->bitbuf = 0;
 	d->bitsleft = d->overrun = 0;
 	d->wpos = d->wflushed = d->base = WIN_HIST;
@@ -686,8 +706,9 @@ zn_result zn_inflater_new(struct zn_inflater **out, int format)
 {
 	SAFETY_CHECK(out, ZN_ERR_INVALID_ARG);
 	*out = NULL;
-	SAFETY_CHECK(format == ZN_FORMAT_RAW || format == ZN_FORMAT_ZLIB || format == ZN_FORMAT_GZIP,
-		     ZN_ERR_INVALID_ARG);
+	SAFETY_CHECK(format == ZN_FORMAT_RAW || format == ZN_FORMAT_ZLIB ||
+	                     format == ZN_FORMAT_GZIP,
+	             ZN_ERR_INVALID_ARG);
 	struct zn_inflater *d = calloc(1, sizeof(*d));
 	SAFETY_CHECK(d, ZN_ERR_NOMEM);
 	d->format = format;
@@ -713,7 +734,7 @@ const char *zn_inflater_kernel_name(const struct zn_inflater *d)
 }
 
 zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len, void *out,
-		     size_t out_cap, struct zn_inflate_info *info)
+                     size_t out_cap, struct zn_inflate_info *info)
 {
 	static uint8_t no_output;
 	SAFETY_CHECK(d && (in || !in_len) && (out || !out_cap), ZN_ERR_INVALID_ARG);
@@ -724,13 +745,13 @@ zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len, void 
 	reset_state(d);
 	const uint8_t *in_start = in;
 	struct io io = {
-		.in = in_start,
-		.in_end = in_start + in_len,
-		.final = 1,
-		.out = out,
-		.out_end = (uint8_t *)out + out_cap,
-		.out_base = out,
-		.exact = 1,
+	        .in = in_start,
+	        .in_end = in_start + in_len,
+	        .final = 1,
+	        .out = out,
+	        .out_end = (uint8_t *)out + out_cap,
+	        .out_base = out,
+	        .exact = 1,
 	};
 	d->ck = out;
 	int r = run(d, &io);
@@ -744,8 +765,8 @@ zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len, void 
 	}
 	if (info) {
 		info->in_used = consumed_bytes(&io, in_start);
-		if (res == ZN_ERR_TRAILING_GARBAGE && info->in_used)
-			info->in_used--; /* point at the first garbage byte */
+		if (res == ZN_ERR_TRAILING_GARBAGE) /* point at the first garbage byte */
+			info->in_used -= ZN_MIN(info->in_used, d->garbage_back);
 		if (res == ZN_ERR_TRUNCATED)
 			info->in_used = in_len;
 		info->out_len = (uint64_t)(io.out - (uint8_t *)out);
@@ -755,7 +776,8 @@ zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len, void 
 	return res;
 }
 
-/* ---- streaming -------------------------------------------------------------------------------- */
+/* ---- streaming --------------------------------------------------------------------------------
+ */
 
 static zn_result ensure_window(struct zn_inflater *d)
 {
@@ -774,12 +796,12 @@ zn_result zn_inflate_stream_reset(struct zn_inflater *d)
 	return ZN_OK;
 }
 
-zn_result zn_inflate_stream_start_raw(struct zn_inflater *d, unsigned first_bit,
-				      const void *window, size_t window_len)
+zn_result zn_inflate_stream_start_raw(struct zn_inflater *d, unsigned first_bit, const void *window,
+                                      size_t window_len)
 {
 	SAFETY_CHECK(d && d->format == ZN_FORMAT_RAW && first_bit < 8 && window_len <= WIN_HIST &&
-			     (window || !window_len),
-		     ZN_ERR_INVALID_ARG);
+	                     (window || !window_len),
+	             ZN_ERR_INVALID_ARG);
 	RETURN_IF_ERROR(ensure_window(d));
 	reset_state(d);
 	if (window_len)
@@ -793,10 +815,9 @@ zn_result zn_inflate_stream_start_raw(struct zn_inflater *d, unsigned first_bit,
 }
 
 zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len, int in_final,
-			    size_t *in_used, const void **out, size_t *out_len, int *done)
+                            size_t *in_used, const void **out, size_t *out_len, int *done)
 {
-	SAFETY_CHECK(d && (in || !in_len) && in_used && out && out_len && done,
-		     ZN_ERR_INVALID_ARG);
+	SAFETY_CHECK(d && (in || !in_len) && in_used && out && out_len && done, ZN_ERR_INVALID_ARG);
 	*in_used = 0;
 	*out = NULL;
 	*out_len = 0;
@@ -822,13 +843,13 @@ zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len
 	const uint8_t *user = in;
 	size_t consumed = 0;
 	struct io io = {
-		.bitbuf = d->bitbuf,
-		.bitsleft = d->bitsleft,
-		.overrun = d->overrun,
-		.out = d->win + d->wpos,
-		.out_end = d->win + WIN_SIZE,
-		.out_base = d->win + d->base,
-		.exact = 0,
+	        .bitbuf = d->bitbuf,
+	        .bitsleft = d->bitsleft,
+	        .overrun = d->overrun,
+	        .out = d->win + d->wpos,
+	        .out_end = d->win + WIN_SIZE,
+	        .out_base = d->win + d->base,
+	        .exact = 0,
 	};
 	int r;
 	for (;;) {
@@ -871,6 +892,20 @@ zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len
 		}
 		break;
 	}
+	uint64_t unread = 0;
+	if (r == R_END) {
+		/* Bytes taken past the end of the stream (read ahead into the bit buffer, kept in
+		 * the stage, or read as garbage) go back to the caller where they came from this
+		 * call; the rest only show in the stream's end position. */
+		uint32_t held = io.bitsleft / 8 > io.overrun ? io.bitsleft / 8 - io.overrun : 0;
+		unread = (uint64_t)held + d->stage_len + d->garbage_back;
+		size_t give = (size_t)ZN_MIN(unread, (uint64_t)consumed);
+		consumed -= give;
+		unread -= give;
+		d->stage_len = 0;
+		io.bitbuf = 0;
+		io.bitsleft = 0;
+	}
 	d->bitbuf = io.bitbuf;
 	d->bitsleft = io.bitsleft;
 	d->overrun = io.overrun;
@@ -892,6 +927,7 @@ zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len
 	}
 	if (r == R_END) {
 		*done = 1;
+		d->end_in = d->in_total - unread;
 		if (d->format != ZN_FORMAT_GZIP)
 			d->members = 1;
 		return d->end_result;
@@ -902,7 +938,7 @@ zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len
 void zn_inflate_stream_position(const struct zn_inflater *d, uint64_t *in_pos, uint64_t *out_pos)
 {
 	if (in_pos)
-		*in_pos = d->err ? d->err_in : d->in_total;
+		*in_pos = d->err ? d->err_in : d->st == ST_END ? d->end_in : d->in_total;
 	if (out_pos)
 		*out_pos = d->out_total;
 }

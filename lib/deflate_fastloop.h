@@ -93,7 +93,8 @@ static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
 			if (!(entry & HD_SUBTABLE))
 				goto bad_symbol;
 			CONSUME(entry);
-			entry = litlen[(entry >> 16) + (bitbuf & ((1u << ((entry >> 8) & 15)) - 1))];
+			entry = litlen[(entry >> 16) +
+			               (bitbuf & ((1u << ((entry >> 8) & 15)) - 1))];
 			if (entry & HD_LIT_MASK) {
 				CONSUME(entry);
 				*out++ = (uint8_t)(entry >> 8);
@@ -117,7 +118,8 @@ static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
 			if (!(dentry & HD_SUBTABLE))
 				goto bad_symbol;
 			CONSUME(dentry);
-			dentry = dist[(dentry >> 16) + (bitbuf & ((1u << ((dentry >> 8) & 15)) - 1))];
+			dentry = dist[(dentry >> 16) +
+			              (bitbuf & ((1u << ((dentry >> 8) & 15)) - 1))];
 			if (dentry & HD_EXC)
 				goto bad_symbol;
 		}

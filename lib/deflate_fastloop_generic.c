@@ -37,8 +37,8 @@ static ZN_FORCEINLINE void copy_words(uint8_t *out, uint32_t offset, uint32_t le
 	} while (out < end);
 }
 
-#define FL_NAME		     zn_fastloop_generic_impl
-#define FL_ATTR		     /* none */
+#define FL_NAME              zn_fastloop_generic_impl
+#define FL_ATTR              /* none */
 #define FL_COPY(o, off, len) copy_words(o, off, len)
 #define FL_EXTRA(bits, e)    (((bits) & ((1ull << ((e)&0xff)) - 1)) >> (((e) >> 8) & 63))
 #include "deflate_fastloop.h"

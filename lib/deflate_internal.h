@@ -31,25 +31,28 @@
  */
 #define HD_LIT_ONE  0x00000040u
 #define HD_LIT_MASK 0x000000c0u
-#define HD_EXC	    0x00008000u
+#define HD_EXC      0x00008000u
 #define HD_SUBTABLE 0x00004000u
-#define HD_EOB	    0x00002000u
+#define HD_EOB      0x00002000u
 #define HD_INVALID  HD_EXC
 
 #ifndef ZN_LITLEN_TABLEBITS /* overridable for A/B measurements */
 #define ZN_LITLEN_TABLEBITS 12
 #endif
 #define LITLEN_TABLEBITS ZN_LITLEN_TABLEBITS
-#define DIST_TABLEBITS	 8
+#ifndef ZN_DIST_TABLEBITS /* overridable for A/B measurements */
+#define ZN_DIST_TABLEBITS 8
+#endif
+#define DIST_TABLEBITS    ZN_DIST_TABLEBITS
 #define PRECODE_TABLEBITS 7
 /* Largest tables with subtables for 288/32 symbols of at most 15 bits with these root sizes
  * (the numbers zlib's `enough` utility gives; table building also checks the bound). */
 #define LITLEN_ENOUGH 6400
-#define DIST_ENOUGH   402
+#define DIST_ENOUGH   (DIST_TABLEBITS == 8 ? 402 : (1u << DIST_TABLEBITS) + 30 * 32)
 
 #define DEFLATE_NUM_LITLEN 288
 #define DEFLATE_NUM_DIST   32
-#define DEFLATE_MAX_LEN	   258
+#define DEFLATE_MAX_LEN    258
 
 /* Output slack the fast loop keeps before the end of the output: the longest match rounded up
  * to the widest store (64 bytes), plus the literals of one iteration. */
@@ -61,13 +64,13 @@ enum { FL_LIMIT = 0, FL_EOB = 1, FL_ERROR = 2 };
 
 /* The state the fast loop works on; copied into registers on entry and back on exit. */
 struct zn_fast_ctx {
-	const uint8_t *in;	 /* next byte not yet in bitbuf */
+	const uint8_t *in;       /* next byte not yet in bitbuf */
 	const uint8_t *in_limit; /* the loop runs while in < in_limit (8 bytes readable at in) */
-	uint64_t bitbuf;	 /* low `bitsleft` bits are pending input, LSB first; bits above
-				    are zero or equal the bytes at `in` */
+	uint64_t bitbuf;         /* low `bitsleft` bits are pending input, LSB first; bits above
+	                            are zero or equal the bytes at `in` */
 	uint32_t bitsleft;
 	uint8_t *out;
-	uint8_t *out_limit;	 /* the loop runs while out < out_limit */
+	uint8_t *out_limit;      /* the loop runs while out < out_limit */
 	const uint8_t *out_base; /* the oldest byte a match may copy from */
 	const uint32_t *litlen;
 	const uint32_t *dist;
@@ -91,7 +94,7 @@ zn_pair_fn zn_select_pair(uint32_t features);
  * (literal/length tables only; may be NULL) joins literals when the code makes it worthwhile. */
 enum zn_code_kind { ZN_CODE_LITLEN, ZN_CODE_DIST, ZN_CODE_PRECODE };
 zn_result zn_build_decode_table(uint32_t *table, const uint8_t *lens, unsigned nsyms,
-				enum zn_code_kind kind, zn_pair_fn pair);
+                                enum zn_code_kind kind, zn_pair_fn pair);
 /* The fixed-Huffman tables of RFC 1951 3.2.6, built once per process and shared read-only. */
 const uint32_t *zn_fixed_litlen_table(void);
 const uint32_t *zn_fixed_dist_table(void);

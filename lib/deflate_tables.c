@@ -7,11 +7,11 @@
  * the codeword length is added when the entry is placed). */
 static uint32_t litlen_symbol_entry(unsigned sym)
 {
-	static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10,  11,  13,
-					      15, 17, 19, 23, 27, 31, 35, 43,  51,  59,
-					      67, 83, 99, 115, 131, 163, 195, 227, 258};
+	static const uint16_t len_base[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
+	                                      15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
+	                                      67, 83, 99, 115, 131, 163, 195, 227, 258};
 	static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
-					      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+	                                      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
 	if (sym < 256)
 		return HD_LIT_ONE | (sym << 8);
 	if (sym == 256)
@@ -23,10 +23,10 @@ static uint32_t litlen_symbol_entry(unsigned sym)
 
 static uint32_t dist_symbol_entry(unsigned sym)
 {
-	static const uint16_t dist_base[30] = {1,    2,    3,    4,    5,    7,     9,     13,
-					       17,   25,   33,   49,   65,   97,    129,   193,
-					       257,  385,  513,  769,  1025, 1537,  2049,  3073,
-					       4097, 6145, 8193, 12289, 16385, 24577};
+	static const uint16_t dist_base[30] = {1,    2,    3,    4,     5,     7,    9,    13,
+	                                       17,   25,   33,   49,    65,    97,   129,  193,
+	                                       257,  385,  513,  769,   1025,  1537, 2049, 3073,
+	                                       4097, 6145, 8193, 12289, 16385, 24577};
 	if (sym < 30) {
 		unsigned extra = sym < 4 ? 0 : sym / 2 - 1;
 		return ((uint32_t)dist_base[sym] << 16) | extra;
@@ -137,14 +137,14 @@ static unsigned next_reversed(unsigned rev, unsigned len)
  * replicated entry scattered across the table.
  */
 zn_result zn_build_decode_table(uint32_t *table, const uint8_t *lens, unsigned nsyms,
-				enum zn_code_kind kind, zn_pair_fn pair)
+                                enum zn_code_kind kind, zn_pair_fn pair)
 {
 	const unsigned tablebits = kind == ZN_CODE_LITLEN ? LITLEN_TABLEBITS
-				   : kind == ZN_CODE_DIST  ? DIST_TABLEBITS
-							   : PRECODE_TABLEBITS;
+	                           : kind == ZN_CODE_DIST ? DIST_TABLEBITS
+	                                                  : PRECODE_TABLEBITS;
 	const unsigned enough = kind == ZN_CODE_LITLEN ? LITLEN_ENOUGH
-				: kind == ZN_CODE_DIST ? DIST_ENOUGH
-						       : 1u << PRECODE_TABLEBITS;
+	                        : kind == ZN_CODE_DIST ? DIST_ENOUGH
+	                                               : 1u << PRECODE_TABLEBITS;
 	unsigned count[16] = {0}, offs[16];
 	uint16_t sorted[DEFLATE_NUM_LITLEN], rev_of[DEFLATE_NUM_LITLEN];
 	unsigned max = 0;
@@ -164,7 +164,8 @@ zn_result zn_build_decode_table(uint32_t *table, const uint8_t *lens, unsigned n
 	}
 	if (left > 0) {
 		/* Incomplete: zlib allows a lone one-bit code, and no distance codes at all. */
-		int ok = (max == 1 && kind != ZN_CODE_PRECODE) || (max == 0 && kind == ZN_CODE_DIST);
+		int ok =
+		        (max == 1 && kind != ZN_CODE_PRECODE) || (max == 0 && kind == ZN_CODE_DIST);
 		SAFETY_CHECK(ok, ZN_ERR_BAD_CODE_LENGTHS);
 		for (unsigned i = 0; i < (1u << tablebits); i++)
 			table[i] = HD_INVALID;
@@ -217,7 +218,7 @@ zn_result zn_build_decode_table(uint32_t *table, const uint8_t *lens, unsigned n
 				next_free += 1u << sub_bits;
 				SAFETY_CHECK(next_free <= enough, ZN_ERR_BAD_CODE_LENGTHS);
 				table[prefix] = HD_EXC | HD_SUBTABLE | (sub_start << 16) |
-						(sub_bits << 8) | tablebits;
+				                (sub_bits << 8) | tablebits;
 			}
 			uint32_t e = place_entry(symbol_entry(kind, s), len - tablebits);
 			for (unsigned i = rev >> tablebits; i < (1u << sub_bits);
@@ -249,7 +250,7 @@ static void build_fixed(void)
 	for (; i < 288; i++)
 		lens[i] = 8;
 	zn_result r = zn_build_decode_table(fixed_litlen, lens, DEFLATE_NUM_LITLEN, ZN_CODE_LITLEN,
-					    NULL); /* 8- and 9-bit literals never pair */
+	                                    NULL); /* 8- and 9-bit literals never pair */
 	ZN_ASSERT(r == ZN_OK);
 	memset(lens, 5, DEFLATE_NUM_DIST);
 	r = zn_build_decode_table(fixed_dist, lens, DEFLATE_NUM_DIST, ZN_CODE_DIST, NULL);

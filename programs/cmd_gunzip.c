@@ -11,20 +11,21 @@
 #include "cli.h"
 
 static const char gunzip_help[] =
-	"Usage: znippy gunzip [-c] [-k] [-f] [-t] [-q] [-o OUT] [FILE...]\n"
-	"       znippy zcat [FILE...]          (the same as gunzip -c)\n"
-	"Decompress gzip files. FILE.gz (or FILE.tgz, FILE.z) becomes FILE (FILE.tar), with the\n"
-	"mode and modification time of FILE.gz, which is then removed. With no FILE, or when FILE\n"
-	"is -, read standard input and write standard output. Several gzip members in a row are\n"
-	"decoded as one stream; zero bytes after the last are ignored, other trailing bytes give a\n"
-	"warning.\n"
-	"  -c, --stdout       write to standard output, keep the input files\n"
-	"  -k, --keep         keep the input files\n"
-	"  -f, --force        overwrite existing output files\n"
-	"  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
-	"  -o, --output OUT   write all output to OUT\n"
-	"  -q, --quiet        no warnings\n"
-	"  -h, --help         this help\n" EXIT_CODES_HELP;
+        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-q] [-o OUT] [FILE...]\n"
+        "       znippy zcat [FILE...]          (the same as gunzip -c)\n"
+        "Decompress gzip files. FILE.gz (or FILE.tgz, FILE.z) becomes FILE (FILE.tar), with the\n"
+        "mode and modification time of FILE.gz, which is then removed. With no FILE, or when FILE\n"
+        "is -, read standard input and write standard output. Several gzip members in a row are\n"
+        "decoded as one stream; zero bytes after the last are ignored, other trailing bytes give "
+        "a\n"
+        "warning.\n"
+        "  -c, --stdout       write to standard output, keep the input files\n"
+        "  -k, --keep         keep the input files\n"
+        "  -f, --force        overwrite existing output files\n"
+        "  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
+        "  -o, --output OUT   write all output to OUT\n"
+        "  -q, --quiet        no warnings\n"
+        "  -h, --help         this help\n" EXIT_CODES_HELP;
 
 struct opts {
 	int to_stdout, keep, force, test;
@@ -51,13 +52,13 @@ static int write_all(int fd, const void *buf, size_t len)
 static void report(const char *name, zn_result r, uint64_t in_pos)
 {
 	cli_error("%s: %s (at input byte %llu)", name, zn_result_message(r),
-		  (unsigned long long)in_pos);
+	          (unsigned long long)in_pos);
 }
 
 /* Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). A regular file is mapped and
  * decoded in place; anything else is read in 1 MiB pieces. Returns an exit code. */
 static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *name,
-		     const char *out_name)
+                     const char *out_name)
 {
 	struct stat st;
 	uint8_t *map = NULL, *buf = NULL;
@@ -135,8 +136,8 @@ static char *output_name(const char *in)
 {
 	static const struct {
 		const char *from, *to;
-	} sfx[] = {{".gz", ""}, {".tgz", ".tar"}, {".taz", ".tar"}, {".z", ""}, {"-gz", ""},
-		   {"_z", ""},	{".Z", ""}};
+	} sfx[] = {{".gz", ""}, {".tgz", ".tar"}, {".taz", ".tar"}, {".z", ""},
+	           {"-gz", ""}, {"_z", ""},       {".Z", ""}};
 	size_t n = strlen(in);
 	const char *base = strrchr(in, '/');
 	base = base ? base + 1 : in;
@@ -157,6 +158,10 @@ static char *output_name(const char *in)
 static int do_file(struct zn_inflater *d, const char *path, const struct opts *op)
 {
 	if (!strcmp(path, "-")) {
+		if (isatty(0) && !op->force) {
+			cli_error("compressed data not read from a terminal; use -f to force");
+			return EXIT_USAGE;
+		}
 		int out_fd = op->test ? -1 : op->out_fd >= 0 ? op->out_fd : 1;
 		return decode_fd(d, 0, out_fd, "(stdin)", op->out_path ? op->out_path : "(stdout)");
 	}
@@ -173,7 +178,8 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 	}
 	if (op->test || op->to_stdout || op->out_fd >= 0) {
 		int out_fd = op->test ? -1 : op->out_fd >= 0 ? op->out_fd : 1;
-		int rc = decode_fd(d, in_fd, out_fd, path, op->out_path ? op->out_path : "(stdout)");
+		int rc =
+		        decode_fd(d, in_fd, out_fd, path, op->out_path ? op->out_path : "(stdout)");
 		close(in_fd);
 		return rc;
 	}
@@ -258,12 +264,23 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 		} else {
 			for (const char *p = a + 1; *p; p++) {
 				switch (*p) {
-				case 'c': op.to_stdout = 1; break;
-				case 'k': op.keep = 1; break;
-				case 'f': op.force = 1; break;
-				case 't': op.test = 1; break;
-				case 'q': cli_quiet = 1; break;
-				case 'd': break; /* gzip -d compatibility */
+				case 'c':
+					op.to_stdout = 1;
+					break;
+				case 'k':
+					op.keep = 1;
+					break;
+				case 'f':
+					op.force = 1;
+					break;
+				case 't':
+					op.test = 1;
+					break;
+				case 'q':
+					cli_quiet = 1;
+					break;
+				case 'd':
+					break; /* gzip -d compatibility */
 				case 'h':
 					fputs(gunzip_help, stdout);
 					free(files);
@@ -289,8 +306,9 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 	if (nfiles == 0)
 		files[nfiles++] = "-";
 	if (op.out_path && !op.test) {
-		op.out_fd = open(op.out_path,
-				 O_WRONLY | O_CREAT | O_CLOEXEC | (op.force ? O_TRUNC : O_EXCL), 0666);
+		op.out_fd =
+		        open(op.out_path,
+		             O_WRONLY | O_CREAT | O_CLOEXEC | (op.force ? O_TRUNC : O_EXCL), 0666);
 		if (op.out_fd < 0) {
 			if (errno == EEXIST)
 				cli_error("%s: already exists; use -f to overwrite", op.out_path);

@@ -8,7 +8,7 @@ pkgs=(cmake make gcc pkg-config libzstd-dev libxxhash-dev libssl-dev liburing-de
 if [ "$level" != build ]; then
 	# Test oracles and tools: zlib, libdeflate, ISA-L, libbz2, clang for libFuzzer.
 	pkgs+=(zlib1g-dev libdeflate-dev libisal-dev libbz2-dev clang libclang-rt-14-dev zstd gzip
-	       pigz isal libdeflate-tools zopfli tabix 7zip zip unzip)
+	       pigz isal libdeflate-tools zopfli tabix 7zip zip unzip valgrind)
 fi
 if [ "$level" = bench ]; then
 	pkgs+=(squashfs-tools time hyperfine)

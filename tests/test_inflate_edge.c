@@ -75,12 +75,13 @@ static void fixed_dist(struct bw *w, unsigned sym, uint32_t extra, unsigned next
 	put_bits(w, extra, nextra);
 }
 
-static const uint8_t clorder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+static const uint8_t clorder[19] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
+                                    11, 4,  12, 3, 13, 2, 14, 1, 15};
 
 /* A dynamic block header: `pre` are the 19 precode lengths; `items` the code-length symbols
  * with their extra bits (sym, extra) pairs. */
 static void dyn_header(struct bw *w, int final, unsigned hlit, unsigned hdist, const uint8_t *pre,
-		       const unsigned (*items)[2], unsigned nitems)
+                       const unsigned (*items)[2], unsigned nitems)
 {
 	uint32_t pc[19];
 	canon(pre, 19, pc);
@@ -105,7 +106,7 @@ static void dyn_header(struct bw *w, int final, unsigned hlit, unsigned hdist, c
 
 /* Decode with both APIs; check the result and, on success, the output. */
 static void expect(int fmt, const uint8_t *in, size_t len, zn_result want, const uint8_t *out_want,
-		   size_t out_len)
+                   size_t out_len)
 {
 	struct zn_inflater *d;
 	CHECK_OK(zn_inflater_new(&d, fmt));
@@ -116,7 +117,8 @@ static void expect(int fmt, const uint8_t *in, size_t len, zn_result want, const
 	struct zn_inflate_info info;
 	zn_result r = zn_inflate(d, gin, len, out, cap, &info);
 	if (r != want)
-		fprintf(stderr, "whole-buffer: got %s, want %s\n", zn_result_name(r), zn_result_name(want));
+		fprintf(stderr, "whole-buffer: got %s, want %s\n", zn_result_name(r),
+		        zn_result_name(want));
 	CHECK(r == want);
 	if (want == ZN_OK) {
 		CHECK_EQ_U64(info.out_len, out_len);
@@ -133,7 +135,7 @@ static void expect(int fmt, const uint8_t *in, size_t len, zn_result want, const
 			size_t used, olen;
 			const void *o;
 			r = zn_inflate_stream(d, gin + pos, piece, pos + piece == len, &used, &o,
-					      &olen, &done);
+			                      &olen, &done);
 			if (r != ZN_OK)
 				break;
 			if (want == ZN_OK) {
@@ -144,8 +146,8 @@ static void expect(int fmt, const uint8_t *in, size_t len, zn_result want, const
 			pos += used;
 		}
 		if (r != want)
-			fprintf(stderr, "stream mode %d: got %s, want %s\n", mode, zn_result_name(r),
-				zn_result_name(want));
+			fprintf(stderr, "stream mode %d: got %s, want %s\n", mode,
+			        zn_result_name(r), zn_result_name(want));
 		CHECK(r == want);
 		if (want == ZN_OK)
 			CHECK_EQ_U64(got, out_len);
@@ -187,7 +189,7 @@ static void test_stored(void)
 	}
 	put_bits(&w, 1, 1);
 	put_bits(&w, 1, 2);
-	fixed_lit(&w, 285); /* length 258 */
+	fixed_lit(&w, 285);           /* length 258 */
 	fixed_dist(&w, 29, 8191, 13); /* distance 24577 + 8191 = 32768 */
 	for (int i = 0; i < 258; i++, n++)
 		obuf[n] = obuf[n - 32768];
@@ -313,9 +315,9 @@ static void test_dynamic(void)
 		items[n][0] = s == 'a' ? 1 : s == 'b' ? 2 : s == 256 ? 2 : 0, items[n++][1] = 0;
 	items[n][0] = 1, items[n++][1] = 0; /* one distance code: incomplete, allowed */
 	dyn_header(&w, 1, 257, 1, pre, (const unsigned(*)[2])items, n);
-	put_code(&w, 0, 1);  /* 'a' */
-	put_code(&w, 2, 2);  /* 'b' */
-	put_code(&w, 3, 2);  /* EOB */
+	put_code(&w, 0, 1); /* 'a' */
+	put_code(&w, 2, 2); /* 'b' */
+	put_code(&w, 3, 2); /* EOB */
 	expect(ZN_FORMAT_RAW, sbuf, bw_bytes(&w), ZN_OK, (const uint8_t *)"ab", 2);
 
 	/* Missing end-of-block code. */
@@ -460,7 +462,8 @@ static void test_corruption(void)
 	tu_rng_seed(&rg, tu_seed ^ 0x5eed);
 	static uint8_t orig[200000], comp[220000], out[200000];
 	for (size_t i = 0; i < sizeof(orig); i++)
-		orig[i] = (uint8_t)("abcdefgh  \n"[tu_rng_below(&rg, 11)] + (i % 1000 < 10 ? i : 0));
+		orig[i] =
+		        (uint8_t)("abcdefgh  \n"[tu_rng_below(&rg, 11)] + (i % 1000 < 10 ? i : 0));
 	struct zn_inflater *d;
 	CHECK_OK(zn_inflater_new(&d, ZN_FORMAT_GZIP));
 	for (int level = 1; level <= 9; level += 4) {

@@ -31,7 +31,8 @@ int main(int argc, char **argv)
 	for (int iter = 0; iter < 12; iter++) {
 		z_stream s;
 		memset(&s, 0, sizeof(s));
-		CHECK(deflateInit2(&s, 1 + iter % 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+		CHECK(deflateInit2(&s, 1 + iter % 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) ==
+		      Z_OK);
 		size_t split = 40000 + tu_rng_below(&g, len - 80000);
 		s.next_in = orig;
 		s.avail_in = (uInt)split;
@@ -64,8 +65,8 @@ int main(int argc, char **argv)
 				piece = clen - pos;
 			size_t used, olen;
 			const void *o;
-			CHECK_OK(zn_inflate_stream(d, comp + pos, piece, pos + piece == clen, &used, &o,
-						   &olen, &done));
+			CHECK_OK(zn_inflate_stream(d, comp + pos, piece, pos + piece == clen, &used,
+			                           &o, &olen, &done));
 			CHECK(got + olen <= len - split);
 			CHECK(memcmp(o, orig + split + got, olen) == 0);
 			got += olen;
@@ -79,11 +80,13 @@ int main(int argc, char **argv)
 		while (!done && r == ZN_OK) {
 			size_t used, olen;
 			const void *o;
-			r = zn_inflate_stream(d, comp + pos, clen - pos, 1, &used, &o, &olen, &done);
+			r = zn_inflate_stream(d, comp + pos, clen - pos, 1, &used, &o, &olen,
+			                      &done);
 			pos += used;
 		}
 		if (r != ZN_ERR_BAD_DISTANCE)
-			fprintf(stderr, "iter %d: %s done %d pos %zu/%zu\n", iter, zn_result_name(r), done, pos, clen);
+			fprintf(stderr, "iter %d: %s done %d pos %zu/%zu\n", iter,
+			        zn_result_name(r), done, pos, clen);
 		CHECK(r == ZN_ERR_BAD_DISTANCE);
 	}
 	/* Arguments. */

@@ -16,8 +16,9 @@ static size_t min_size(size_t a, size_t b)
 static void gen_data(struct tu_rng *g, uint8_t *buf, size_t len)
 {
 	size_t i = 0;
-	static const char *words[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ",
-				      "lazy ", "dog ", "\n", "int ", "return ", "{ ", "} "};
+	static const char *words[] = {"the ",    "quick ", "brown ", "fox ", "jumps ",
+	                              "over ",   "lazy ",  "dog ",   "\n",   "int ",
+	                              "return ", "{ ",     "} "};
 	while (i < len) {
 		size_t n = 1 + tu_rng_below(g, 600);
 		if (n > len - i)
@@ -32,7 +33,8 @@ static void gen_data(struct tu_rng *g, uint8_t *buf, size_t len)
 		case 2: { /* a short period */
 			size_t p = 1 + tu_rng_below(g, 40);
 			for (size_t k = 0; k < n; k++)
-				buf[i + k] = (uint8_t)(k < p ? tu_rng_below(g, 256) : buf[i + k - p]);
+				buf[i + k] =
+				        (uint8_t)(k < p ? tu_rng_below(g, 256) : buf[i + k - p]);
 			break;
 		}
 		case 3: /* words */
@@ -60,7 +62,7 @@ static void gen_data(struct tu_rng *g, uint8_t *buf, size_t len)
 }
 
 static size_t compress_zlib(const uint8_t *src, size_t len, uint8_t *dst, size_t cap, int level,
-			    int wbits, int strategy)
+                            int wbits, int strategy)
 {
 	z_stream s;
 	memset(&s, 0, sizeof(s));
@@ -76,7 +78,7 @@ static size_t compress_zlib(const uint8_t *src, size_t len, uint8_t *dst, size_t
 }
 
 static void check_whole(struct zn_inflater *d, const uint8_t *comp, size_t clen,
-			const uint8_t *orig, size_t len)
+                        const uint8_t *orig, size_t len)
 {
 	/* Exact-size output against a guard page: any overwrite faults. */
 	uint8_t *out = tu_guard_alloc(len ? len : 1);
@@ -96,13 +98,14 @@ static void check_whole(struct zn_inflater *d, const uint8_t *comp, size_t clen,
 	tu_guard_free(in, clen);
 }
 
-static void check_stream(struct zn_inflater *d, struct tu_rng *g, const uint8_t *comp,
-			 size_t clen, const uint8_t *orig, size_t len)
+static void check_stream(struct zn_inflater *d, struct tu_rng *g, const uint8_t *comp, size_t clen,
+                         const uint8_t *orig, size_t len)
 {
 	CHECK_OK(zn_inflate_stream_reset(d));
 	size_t pos = 0, got = 0;
 	int done = 0, rounds = 0;
-	size_t max_piece = tu_rng_below(g, 2) ? 1 + tu_rng_below(g, 64) : 1 + tu_rng_below(g, 70000);
+	size_t max_piece =
+	        tu_rng_below(g, 2) ? 1 + tu_rng_below(g, 64) : 1 + tu_rng_below(g, 70000);
 	while (!done) {
 		size_t piece = min_size(1 + tu_rng_below(g, max_piece), clen - pos);
 		int final = pos + piece == clen;
@@ -123,6 +126,46 @@ static void check_stream(struct zn_inflater *d, struct tu_rng *g, const uint8_t 
 	CHECK_EQ_U64(got, len);
 }
 
+/* The stream is followed by junk: decoding stops exactly at its end (raw, zlib) or reports the
+ * junk as trailing garbage at the right offset (gzip), however the input is cut up. */
+static void check_stream_end(struct zn_inflater *d, int fmt, struct tu_rng *g, const uint8_t *comp,
+                             size_t clen, size_t len)
+{
+	uint8_t buf[64 * 1024 + 32];
+	if (clen + 16 > sizeof(buf))
+		return;
+	memcpy(buf, comp, clen);
+	memset(buf + clen, 'J', 16);
+	CHECK_OK(zn_inflate_stream_reset(d));
+	size_t pos = 0, got = 0, total = clen + 16;
+	int done = 0;
+	zn_result r = ZN_OK;
+	size_t max_piece = 1 + tu_rng_below(g, 3000);
+	while (!done) {
+		size_t piece = min_size(1 + tu_rng_below(g, max_piece), total - pos);
+		size_t used, olen;
+		const void *o;
+		r = zn_inflate_stream(d, buf + pos, piece, pos + piece == total, &used, &o, &olen,
+		                      &done);
+		CHECK(r == ZN_OK || r == ZN_ERR_TRAILING_GARBAGE);
+		got += olen;
+		pos += used;
+	}
+	CHECK_EQ_U64(got, len);
+	CHECK(r == (fmt == ZN_FORMAT_GZIP ? ZN_ERR_TRAILING_GARBAGE : ZN_OK));
+	CHECK(pos >= clen && pos <= total);
+	uint64_t at;
+	zn_inflate_stream_position(d, &at, NULL);
+	CHECK_EQ_U64(at, clen);
+	/* Whole buffer: the same. */
+	uint8_t *out = malloc(len + 1);
+	struct zn_inflate_info info;
+	r = zn_inflate(d, buf, total, out, len, &info);
+	CHECK(r == (fmt == ZN_FORMAT_GZIP ? ZN_ERR_TRAILING_GARBAGE : ZN_OK));
+	CHECK_EQ_U64(info.in_used, clen);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_inflate_roundtrip");
@@ -139,20 +182,23 @@ int main(int argc, char **argv)
 	size_t cap = max_len + max_len / 100 + 1024;
 	uint8_t *comp = malloc(cap);
 	static const int strategies[] = {Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY, Z_RLE,
-					 Z_FIXED};
+	                                 Z_FIXED};
 	for (int iter = 0; iter < 120; iter++) {
-		size_t len = iter < 4 ? (size_t)iter : tu_rng_below(&g, iter % 10 == 0 ? max_len : 70000);
+		size_t len = iter < 4 ? (size_t)iter
+		                      : tu_rng_below(&g, iter % 10 == 0 ? max_len : 70000);
 		gen_data(&g, orig, len);
 		int level = (int)tu_rng_below(&g, 10);
 		int strategy = strategies[tu_rng_below(&g, 5)];
 		int fmt = (int)tu_rng_below(&g, 3);
 		int wbits = fmt == 0 ? -15 : fmt == 1 ? 15 : 31;
 		if (tu_rng_below(&g, 4) == 0)
-			wbits = wbits < 0 ? -(9 + (int)tu_rng_below(&g, 7)) : wbits - (int)tu_rng_below(&g, 6);
+			wbits = wbits < 0 ? -(9 + (int)tu_rng_below(&g, 7))
+			                  : wbits - (int)tu_rng_below(&g, 6);
 		size_t clen = compress_zlib(orig, len, comp, cap, level, wbits, strategy);
 		struct zn_inflater *d = fmt == 0 ? dr : fmt == 1 ? dz : dg;
 		check_whole(d, comp, clen, orig, len);
 		check_stream(d, &g, comp, clen, orig, len);
+		check_stream_end(d, fmt, &g, comp, clen, len);
 	}
 
 	/* gzip: several members in a row, then zero padding, then garbage. */
@@ -160,7 +206,8 @@ int main(int argc, char **argv)
 		size_t l1 = 50000, l2 = 123456;
 		gen_data(&g, orig, l1 + l2);
 		size_t c1 = compress_zlib(orig, l1, comp, cap, 6, 31, Z_DEFAULT_STRATEGY);
-		size_t c2 = compress_zlib(orig + l1, l2, comp + c1, cap - c1, 1, 31, Z_DEFAULT_STRATEGY);
+		size_t c2 = compress_zlib(orig + l1, l2, comp + c1, cap - c1, 1, 31,
+		                          Z_DEFAULT_STRATEGY);
 		size_t clen = c1 + c2;
 		check_whole(dg, comp, clen, orig, l1 + l2);
 		check_stream(dg, &g, comp, clen, orig, l1 + l2);
@@ -171,12 +218,23 @@ int main(int argc, char **argv)
 		CHECK_EQ_U64(info.members, 2);
 		CHECK_EQ_U64(info.in_used, clen + 100);
 		comp[clen + 100] = 'x';
-		CHECK(zn_inflate(dg, comp, clen + 101, out, l1 + l2, &info) == ZN_ERR_TRAILING_GARBAGE);
+		CHECK(zn_inflate(dg, comp, clen + 101, out, l1 + l2, &info) ==
+		      ZN_ERR_TRAILING_GARBAGE);
 		CHECK_EQ_U64(info.out_len, l1 + l2);
 		CHECK(memcmp(out, orig, l1 + l2) == 0);
 		comp[clen] = 'x';
-		CHECK(zn_inflate(dg, comp, clen + 1, out, l1 + l2, &info) == ZN_ERR_TRAILING_GARBAGE);
+		CHECK(zn_inflate(dg, comp, clen + 1, out, l1 + l2, &info) ==
+		      ZN_ERR_TRAILING_GARBAGE);
 		CHECK_EQ_U64(info.in_used, clen);
+		comp[clen] = 0x1f; /* looks like a member, but is not */
+		CHECK(zn_inflate(dg, comp, clen + 1, out, l1 + l2, &info) ==
+		      ZN_ERR_TRAILING_GARBAGE);
+		CHECK_EQ_U64(info.in_used, clen);
+		comp[clen + 1] = 'x';
+		CHECK(zn_inflate(dg, comp, clen + 2, out, l1 + l2, &info) ==
+		      ZN_ERR_TRAILING_GARBAGE);
+		CHECK_EQ_U64(info.in_used, clen);
+		CHECK(memcmp(out, orig, l1 + l2) == 0);
 		free(out);
 	}
 	zn_inflater_free(dr);

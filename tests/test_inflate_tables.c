@@ -12,8 +12,9 @@ static void random_code(struct tu_rng *g, uint8_t *lens, unsigned n)
 {
 	uint64_t freq[DEFLATE_NUM_LITLEN];
 	for (unsigned s = 0; s < n; s++)
-		freq[s] = s < 256 && tu_rng_below(g, 4) ? 1 + tu_rng_below(g, 1u << tu_rng_below(g, 20))
-						       : 1 + tu_rng_below(g, 3);
+		freq[s] = s < 256 && tu_rng_below(g, 4)
+		                  ? 1 + tu_rng_below(g, 1u << tu_rng_below(g, 20))
+		                  : 1 + tu_rng_below(g, 3);
 	/* Package lengths from a simple Huffman construction, limited to 15 by flattening. */
 	for (;;) {
 		unsigned parent[2 * DEFLATE_NUM_LITLEN];
@@ -67,7 +68,7 @@ int main(int argc, char **argv)
 		random_code(&g, lens, n);
 		CHECK_OK(zn_build_decode_table(single, lens, n, ZN_CODE_LITLEN, NULL));
 		CHECK_OK(zn_build_decode_table(generic, lens, n, ZN_CODE_LITLEN,
-					       zn_pair_literals_generic));
+		                               zn_pair_literals_generic));
 		CHECK_OK(zn_build_decode_table(best, lens, n, ZN_CODE_LITLEN, pair));
 		CHECK(memcmp(generic, best, sizeof(best)) == 0);
 		/* A joined entry at i must equal decoding i with the single table. */

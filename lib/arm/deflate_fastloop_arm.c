@@ -10,15 +10,15 @@
 #define SHUF_ROW(o, a)                                                                             \
 	{                                                                                          \
 		(a + 0) % o, (a + 1) % o, (a + 2) % o, (a + 3) % o, (a + 4) % o, (a + 5) % o,      \
-			(a + 6) % o, (a + 7) % o, (a + 8) % o, (a + 9) % o, (a + 10) % o,          \
-			(a + 11) % o, (a + 12) % o, (a + 13) % o, (a + 14) % o, (a + 15) % o       \
+		        (a + 6) % o, (a + 7) % o, (a + 8) % o, (a + 9) % o, (a + 10) % o,          \
+		        (a + 11) % o, (a + 12) % o, (a + 13) % o, (a + 14) % o, (a + 15) % o       \
 	}
 #define SHUF_TABLE(a)                                                                              \
 	{                                                                                          \
 		SHUF_ROW(1, a), SHUF_ROW(1, a), SHUF_ROW(2, a), SHUF_ROW(3, a), SHUF_ROW(4, a),    \
-			SHUF_ROW(5, a), SHUF_ROW(6, a), SHUF_ROW(7, a), SHUF_ROW(8, a),            \
-			SHUF_ROW(9, a), SHUF_ROW(10, a), SHUF_ROW(11, a), SHUF_ROW(12, a),         \
-			SHUF_ROW(13, a), SHUF_ROW(14, a), SHUF_ROW(15, a)                          \
+		        SHUF_ROW(5, a), SHUF_ROW(6, a), SHUF_ROW(7, a), SHUF_ROW(8, a),            \
+		        SHUF_ROW(9, a), SHUF_ROW(10, a), SHUF_ROW(11, a), SHUF_ROW(12, a),         \
+		        SHUF_ROW(13, a), SHUF_ROW(14, a), SHUF_ROW(15, a)                          \
 	}
 static const uint8_t shuf_init[16][16] = SHUF_TABLE(0);
 static const uint8_t shuf_adv16[16][16] = SHUF_TABLE(16);
@@ -52,8 +52,8 @@ static ZN_FORCEINLINE void copy_neon(uint8_t *out, uint32_t offset, uint32_t len
 	} while (out < end);
 }
 
-#define FL_NAME		     fastloop_neon
-#define FL_ATTR		     /* NEON is part of the aarch64 baseline */
+#define FL_NAME              fastloop_neon
+#define FL_ATTR              /* NEON is part of the aarch64 baseline */
 #define FL_COPY(o, off, len) copy_neon(o, off, len)
 #define FL_EXTRA(bits, e)    (((bits) & ((1ull << ((e)&0xff)) - 1)) >> (((e) >> 8) & 63))
 #include "deflate_fastloop.h"

@@ -19,15 +19,15 @@
 #define SHUF_ROW(o, a)                                                                             \
 	{                                                                                          \
 		(a + 0) % o, (a + 1) % o, (a + 2) % o, (a + 3) % o, (a + 4) % o, (a + 5) % o,      \
-			(a + 6) % o, (a + 7) % o, (a + 8) % o, (a + 9) % o, (a + 10) % o,          \
-			(a + 11) % o, (a + 12) % o, (a + 13) % o, (a + 14) % o, (a + 15) % o       \
+		        (a + 6) % o, (a + 7) % o, (a + 8) % o, (a + 9) % o, (a + 10) % o,          \
+		        (a + 11) % o, (a + 12) % o, (a + 13) % o, (a + 14) % o, (a + 15) % o       \
 	}
 #define SHUF_TABLE(a)                                                                              \
 	{                                                                                          \
 		SHUF_ROW(1, a), SHUF_ROW(1, a), SHUF_ROW(2, a), SHUF_ROW(3, a), SHUF_ROW(4, a),    \
-			SHUF_ROW(5, a), SHUF_ROW(6, a), SHUF_ROW(7, a), SHUF_ROW(8, a),            \
-			SHUF_ROW(9, a), SHUF_ROW(10, a), SHUF_ROW(11, a), SHUF_ROW(12, a),         \
-			SHUF_ROW(13, a), SHUF_ROW(14, a), SHUF_ROW(15, a)                          \
+		        SHUF_ROW(5, a), SHUF_ROW(6, a), SHUF_ROW(7, a), SHUF_ROW(8, a),            \
+		        SHUF_ROW(9, a), SHUF_ROW(10, a), SHUF_ROW(11, a), SHUF_ROW(12, a),         \
+		        SHUF_ROW(13, a), SHUF_ROW(14, a), SHUF_ROW(15, a)                          \
 	}
 static const uint8_t shuf_init[16][16] __attribute__((aligned(16))) = SHUF_TABLE(0);
 static const uint8_t shuf_adv16[16][16] __attribute__((aligned(16))) = SHUF_TABLE(16);
@@ -49,6 +49,11 @@ static ATTR_BMI2 ZN_FORCEINLINE void copy_ssse3(uint8_t *out, uint32_t offset, u
 		} while (out < end);
 		return;
 	}
+	if (offset >= 8 && length <= 16) { /* as in the 32-byte copies below */
+		zn_put_le64(out, zn_get_le64(src));
+		zn_put_le64(out + 8, zn_get_le64(src + 8));
+		return;
+	}
 	__m128i v;
 	if (offset == 1) {
 		v = _mm_set1_epi8((char)src[0]);
@@ -59,7 +64,7 @@ static ATTR_BMI2 ZN_FORCEINLINE void copy_ssse3(uint8_t *out, uint32_t offset, u
 		return;
 	}
 	v = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)src),
-			     _mm_load_si128((const __m128i *)shuf_init[offset]));
+	                     _mm_load_si128((const __m128i *)shuf_init[offset]));
 	const __m128i adv = _mm_load_si128((const __m128i *)shuf_adv16[offset]);
 	do {
 		_mm_storeu_si128((__m128i *)out, v);
@@ -78,7 +83,7 @@ static ATTR_BMI2 ZN_FORCEINLINE void copy_ssse3(uint8_t *out, uint32_t offset, u
 		if (offset >= 32) {                                                                \
 			do {                                                                       \
 				_mm256_storeu_si256((__m256i *)out,                                \
-						    _mm256_loadu_si256((const __m256i *)src));     \
+				                    _mm256_loadu_si256((const __m256i *)src));     \
 				out += 32, src += 32;                                              \
 			} while (out < end);                                                       \
 			return;                                                                    \
@@ -86,9 +91,17 @@ static ATTR_BMI2 ZN_FORCEINLINE void copy_ssse3(uint8_t *out, uint32_t offset, u
 		if (offset >= 16) {                                                                \
 			do {                                                                       \
 				_mm_storeu_si128((__m128i *)out,                                   \
-						 _mm_loadu_si128((const __m128i *)src));           \
+				                 _mm_loadu_si128((const __m128i *)src));           \
 				out += 16, src += 16;                                              \
 			} while (out < end);                                                       \
+			return;                                                                    \
+		}                                                                                  \
+		if (offset >= 8 && length <= 16) {                                                 \
+			/* Short match with a period of 8..15 (an int64 column: ~7 bytes at        \
+			 * distance 8): two word copies are cheaper than setting up the shuffle.   \
+			 */                                                                        \
+			zn_put_le64(out, zn_get_le64(src));                                        \
+			zn_put_le64(out + 8, zn_get_le64(src + 8));                                \
 			return;                                                                    \
 		}                                                                                  \
 		__m256i v;                                                                         \
@@ -100,13 +113,13 @@ static ATTR_BMI2 ZN_FORCEINLINE void copy_ssse3(uint8_t *out, uint32_t offset, u
 			} while (out < end);                                                       \
 			return;                                                                    \
 		}                                                                                  \
-		__m128i lo = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)src),              \
-					      _mm_load_si128((const __m128i *)shuf_init[offset])); \
+		__m128i lo = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)src),               \
+		                              _mm_load_si128((const __m128i *)shuf_init[offset])); \
 		__m128i hi =                                                                       \
-			_mm_shuffle_epi8(lo, _mm_load_si128((const __m128i *)shuf_adv16[offset])); \
+		        _mm_shuffle_epi8(lo, _mm_load_si128((const __m128i *)shuf_adv16[offset])); \
 		v = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);                    \
 		const __m256i adv = _mm256_broadcastsi128_si256(                                   \
-			_mm_load_si128((const __m128i *)shuf_adv32[offset]));                      \
+		        _mm_load_si128((const __m128i *)shuf_adv32[offset]));                      \
 		do {                                                                               \
 			_mm256_storeu_si256((__m256i *)out, v);                                    \
 			v = _mm256_shuffle_epi8(v, adv);                                           \
@@ -128,17 +141,18 @@ static ATTR_AVX512 ZN_FORCEINLINE void copy_avx512(uint8_t *out, uint32_t offset
 		 * 512-bit stores cost more than the halved store count gives back), so only
 		 * the broadcast below, which run-heavy columns need, uses zmm registers. */
 		do {
-			_mm256_storeu_si256((__m256i *)out, _mm256_loadu_si256((const __m256i *)src));
+			_mm256_storeu_si256((__m256i *)out,
+			                    _mm256_loadu_si256((const __m256i *)src));
 			out += 32, src += 32;
 		} while (out < end);
 		return;
 	}
 	if (length > 32 && offset <= 8 && !(offset & (offset - 1))) {
 		uint64_t p = zn_get_le64(src); /* src[0..7]: offset is at most 8 bytes back */
-		p = offset == 8 ? p
+		p = offset == 8   ? p
 		    : offset == 4 ? (p & 0xffffffffu) * 0x0000000100000001ull
 		    : offset == 2 ? (p & 0xffffu) * 0x0001000100010001ull
-				  : (p & 0xffu) * 0x0101010101010101ull;
+		                  : (p & 0xffu) * 0x0101010101010101ull;
 		const __m512i v = _mm512_set1_epi64((long long)p);
 		do {
 			_mm512_storeu_si512(out, v);
@@ -152,20 +166,20 @@ static ATTR_AVX512 ZN_FORCEINLINE void copy_avx512(uint8_t *out, uint32_t offset
 /* bzhi takes the bit count from the low byte of the entry as is. */
 #define EXTRA_BMI2(bits, e) (_bzhi_u64((bits), (e)) >> (((e) >> 8) & 63))
 
-#define FL_NAME		     fastloop_bmi2
-#define FL_ATTR		     ATTR_BMI2
+#define FL_NAME              fastloop_bmi2
+#define FL_ATTR              ATTR_BMI2
 #define FL_COPY(o, off, len) copy_ssse3(o, off, len)
 #define FL_EXTRA(bits, e)    EXTRA_BMI2(bits, e)
 #include "deflate_fastloop.h"
 
-#define FL_NAME		     fastloop_avx2
-#define FL_ATTR		     ATTR_AVX2
+#define FL_NAME              fastloop_avx2
+#define FL_ATTR              ATTR_AVX2
 #define FL_COPY(o, off, len) copy_avx2(o, off, len)
 #define FL_EXTRA(bits, e)    EXTRA_BMI2(bits, e)
 #include "deflate_fastloop.h"
 
-#define FL_NAME		     fastloop_avx512
-#define FL_ATTR		     ATTR_AVX512
+#define FL_NAME              fastloop_avx512
+#define FL_ATTR              ATTR_AVX512
 #define FL_COPY(o, off, len) copy_avx512(o, off, len)
 #define FL_EXTRA(bits, e)    EXTRA_BMI2(bits, e)
 #include "deflate_fastloop.h"
@@ -211,23 +225,20 @@ static ATTR_AVX2 void pair_literals_avx2(uint32_t *t, const uint8_t *lens, const
 		__m256i l2 = _mm256_and_si256(e2, fifteen);
 		__m256i e3 = _mm256_i32gather_epi32((const int *)src, _mm256_srlv_epi32(j, l2), 4);
 		__m256i l3 = _mm256_and_si256(e3, fifteen);
-		__m256i two = _mm256_add_epi32(_mm256_add_epi32(e1, l2),
-					       _mm256_add_epi32(_mm256_slli_epi32(
-								        _mm256_and_si256(e2, ff00), 8),
-							        one));
-		__m256i three = _mm256_add_epi32(_mm256_add_epi32(two, l3),
-						 _mm256_add_epi32(_mm256_slli_epi32(
-									  _mm256_and_si256(e3, ff00), 16),
-								  one));
+		__m256i two = _mm256_add_epi32(
+		        _mm256_add_epi32(e1, l2),
+		        _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(e2, ff00), 8), one));
+		__m256i three = _mm256_add_epi32(
+		        _mm256_add_epi32(two, l3),
+		        _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(e3, ff00), 16), one));
 		__m256i lit1 = _mm256_cmpgt_epi32(_mm256_and_si256(e1, litmask), zero);
 		__m256i lit2 = _mm256_cmpgt_epi32(_mm256_and_si256(e2, litmask), zero);
 		__m256i lit3 = _mm256_cmpgt_epi32(_mm256_and_si256(e3, litmask), zero);
 		__m256i s12 = _mm256_add_epi32(l1, l2);
 		__m256i ok2 = _mm256_and_si256(_mm256_and_si256(lit1, lit2),
-					       _mm256_cmpgt_epi32(fits, s12));
-		__m256i ok3 = _mm256_and_si256(
-			_mm256_and_si256(ok2, lit3),
-			_mm256_cmpgt_epi32(fits, _mm256_add_epi32(s12, l3)));
+		                               _mm256_cmpgt_epi32(fits, s12));
+		__m256i ok3 = _mm256_and_si256(_mm256_and_si256(ok2, lit3),
+		                               _mm256_cmpgt_epi32(fits, _mm256_add_epi32(s12, l3)));
 		__m256i r = _mm256_blendv_epi8(e1, two, ok2);
 		r = _mm256_blendv_epi8(r, three, ok3);
 		_mm256_storeu_si256((__m256i *)(t + i), r);
