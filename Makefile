@@ -1,7 +1,9 @@
 # Top-level Makefile: wraps CMake. `make` builds Release into build/ (command: build/znippy);
 # `make test` builds and runs every test (Release, then ASan+UBSan, then TSan on the pipelines);
+# `make bench` runs the archive benchmark (BENCH_ARGS="--scale 0.05" for a quick run);
 # `make demo` runs the archive round trip on a generated tree and prints the throughput.
 JOBS ?= $(shell nproc)
+MAKEFLAGS += --no-print-directory
 CMAKE ?= cmake
 
 .PHONY: all build deps test test-release test-asan test-tsan demo bench fuzz clean format
@@ -30,7 +32,7 @@ bench: deps
 	@scripts/install_deps.sh bench
 	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@$(CMAKE) --build build -j $(JOBS)
-	@bench/run_archive_bench.sh
+	@bench/run_archive_bench.sh $(BENCH_ARGS)
 
 fuzz:
 	@scripts/fuzz.sh

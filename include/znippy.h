@@ -113,7 +113,7 @@ struct zn_create_options {
 	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default */
 	int no_skip;		 /* 1: compress even known-compressed file types */
 	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
-	int follow_uring;	 /* internal/testing: 0 = use io_uring when it works, -1 = never */
+	int no_uring;		 /* 1: read with plain system calls even where io_uring works */
 };
 
 /* Fill with the defaults listed above. */
@@ -194,13 +194,13 @@ struct zn_archive_info {
 	uint64_t index_bytes, chunk_size;
 	int level, digest;
 };
-ZN_API void zn_reader_info(const struct zn_reader *r, struct zn_archive_info *info);
+ZN_API void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info);
 
 /* Entries are numbered 0..count-1 in byte order of their paths. */
 ZN_API uint64_t zn_reader_count(const struct zn_reader *r);
-ZN_API zn_result zn_reader_entry(const struct zn_reader *r, uint64_t i, struct zn_entry *e);
+ZN_API zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e);
 /* Binary search for an exact path; ZN_ERR_NOT_FOUND if absent. */
-ZN_API zn_result zn_reader_find(const struct zn_reader *r, const char *path, size_t path_len,
+ZN_API zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len,
 				uint64_t *index);
 
 /* Stream the content of regular file `i` to `sink` (called with consecutive pieces), reading only

@@ -57,7 +57,7 @@ proc() { # best user+sys CPU seconds and best wall seconds of 5 runs
 	echo "$(uname -sr), $(gcc --version | head -1), Release build. Decoder kernel: $(grep -o '"kernel": "[a-z0-9]*"' "$tmp/inflate.json" | cut -d'"' -f4)."
 	echo "Date: $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD)."
 	echo
-	echo "Command: \`scripts/bench_inflate_doc.sh\` (which runs \`$b/bench_inflate ${opts[*]}\`)."
+	echo "Command: \`scripts/bench_inflate_doc.sh $b ${opts[*]}\` (which runs \`$b/bench_inflate ${opts[*]}\`)."
 	echo
 	sed -n '/^| corpus/,$p' "$tmp/table.md"
 	echo

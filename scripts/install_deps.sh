@@ -11,7 +11,9 @@ if [ "$level" != build ]; then
 	       pigz isal libdeflate-tools zopfli tabix 7zip zip unzip valgrind)
 fi
 if [ "$level" = bench ]; then
-	pkgs+=(squashfs-tools time hyperfine)
+	# Archive benchmark peers and helpers (bench/run_archive_bench.sh): squashfs, GNU time for
+	# peak RSS, python3 for the driver and the mixed corpus, findmnt (util-linux).
+	pkgs+=(squashfs-tools time hyperfine python3 util-linux coreutils)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -216,6 +216,31 @@ void *tu_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+static char **kept;
+static size_t nkept;
+
+static void free_kept(void)
+{
+	for (size_t i = 0; i < nkept; i++)
+		free(kept[i]);
+	free(kept);
+}
+
+char *tu_str(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		tu_fail(__FILE__, __LINE__, "vasprintf");
+	va_end(ap);
+	if (!nkept)
+		atexit(free_kept);
+	kept = realloc(kept, (nkept + 1) * sizeof(*kept));
+	kept[nkept++] = s;
+	return s;
+}
+
 char *tu_fmt(const char *fmt, ...)
 {
 	va_list ap;

@@ -62,5 +62,7 @@ int tu_write_file(const char *path, const void *data, size_t len);
 void *tu_read_file(const char *path, size_t *len);
 /* printf into a malloc'd string. */
 char *tu_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* printf into a string owned by test_util and freed at exit (for tests with many paths). */
+char *tu_str(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

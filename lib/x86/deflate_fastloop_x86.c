@@ -201,29 +201,30 @@ zn_fastloop_fn zn_select_fastloop(uint32_t f, const char **name)
 }
 
 /*
- * Joining literals (see deflate_tables.c) with AVX2: all 4096 root entries, eight at a time,
- * from a copy of the single-literal table: entry i's next codewords decode as src[i >> l1] and
- * src[(i >> l1) >> l2], fetched with two gathers, and the joined entry is blended in where
- * they are literals that fit. ~25 vector instructions per 8 entries instead of ~30 scalar
- * instructions per entry: table building fell from 41% to N% of base64 decoding.
+ * Joining literals (see deflate_tables.c) with AVX2: all 4096 root entries, eight at a time:
+ * entry i's next codewords decode as t[i >> l1] and t[(i >> l1) >> l2], fetched with two
+ * gathers, and the joined entry is blended in where they are literals that fit. In place,
+ * from the top down: the gathered indices are below the group being written or inside it
+ * (read before the store), so they still hold single literals. ~25 vector instructions per 8
+ * entries instead of ~30 scalar instructions per entry: table building fell from 41% to 17% of the
+ * instructions of base64 decoding (level 6, 17 KB blocks).
  */
 static ATTR_AVX2 void pair_literals_avx2(uint32_t *t, const uint8_t *lens, const uint16_t *rev_of)
 {
 	(void)lens, (void)rev_of;
-	uint32_t src[1u << LITLEN_TABLEBITS] __attribute__((aligned(32)));
-	memcpy(src, t, sizeof(src));
 	const __m256i fifteen = _mm256_set1_epi32(15), litmask = _mm256_set1_epi32(HD_LIT_MASK);
 	const __m256i ff00 = _mm256_set1_epi32(0xff00), one = _mm256_set1_epi32(HD_LIT_ONE);
 	const __m256i fits = _mm256_set1_epi32(LITLEN_TABLEBITS + 1), zero = _mm256_setzero_si256();
 	const __m256i eight = _mm256_set1_epi32(8);
-	__m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-	for (unsigned i = 0; i < (1u << LITLEN_TABLEBITS); i += 8) {
-		__m256i e1 = _mm256_load_si256((const __m256i *)(src + i));
+	const unsigned n = 1u << LITLEN_TABLEBITS;
+	__m256i idx = _mm256_setr_epi32(n - 8, n - 7, n - 6, n - 5, n - 4, n - 3, n - 2, n - 1);
+	for (unsigned i = n - 8;; i -= 8) {
+		__m256i e1 = _mm256_loadu_si256((const __m256i *)(t + i));
 		__m256i l1 = _mm256_and_si256(e1, fifteen);
 		__m256i j = _mm256_srlv_epi32(idx, l1);
-		__m256i e2 = _mm256_i32gather_epi32((const int *)src, j, 4);
+		__m256i e2 = _mm256_i32gather_epi32((const int *)t, j, 4);
 		__m256i l2 = _mm256_and_si256(e2, fifteen);
-		__m256i e3 = _mm256_i32gather_epi32((const int *)src, _mm256_srlv_epi32(j, l2), 4);
+		__m256i e3 = _mm256_i32gather_epi32((const int *)t, _mm256_srlv_epi32(j, l2), 4);
 		__m256i l3 = _mm256_and_si256(e3, fifteen);
 		__m256i two = _mm256_add_epi32(
 		        _mm256_add_epi32(e1, l2),
@@ -242,7 +243,9 @@ static ATTR_AVX2 void pair_literals_avx2(uint32_t *t, const uint8_t *lens, const
 		__m256i r = _mm256_blendv_epi8(e1, two, ok2);
 		r = _mm256_blendv_epi8(r, three, ok3);
 		_mm256_storeu_si256((__m256i *)(t + i), r);
-		idx = _mm256_add_epi32(idx, eight);
+		if (i == 0)
+			break;
+		idx = _mm256_sub_epi32(idx, eight);
 	}
 }
 

@@ -1,0 +1,77 @@
+/* archive_format.h - on-disk constants of the znippy archive format (see docs/FORMAT.md). */
+#ifndef ZN_ARCHIVE_FORMAT_H
+#define ZN_ARCHIVE_FORMAT_H
+
+#include <stdint.h>
+
+/* File header: magic (8) + version (4) + flags (4). Blocks follow at ZN_HEADER_SIZE. */
+#define ZN_MAGIC "\x89ZNPY\r\n\x1a"
+#define ZN_MAGIC_LEN 8
+#define ZN_HEADER_SIZE 16
+#define ZN_FORMAT_VERSION 1
+
+/* Footer: the last ZN_FOOTER_SIZE bytes of the archive.
+ *   0 u64 index_offset     8 u64 index_size      16 u64 index_xxh3   24 u64 entry_count
+ *  32 u64 block_count     40 u32 format_version  44 u32 flags        48 u64 footer_xxh3 (of 0..47)
+ *  56 8 bytes ZN_FOOTER_MAGIC */
+#define ZN_FOOTER_SIZE 64
+#define ZN_FOOTER_MAGIC "ZNPYEND\n"
+
+/* Index header (ZN_INDEX_HEADER_SIZE bytes at index_offset):
+ *   0 "ZNIX"  4 u32 column_count  8 u64 entry_count  16 u64 block_count  24 u64 chunk_size
+ *  32 i32 level  36 u32 digest kind  40 u64 content_bytes  48 u64 reserved (0)  56 u64 reserved (0)
+ * then column_count directory records of ZN_COLDIR_SIZE bytes:
+ *   0 u32 column id  4 u8 codec  5 u8 reserved  6 u16 reserved  8 u64 offset (from index start)
+ *  16 u64 stored size  24 u64 raw size
+ * then the column data, each column starting at a multiple of 8 from the index start. */
+#define ZN_INDEX_MAGIC "ZNIX"
+#define ZN_INDEX_HEADER_SIZE 64
+#define ZN_COLDIR_SIZE 32
+
+enum zn_col_codec { ZN_COL_RAW = 0, ZN_COL_ZSTD = 1 };
+
+/* Column ids. Entry columns have entry_count rows, block columns block_count rows. Strings are an
+ * offsets column (u64, rows + 1 values, first 0, non-decreasing) plus a bytes column, as in Arrow's
+ * LargeBinary layout. */
+#define ZN_COLUMN_LIST(X)                                                                          \
+	X(PATH_OFFSETS, 1, 8)                                                                      \
+	X(PATH_BYTES, 2, 1)                                                                        \
+	X(TYPE, 3, 1)                                                                              \
+	X(MODE, 4, 4)                                                                              \
+	X(UID, 5, 4)                                                                               \
+	X(GID, 6, 4)                                                                               \
+	X(UNAME_OFFSETS, 7, 8)                                                                     \
+	X(UNAME_BYTES, 8, 1)                                                                       \
+	X(GNAME_OFFSETS, 9, 8)                                                                     \
+	X(GNAME_BYTES, 10, 1)                                                                      \
+	X(MTIME_NS, 11, 8)                                                                         \
+	X(SIZE, 12, 8)                                                                             \
+	X(LINK_OFFSETS, 13, 8)                                                                     \
+	X(LINK_BYTES, 14, 1)                                                                       \
+	X(SHA256, 15, 32)                                                                          \
+	X(FIRST_BLOCK, 16, 4)                                                                      \
+	X(BLOCK_OFFSET, 17, 4)                                                                     \
+	X(BLK_OFFSET, 32, 8)                                                                       \
+	X(BLK_CSIZE, 33, 8)                                                                        \
+	X(BLK_USIZE, 34, 8)                                                                        \
+	X(BLK_CODEC, 35, 1)                                                                        \
+	X(BLK_XXH3, 36, 8)                                                                         \
+	X(BLK_CXXH3, 37, 8)
+
+enum zn_col_id {
+#define ZN_COL_ENUM_(name, id, width) ZN_COL_##name = id,
+	ZN_COLUMN_LIST(ZN_COL_ENUM_)
+#undef ZN_COL_ENUM_
+	ZN_COL_MAX_ID = 64
+};
+
+/* Block codecs. */
+enum zn_block_codec { ZN_BLOCK_STORED = 0, ZN_BLOCK_ZSTD = 1 };
+
+/* Limits a reader enforces on untrusted archives. */
+#define ZN_CHUNK_MIN (64u << 10)
+#define ZN_CHUNK_MAX (256u << 20)
+#define ZN_CHUNK_DEFAULT (4u << 20)
+#define ZN_MAX_COLUMNS 64
+
+#endif

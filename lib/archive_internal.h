@@ -1,0 +1,98 @@
+/* archive_internal.h - structures shared by the archive writer, index, reader and extractor. */
+#ifndef ZN_ARCHIVE_INTERNAL_H
+#define ZN_ARCHIVE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "archive_format.h"
+#include "common.h"
+
+/* Checksum comparisons go through this. Fuzzing builds accept any checksum so that mutated inputs
+ * reach the parsers behind them; such a build must never be used on real data. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define ZN_SUM_OK(cond) ((void)(cond), 1)
+#else
+#define ZN_SUM_OK(cond) (cond)
+#endif
+
+/* One row of the block table. */
+struct zn_blockinfo {
+	uint64_t offset, csize, usize;
+	uint64_t xxh3;	/* of the uncompressed bytes */
+	uint64_t cxxh3; /* of the bytes as stored in the archive (equal to xxh3 when stored) */
+	uint8_t codec;
+};
+
+/* One row of the entry table as the writer hands it to the index builder. */
+struct zn_index_row {
+	const char *path, *link, *uname, *gname;
+	uint32_t path_len, link_len;
+	uint8_t type;
+	uint32_t mode, uid, gid;
+	int64_t mtime_ns;
+	uint64_t size, first_block, block_offset;
+	const uint8_t *sha;
+};
+
+struct zn_index_input {
+	const struct zn_index_row *rows;
+	uint64_t nrows;
+	const struct zn_blockinfo *blocks;
+	uint64_t nblocks;
+	uint64_t chunk_size, content_bytes;
+	int level, digest;
+};
+
+/* Serialise the index (header, column directory, columns) into a malloc'd buffer. */
+zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t *out_len);
+
+/* A column of an opened index. Raw columns point into the mapped archive; compressed ones are
+ * decompressed on first use (once, under the reader's lock) into `heap`. */
+struct zn_column {
+	const uint8_t *stored;
+	uint64_t stored_size, raw_size;
+	uint8_t codec, present;
+	_Atomic(uint8_t *) heap;
+	_Atomic int state; /* 0 not loaded, 1 ready, -1 invalid */
+};
+
+struct zn_reader {
+	const uint8_t *map;
+	uint64_t map_size;
+	int mapped; /* 1: munmap on close */
+	uint64_t nentries, nblocks, index_offset, index_size, chunk_size, content_bytes;
+	int level, digest;
+	struct zn_column cols[ZN_COL_MAX_ID + 1];
+	pthread_mutex_t mu;
+	/* zn_reader_read_entry's cache of the last block it decoded (single-threaded use). */
+	uint8_t *cache;
+	uint64_t cache_block, cache_len; /* cache holds bytes [0, cache_len) of block cache_block */
+	void *dctx;
+	atomic_uint_fast64_t blocks_loaded;
+	char err[256];
+};
+
+/* Checks of a column that need no decoding: sizes that fit the row count, codec allowed. */
+zn_result zn_col_check_shape(struct zn_reader *r, int id);
+
+/* A validated column's data (decompressing it if needed), or NULL if absent/invalid. */
+const uint8_t *zn_col(struct zn_reader *r, int id);
+
+/* Done with block i: drop its pages from this process's mapping (they stay in the page cache),
+ * so that reading a large archive through the map does not grow the resident set. */
+void zn_block_release(struct zn_reader *r, uint64_t i);
+
+/* A zstd decoder that accepts windows up to the largest chunk size (2^28). */
+void *zn_dctx_new(void);
+
+/* Block i's descriptor, validated against the archive's bounds. */
+zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b);
+
+/* Decode block i: *data points at its bytes (into the map when stored, else into buf, which
+ * holds chunk_size bytes); the XXH3 is checked. `dctx` is a ZSTD_DCtx owned by the caller. */
+zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
+			const uint8_t **data, uint64_t *len);
+
+#endif

@@ -1,0 +1,441 @@
+/* archive_read.c - opening an archive: footer and index checks, entries, lookup, random access.
+ *
+ * Everything read from the archive is untrusted. The footer and the index are checked before
+ * anything else is believed: magic, version, bounds, the footer's own checksum and the index's
+ * XXH3. Columns are then checked for shape (row counts, sizes, codecs) at open and for content
+ * (offsets monotone and in range, types valid) when first used; block descriptors are checked
+ * each time a block is loaded. No size read from the archive allocates more than a bounded
+ * multiple of the archive's own size.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sha256.h"
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "archive_internal.h"
+
+static zn_result fail(struct zn_reader *r, zn_result res, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return res;
+}
+
+static const int required_cols[] = {
+	ZN_COL_PATH_OFFSETS, ZN_COL_PATH_BYTES,	   ZN_COL_TYPE,	      ZN_COL_MODE,
+	ZN_COL_UID,	     ZN_COL_GID,	   ZN_COL_UNAME_OFFSETS, ZN_COL_UNAME_BYTES,
+	ZN_COL_GNAME_OFFSETS, ZN_COL_GNAME_BYTES,  ZN_COL_MTIME_NS,   ZN_COL_SIZE,
+	ZN_COL_LINK_OFFSETS, ZN_COL_LINK_BYTES,	   ZN_COL_FIRST_BLOCK, ZN_COL_BLOCK_OFFSET,
+	ZN_COL_BLK_OFFSET,   ZN_COL_BLK_CSIZE,	   ZN_COL_BLK_USIZE,  ZN_COL_BLK_CODEC,
+	ZN_COL_BLK_XXH3,     ZN_COL_BLK_CXXH3,
+};
+
+static zn_result parse(struct zn_reader *r)
+{
+	const uint8_t *m = r->map;
+	uint64_t size = r->map_size;
+	if (size < ZN_HEADER_SIZE + ZN_FOOTER_SIZE)
+		return fail(r, ZN_ERR_TRUNCATED, "file too short to be a znippy archive (%llu bytes)",
+			    (unsigned long long)size);
+	if (memcmp(m, ZN_MAGIC, ZN_MAGIC_LEN))
+		return fail(r, ZN_ERR_CORRUPT, "not a znippy archive (bad magic)");
+	uint32_t hver = zn_get_le32(m + 8);
+	if (hver != ZN_FORMAT_VERSION)
+		return fail(r, ZN_ERR_UNSUPPORTED, "unsupported format version %u", hver);
+	if (zn_get_le32(m + 12) != 0)
+		return fail(r, ZN_ERR_UNSUPPORTED, "unknown header flags 0x%x", zn_get_le32(m + 12));
+
+	const uint8_t *f = m + size - ZN_FOOTER_SIZE;
+	if (memcmp(f + 56, ZN_FOOTER_MAGIC, 8))
+		return fail(r, ZN_ERR_TRUNCATED,
+			    "no footer at the end (archive truncated or not finished)");
+	if (!ZN_SUM_OK(XXH3_64bits(f, 48) == zn_get_le64(f + 48)))
+		return fail(r, ZN_ERR_CHECKSUM, "footer checksum mismatch");
+	if (zn_get_le32(f + 40) != ZN_FORMAT_VERSION || zn_get_le32(f + 44) != 0)
+		return fail(r, ZN_ERR_UNSUPPORTED, "unsupported format version in footer");
+	r->index_offset = zn_get_le64(f);
+	r->index_size = zn_get_le64(f + 8);
+	uint64_t end = size - ZN_FOOTER_SIZE;
+	if (r->index_offset < ZN_HEADER_SIZE || r->index_offset > end ||
+	    r->index_size != end - r->index_offset || r->index_size < ZN_INDEX_HEADER_SIZE)
+		return fail(r, ZN_ERR_CORRUPT, "index position out of bounds");
+	const uint8_t *ix = m + r->index_offset;
+	if (!ZN_SUM_OK(XXH3_64bits(ix, r->index_size) == zn_get_le64(f + 16)))
+		return fail(r, ZN_ERR_CHECKSUM, "index checksum mismatch (index damaged)");
+	if (memcmp(ix, ZN_INDEX_MAGIC, 4))
+		return fail(r, ZN_ERR_CORRUPT, "bad index magic");
+	uint32_t ncols = zn_get_le32(ix + 4);
+	r->nentries = zn_get_le64(ix + 8);
+	r->nblocks = zn_get_le64(ix + 16);
+	r->chunk_size = zn_get_le64(ix + 24);
+	r->level = (int)zn_get_le32(ix + 32);
+	r->digest = (int)zn_get_le32(ix + 36);
+	r->content_bytes = zn_get_le64(ix + 40);
+	if (r->nentries != zn_get_le64(f + 24) || r->nblocks != zn_get_le64(f + 32))
+		return fail(r, ZN_ERR_CORRUPT, "index and footer disagree on counts");
+	if (ncols > ZN_MAX_COLUMNS ||
+	    ZN_INDEX_HEADER_SIZE + (uint64_t)ncols * ZN_COLDIR_SIZE > r->index_size)
+		return fail(r, ZN_ERR_CORRUPT, "bad column count %u", ncols);
+	if (r->chunk_size < ZN_CHUNK_MIN || r->chunk_size > ZN_CHUNK_MAX)
+		return fail(r, ZN_ERR_CORRUPT, "bad chunk size %llu",
+			    (unsigned long long)r->chunk_size);
+	if (r->digest != ZN_DIGEST_NONE && r->digest != ZN_DIGEST_SHA256)
+		return fail(r, ZN_ERR_UNSUPPORTED, "unknown digest kind %d", r->digest);
+	/* Every block occupies at least one byte of the data area. */
+	if (r->nblocks > r->index_offset - ZN_HEADER_SIZE)
+		return fail(r, ZN_ERR_CORRUPT, "block count exceeds the data area");
+
+	for (uint32_t i = 0; i < ncols; i++) {
+		const uint8_t *d = ix + ZN_INDEX_HEADER_SIZE + (size_t)i * ZN_COLDIR_SIZE;
+		uint32_t id = zn_get_le32(d);
+		uint64_t off = zn_get_le64(d + 8), stored = zn_get_le64(d + 16);
+		if (id > ZN_COL_MAX_ID)
+			continue; /* a column from a later minor version: ignored */
+		struct zn_column *c = &r->cols[id];
+		if (c->present)
+			return fail(r, ZN_ERR_CORRUPT, "column %u appears twice", id);
+		if (off > r->index_size || stored > r->index_size - off)
+			return fail(r, ZN_ERR_CORRUPT, "column %u out of bounds", id);
+		c->present = 1;
+		c->codec = d[4];
+		c->stored = ix + off;
+		c->stored_size = stored;
+		c->raw_size = zn_get_le64(d + 24);
+		if (zn_col_check_shape(r, (int)id) != ZN_OK)
+			return fail(r, ZN_ERR_CORRUPT, "column %u has a bad size or codec", id);
+	}
+	for (size_t i = 0; i < ZN_ARRAY_LEN(required_cols); i++)
+		if (!r->cols[required_cols[i]].present)
+			return fail(r, ZN_ERR_CORRUPT, "column %d missing", required_cols[i]);
+	if (r->digest == ZN_DIGEST_SHA256 && !r->cols[ZN_COL_SHA256].present)
+		return fail(r, ZN_ERR_CORRUPT, "digest column missing");
+	/* Lookup columns are validated now (they are raw: no decoding involved). */
+	if (!zn_col(r, ZN_COL_PATH_OFFSETS))
+		return fail(r, ZN_ERR_CORRUPT, "path offsets column invalid");
+	return ZN_OK;
+}
+
+static zn_result open_common(struct zn_reader *r, char *err, size_t err_len)
+{
+	zn_result res = parse(r);
+	if (res != ZN_OK && err && err_len) {
+		snprintf(err, err_len, "%s", r->err);
+	}
+	return res;
+}
+
+static struct zn_reader *reader_new(void)
+{
+	struct zn_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->mu, NULL);
+	r->cache_block = UINT64_MAX;
+	return r;
+}
+
+zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t size, char *err,
+			     size_t err_len)
+{
+	*out = NULL;
+	struct zn_reader *r = reader_new();
+	if (!r)
+		return ZN_ERR_NOMEM;
+	r->map = data;
+	r->map_size = size;
+	zn_result res = open_common(r, err, err_len);
+	if (res != ZN_OK) {
+		zn_reader_close(r);
+		return res;
+	}
+	*out = r;
+	return ZN_OK;
+}
+
+zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, size_t err_len)
+{
+	*out = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (err)
+			snprintf(err, err_len, "cannot open: %s", strerror(errno));
+		return errno == ENOENT ? ZN_ERR_NOT_FOUND : ZN_ERR_IO;
+	}
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		if (err)
+			snprintf(err, err_len, "not a regular file");
+		close(fd);
+		return ZN_ERR_INVALID_ARG;
+	}
+	struct zn_reader *r = reader_new();
+	if (!r) {
+		close(fd);
+		return ZN_ERR_NOMEM;
+	}
+	if (st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED) {
+			if (err)
+				snprintf(err, err_len, "cannot map: %s", strerror(errno));
+			close(fd);
+			zn_reader_close(r);
+			return ZN_ERR_IO;
+		}
+		r->map = m;
+		r->mapped = 1;
+	}
+	close(fd);
+	r->map_size = (uint64_t)st.st_size;
+	zn_result res = open_common(r, err, err_len);
+	if (res != ZN_OK) {
+		zn_reader_close(r);
+		return res;
+	}
+	*out = r;
+	return ZN_OK;
+}
+
+void zn_reader_close(struct zn_reader *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i <= ZN_COL_MAX_ID; i++)
+		free(atomic_load(&r->cols[i].heap));
+	if (r->mapped)
+		munmap((void *)r->map, r->map_size);
+	free(r->cache);
+	ZSTD_freeDCtx(r->dctx);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+}
+
+uint64_t zn_reader_count(const struct zn_reader *r)
+{
+	return r->nentries;
+}
+
+/* String i of an offsets+bytes pair; the offsets were validated against the bytes length. */
+static zn_result get_str(struct zn_reader *r, int off_id, uint64_t i, const char **s, size_t *len)
+{
+	const uint8_t *off = zn_col(r, off_id), *bytes = zn_col(r, off_id + 1);
+	if (!off || (!bytes && r->cols[off_id + 1].raw_size))
+		return ZN_ERR_CORRUPT;
+	uint64_t a = zn_get_le64(off + i * 8), b = zn_get_le64(off + i * 8 + 8);
+	*s = bytes ? (const char *)bytes + a : "";
+	*len = (size_t)(b - a);
+	return ZN_OK;
+}
+
+zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
+{
+	if (i >= r->nentries)
+		return ZN_ERR_INVALID_ARG;
+	memset(e, 0, sizeof(*e));
+	const uint8_t *type = zn_col(r, ZN_COL_TYPE), *mode = zn_col(r, ZN_COL_MODE),
+		      *uid = zn_col(r, ZN_COL_UID), *gid = zn_col(r, ZN_COL_GID),
+		      *mt = zn_col(r, ZN_COL_MTIME_NS), *sz = zn_col(r, ZN_COL_SIZE),
+		      *fb = zn_col(r, ZN_COL_FIRST_BLOCK), *bo = zn_col(r, ZN_COL_BLOCK_OFFSET);
+	if (!type || !mode || !uid || !gid || !mt || !sz || !fb || !bo)
+		return ZN_ERR_CORRUPT;
+	RETURN_IF_ERROR(get_str(r, ZN_COL_PATH_OFFSETS, i, &e->path, &e->path_len));
+	RETURN_IF_ERROR(get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len));
+	RETURN_IF_ERROR(get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len));
+	RETURN_IF_ERROR(get_str(r, ZN_COL_LINK_OFFSETS, i, &e->link, &e->link_len));
+	if (!e->link_len)
+		e->link = NULL;
+	e->type = type[i];
+	e->mode = zn_get_le32(mode + i * 4) & 07777;
+	e->uid = zn_get_le32(uid + i * 4);
+	e->gid = zn_get_le32(gid + i * 4);
+	e->mtime_ns = (int64_t)zn_get_le64(mt + i * 8);
+	e->size = e->type == ZN_TYPE_FILE ? zn_get_le64(sz + i * 8) : 0;
+	e->first_block = zn_get_le32(fb + i * 4);
+	e->block_offset = zn_get_le32(bo + i * 4);
+	if (r->digest == ZN_DIGEST_SHA256 && e->type == ZN_TYPE_FILE) {
+		const uint8_t *sha = zn_col(r, ZN_COL_SHA256);
+		if (!sha)
+			return ZN_ERR_CORRUPT;
+		memcpy(e->sha256, sha + i * 32, 32);
+		e->has_digest = 1;
+	}
+	/* Compressed bytes attributed to the file: its share of each block it touches. */
+	if (e->size) {
+		struct zn_blockinfo b;
+		if (zn_block_info(r, e->first_block, &b) == ZN_OK && b.usize)
+			e->stored_size = (uint64_t)((double)e->size * (double)b.csize / (double)b.usize);
+	}
+	return ZN_OK;
+}
+
+zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len, uint64_t *index)
+{
+	const uint8_t *off = zn_col(r, ZN_COL_PATH_OFFSETS), *bytes = zn_col(r, ZN_COL_PATH_BYTES);
+	if (!off)
+		return ZN_ERR_CORRUPT;
+	uint64_t lo = 0, hi = r->nentries;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		uint64_t a = zn_get_le64(off + mid * 8), b = zn_get_le64(off + mid * 8 + 8);
+		size_t len = (size_t)(b - a), n = ZN_MIN(len, path_len);
+		int c = n ? memcmp(bytes + a, path, n) : 0;
+		if (!c)
+			c = len < path_len ? -1 : len > path_len ? 1 : 0;
+		if (!c) {
+			*index = mid;
+			return ZN_OK;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return ZN_ERR_NOT_FOUND;
+}
+
+/* Bytes [0, need) of block b, for random access. A compressed block is decoded only as far as
+ * needed (a file in the middle of an 8 MiB block costs half a block, not all of it); the stored
+ * bytes' checksum is still checked first, and the file's SHA-256 covers what is returned. The
+ * whole-block XXH3 is checked whenever the whole block is decoded. */
+static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_blockinfo *bi,
+			      uint64_t need, const uint8_t **data)
+{
+	if (r->cache_block == b && r->cache_len >= need) {
+		*data = r->cache;
+		return ZN_OK;
+	}
+	uint64_t len;
+	if (bi->codec == ZN_BLOCK_STORED || need == bi->usize) {
+		r->cache_block = UINT64_MAX;
+		RETURN_IF_ERROR(zn_block_load(r, b, r->dctx, r->cache, data, &len));
+		if (*data == r->cache) {
+			r->cache_block = b;
+			r->cache_len = len;
+		}
+		return ZN_OK;
+	}
+	const uint8_t *src = r->map + bi->offset;
+	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
+	SAFETY_CHECK(ZN_SUM_OK(XXH3_64bits(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
+	r->cache_block = UINT64_MAX;
+	ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
+	ZSTD_outBuffer out = {r->cache, need, 0};
+	ZSTD_inBuffer in = {src, bi->csize, 0};
+	while (out.pos < need) {
+		size_t in0 = in.pos, out0 = out.pos;
+		size_t ret = ZSTD_decompressStream(r->dctx, &out, &in);
+		SAFETY_CHECK(!ZSTD_isError(ret), ZN_ERR_CORRUPT);
+		/* The frame ended early, or no progress at all: truncated or crafted. */
+		if (out.pos < need)
+			SAFETY_CHECK(ret != 0 && (in.pos > in0 || out.pos > out0), ZN_ERR_CORRUPT);
+	}
+	r->cache_block = b;
+	r->cache_len = need;
+	*data = r->cache;
+	return ZN_OK;
+}
+
+/* Where the content of entry i lives (itself, or a hardlink's target), touching only the columns
+ * random access needs: in a big archive they are raw, so nothing of the index is decoded. */
+struct content_loc {
+	uint64_t size, first_block, block_offset;
+	const uint8_t *sha; /* NULL without digests */
+};
+
+static zn_result content_loc(struct zn_reader *r, uint64_t i, struct content_loc *c)
+{
+	const uint8_t *type = zn_col(r, ZN_COL_TYPE);
+	SAFETY_CHECK(type && i < r->nentries, ZN_ERR_CORRUPT);
+	if (type[i] == ZN_TYPE_HARDLINK) {
+		const char *link;
+		size_t len;
+		RETURN_IF_ERROR(get_str(r, ZN_COL_LINK_OFFSETS, i, &link, &len));
+		SAFETY_CHECK(len > 0, ZN_ERR_CORRUPT);
+		RETURN_IF_ERROR(zn_reader_find(r, link, len, &i));
+		SAFETY_CHECK(type[i] == ZN_TYPE_FILE, ZN_ERR_CORRUPT);
+	}
+	if (type[i] != ZN_TYPE_FILE)
+		return ZN_ERR_INVALID_ARG;
+	const uint8_t *sz = zn_col(r, ZN_COL_SIZE), *fb = zn_col(r, ZN_COL_FIRST_BLOCK),
+		      *bo = zn_col(r, ZN_COL_BLOCK_OFFSET);
+	SAFETY_CHECK(sz && fb && bo, ZN_ERR_CORRUPT);
+	c->size = zn_get_le64(sz + i * 8);
+	c->first_block = zn_get_le32(fb + i * 4);
+	c->block_offset = zn_get_le32(bo + i * 4);
+	c->sha = NULL;
+	if (r->digest == ZN_DIGEST_SHA256) {
+		const uint8_t *sha = zn_col(r, ZN_COL_SHA256);
+		SAFETY_CHECK(sha, ZN_ERR_CORRUPT);
+		c->sha = sha + i * 32;
+	}
+	return ZN_OK;
+}
+
+zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink, void *ctx)
+{
+	struct content_loc e;
+	RETURN_IF_ERROR(content_loc(r, i, &e));
+	if (!r->cache && e.size) {
+		r->cache = malloc(r->chunk_size);
+		r->dctx = zn_dctx_new();
+		if (!r->cache || !r->dctx)
+			return ZN_ERR_NOMEM;
+	}
+	SHA256_CTX sha;
+	SHA256_Init(&sha);
+	uint64_t left = e.size, off = e.block_offset, b = e.first_block;
+	while (left) {
+		struct zn_blockinfo bi;
+		RETURN_IF_ERROR(zn_block_info(r, b, &bi));
+		SAFETY_CHECK(off < bi.usize, ZN_ERR_CORRUPT);
+		uint64_t take = ZN_MIN(bi.usize - off, left);
+		const uint8_t *data;
+		RETURN_IF_ERROR(block_prefix(r, b, &bi, off + take, &data));
+		if (e.sha)
+			SHA256_Update(&sha, data + off, take);
+		RETURN_IF_ERROR(sink(ctx, data + off, take));
+		left -= take;
+		off = 0;
+		b++;
+	}
+	if (e.sha) {
+		uint8_t got[32];
+		SHA256_Final(got, &sha);
+		SAFETY_CHECK(ZN_SUM_OK(!memcmp(got, e.sha, 32)), ZN_ERR_CHECKSUM);
+	}
+	return ZN_OK;
+}
+
+void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->format_version = ZN_FORMAT_VERSION;
+	info->entries = r->nentries;
+	info->blocks = r->nblocks;
+	info->content_bytes = r->content_bytes;
+	info->archive_bytes = r->map_size;
+	info->index_bytes = r->index_size;
+	info->compressed_bytes = r->index_offset - ZN_HEADER_SIZE;
+	info->chunk_size = r->chunk_size;
+	info->level = r->level;
+	info->digest = r->digest;
+	const uint8_t *type = zn_col(r, ZN_COL_TYPE), *codec = zn_col(r, ZN_COL_BLK_CODEC);
+	for (uint64_t i = 0; type && i < r->nentries; i++) {
+		info->files += type[i] == ZN_TYPE_FILE;
+		info->dirs += type[i] == ZN_TYPE_DIR;
+		info->symlinks += type[i] == ZN_TYPE_SYMLINK;
+		info->hardlinks += type[i] == ZN_TYPE_HARDLINK;
+	}
+	for (uint64_t i = 0; codec && i < r->nblocks; i++)
+		info->stored_blocks += codec[i] == ZN_BLOCK_STORED;
+}

@@ -1,0 +1,1538 @@
+/* archive_write.c - the archive writer: walk, pack, compress and hash in parallel, write in order.
+ *
+ * The pipeline
+ * ------------
+ * Three kinds of threads share a fixed set of slots. A slot is one block in the making: an input
+ * buffer of chunk_size bytes, an output buffer big enough for zstd's worst case, and the list of
+ * file pieces ("segments") that the block holds.
+ *
+ *   producer (the thread calling zn_writer_add_*): walks the tree in byte order of names, decides
+ *       where every file's bytes go and reads them straight into a slot's input buffer. Files
+ *       smaller than chunk_size are packed together into "solid" blocks; larger files are cut into
+ *       chunk_size blocks of their own. Two packers exist: one for data worth compressing and one
+ *       for known-compressed types (jar, png, gz, ...), whose blocks are stored as they are. When a
+ *       block is full the producer gives it the next sequence number and queues the slot id.
+ *   workers (N): take slot ids from the queue in order; compute XXH3-64 of the block, SHA-256 of
+ *       each file wholly inside it, and compress it (or decide, from a cheap sample, to store it).
+ *       Files that span several blocks are hashed piece by piece in block order: each such block
+ *       carries a "span sequence" number and a worker waits for its turn (the baton) before
+ *       feeding the shared SHA-256 context; the turn before it is always already held by a running
+ *       worker, because slots leave the queue in order, so the wait is short and cannot deadlock.
+ *   writer (1): writes finished blocks in sequence order, from the output buffer, or straight from
+ *       the input buffer when the block is stored (no copy), records the block table, then frees
+ *       the slot.
+ *
+ * Memory is bounded by the number of slots (about twice the workers, capped by memory_limit); the
+ * producer blocks when no slot is free, which is the backpressure. Block boundaries depend only on
+ * the order and sizes of the inputs, never on timing, so the archive is byte-identical whatever
+ * the thread count. The first error wins: it is recorded under the lock, the cancel flag stops
+ * the others, and every thread still runs to its exit so that nothing leaks.
+ *
+ * Deadlock freedom: the producer holds at most three slots while filling (two packers and one
+ * chunk of a large file) and there are at least four, so at least one slot is always queued,
+ * being worked on or waiting for the writer; every queued block has a sequence number below the
+ * producer's next one, so the writer's next block is always queued or done.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sha256.h"
+#include <xxhash.h>
+#include <zstd.h>
+#ifdef ZN_HAVE_URING
+#include <liburing.h>
+#endif
+
+#include "archive_format.h"
+#include "archive_internal.h"
+#include "common.h"
+
+enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_DONE };
+enum data_class { CLASS_COMPRESS = 0, CLASS_STORE = 1 };
+
+struct seg {
+	uint64_t entry;	 /* index into the producer's entry array */
+	uint64_t off;	 /* offset in the block */
+	uint64_t len;
+	uint8_t first;	 /* first piece of the file */
+	uint8_t last;	 /* last piece: the digest is final after it */
+	uint8_t sha[32]; /* set by the worker (whole files) or the span hasher (last piece) */
+};
+
+struct slot {
+	/* Set by the producer while FILLING; read-only for workers and the writer once QUEUED. */
+	uint8_t *in;
+	uint64_t usize;
+	int klass;
+	uint64_t seq;
+	int64_t span_seq; /* -1: holds no piece of a multi-block file */
+	struct seg *segs;
+	size_t nsegs, segs_cap;
+	/* Set by the worker; read by the writer once DONE. */
+	uint8_t *out;
+	uint64_t csize;
+	int codec;
+	uint64_t xxh3, cxxh3;
+	/* Guarded by writer->mu. */
+	int state;
+};
+
+struct went {
+	char *path;
+	char *link;
+	uint32_t path_len, link_len;
+	uint8_t type;
+	uint8_t dropped;
+	uint8_t has_digest;
+	uint32_t mode, uid, gid;
+	uint32_t uname, gname; /* ids in the name table */
+	int64_t mtime_ns;
+	uint64_t size;
+	uint64_t first_block, block_offset;
+	int64_t link_entry; /* hardlinks found on disk: the entry holding the content, else -1 */
+	uint8_t sha[32];
+};
+
+struct name_cache {
+	uint32_t id_of_key[64];
+	uint32_t key[64];
+	int used[64];
+};
+
+struct digest_rec {
+	uint64_t entry;
+	uint8_t sha[32];
+};
+
+struct inode_rec {
+	dev_t dev;
+	ino_t ino;
+	uint64_t entry;
+};
+
+/* A small file found by the walk whose bytes are read later, in a batch (see read_batch). */
+struct pending {
+	uint64_t entry;
+	const char *name; /* in the walk's name list, alive until the batch is flushed */
+};
+
+#define BATCH 64
+
+struct zn_writer {
+	struct zn_create_options opt;
+	int fd;
+	dev_t out_dev; /* the archive itself, when it is a file: never archived into itself */
+	ino_t out_ino;
+	zn_problem_fn problem;
+	zn_filter_fn filter;
+	zn_progress_fn progress;
+	void *hook_ctx;
+
+	/* ---- owned by the producer ---- */
+	struct went *ents;
+	size_t nents, ents_cap;
+	char **names; /* user and group names; id 0 is "" */
+	uint32_t nnames, names_cap;
+	struct name_cache ucache, gcache;
+	struct inode_rec *inodes; /* open-addressing table of hardlinked inodes */
+	size_t inodes_cap, ninodes;
+	struct slot *pack[2];
+	int64_t next_span_seq;
+	zn_result input_err;
+	uint64_t content_bytes;
+	int finished;
+	char *pathbuf; /* stored path being built during a walk */
+	size_t pathbuf_cap;
+	struct pending pend[BATCH]; /* small files of directory pend_dirfd not read yet */
+	int npend, pend_dirfd;
+#ifdef ZN_HAVE_URING
+	struct io_uring ring;
+	int ring_ok;
+#endif
+
+	/* ---- shared, guarded by mu ---- */
+	pthread_mutex_t mu;
+	pthread_cond_t cv_free, cv_work, cv_done, cv_span;
+	struct slot *slots;
+	unsigned nslots;
+	unsigned *queue;
+	unsigned qhead, qcount;
+	uint64_t next_seq;    /* written by the producer under mu */
+	int producer_done;
+	int64_t span_turn;    /* next span_seq allowed to feed span_ctx */
+	zn_result err;	      /* first error */
+	atomic_int cancel;
+	SHA256_CTX span_ctx;  /* used only by the holder of the span turn */
+
+	/* ---- owned by the writer thread until it is joined ---- */
+	uint64_t write_seq, file_off, written_content;
+	struct zn_blockinfo *blocks;
+	size_t blocks_cap;
+	struct digest_rec *digests;
+	size_t ndigests, digests_cap;
+	uint64_t stored_blocks;
+
+	pthread_t *workers;
+	unsigned nworkers, workers_started;
+	pthread_t writer_thread;
+	int writer_started;
+	struct zn_write_stats stats;
+};
+
+/* ------------------------------------------------------------------------------------------------
+ * Small helpers
+ * ---------------------------------------------------------------------------------------------- */
+
+static void set_error(struct zn_writer *w, zn_result r)
+{
+	pthread_mutex_lock(&w->mu);
+	if (w->err == ZN_OK)
+		w->err = r;
+	atomic_store(&w->cancel, 1);
+	pthread_cond_broadcast(&w->cv_free);
+	pthread_cond_broadcast(&w->cv_work);
+	pthread_cond_broadcast(&w->cv_done);
+	pthread_cond_broadcast(&w->cv_span);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	void *np = realloc(*p, ncap * elem);
+	if (!np)
+		return -1;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static zn_result first_error(struct zn_writer *w)
+{
+	pthread_mutex_lock(&w->mu);
+	zn_result r = w->err;
+	pthread_mutex_unlock(&w->mu);
+	return r;
+}
+
+static void report(struct zn_writer *w, const char *path, zn_result r, const char *what)
+{
+	if (w->problem)
+		w->problem(w->hook_ctx, path, r, what);
+}
+
+static void report_errno(struct zn_writer *w, const char *path, const char *action, int e)
+{
+	char msg[256];
+	snprintf(msg, sizeof(msg), "%s: %s", action, strerror(e));
+	report(w, path, ZN_ERR_IO, msg);
+	w->input_err = ZN_ERR_IO;
+}
+
+/* Known-compressed file types: their content is stored as is (unless no_skip). */
+static int is_precompressed(const char *path, size_t len)
+{
+	static const char *const exts[] = {
+		"jar", "zip", "war", "ear", "apk", "aar", "whl", "egg", "nupkg", "crate", "gz", "tgz",
+		"bz2", "tbz", "tbz2", "xz", "txz", "lz", "lzma", "lz4", "zst", "zstd", "tzst", "7z",
+		"rar", "br", "png", "jpg", "jpeg", "gif", "webp", "heic", "avif", "jxl", "mp3", "mp4",
+		"m4a", "m4v", "mkv", "webm", "ogg", "opus", "flac", "mov", "avi", "deb", "rpm", "apk",
+		"cab", "sqfs", "squashfs", "zn", "woff", "woff2", "pdf", "docx", "xlsx", "pptx", "odt",
+		"ods", "odp", "epub", "parquet", "orc", "avro", "npz", "gem", "jmod", "pack", "dmg",
+	};
+	size_t dot = len;
+	while (dot > 0 && path[dot - 1] != '.' && path[dot - 1] != '/')
+		dot--;
+	if (dot == 0 || path[dot - 1] != '.')
+		return 0;
+	size_t elen = len - dot;
+	if (elen == 0 || elen > 8)
+		return 0;
+	char ext[9];
+	for (size_t i = 0; i < elen; i++) {
+		char c = path[dot + i];
+		ext[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+	}
+	ext[elen] = 0;
+	for (size_t i = 0; i < ZN_ARRAY_LEN(exts); i++)
+		if (!strcmp(ext, exts[i]))
+			return 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Workers and the writer thread
+ * ---------------------------------------------------------------------------------------------- */
+
+/* A block not worth compressing (random data) should not crawl through the compressor: try three
+ * 16 KiB samples at level 1 first and store the block if they do not shrink by 3%. Small blocks
+ * are simply compressed. */
+static int sample_says_store(ZSTD_CCtx *cctx, const uint8_t *in, uint64_t n, uint8_t *tmp,
+			     size_t tmp_cap)
+{
+	const size_t piece = 16 << 10;
+	if (n < 8 * piece)
+		return 0;
+	size_t total_in = 0, total_out = 0;
+	uint64_t starts[3] = {0, n / 2 - piece / 2, n - piece};
+	for (int i = 0; i < 3; i++) {
+		size_t r = ZSTD_compressCCtx(cctx, tmp, tmp_cap, in + starts[i], piece, 1);
+		if (ZSTD_isError(r))
+			return 0;
+		total_in += piece;
+		total_out += r;
+	}
+	return total_out * 100 > total_in * 97;
+}
+
+static void hash_span_piece(struct zn_writer *w, struct slot *s, struct seg *g)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->span_turn != s->span_seq && !atomic_load(&w->cancel))
+		pthread_cond_wait(&w->cv_span, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+	if (atomic_load(&w->cancel))
+		return;
+	/* We hold the turn: nobody else touches span_ctx until we pass it on. */
+	if (g->first)
+		SHA256_Init(&w->span_ctx);
+	SHA256_Update(&w->span_ctx, s->in + g->off, g->len);
+	if (g->last)
+		SHA256_Final(g->sha, &w->span_ctx);
+}
+
+static void pass_span_turn(struct zn_writer *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->span_turn++;
+	pthread_cond_broadcast(&w->cv_span);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void process_slot(struct zn_writer *w, struct slot *s, ZSTD_CCtx *cctx, uint8_t *tmp,
+			 size_t tmp_cap)
+{
+	int digest = w->opt.digest == ZN_DIGEST_SHA256;
+	s->xxh3 = XXH3_64bits(s->in, s->usize);
+	if (digest) {
+		int spanning = 0;
+		for (size_t i = 0; i < s->nsegs; i++) {
+			struct seg *g = &s->segs[i];
+			if (g->first && g->last)
+				zn_sha256(s->in + g->off, g->len, g->sha);
+			else
+				spanning = 1;
+		}
+		if (spanning) {
+			for (size_t i = 0; i < s->nsegs; i++)
+				if (!(s->segs[i].first && s->segs[i].last))
+					hash_span_piece(w, s, &s->segs[i]);
+		}
+	}
+	if (s->span_seq >= 0)
+		pass_span_turn(w);
+
+	s->codec = ZN_BLOCK_STORED;
+	s->csize = s->usize;
+	s->cxxh3 = s->xxh3;
+	if (s->klass == CLASS_STORE || s->usize == 0)
+		return;
+	if (sample_says_store(cctx, s->in, s->usize, tmp, tmp_cap))
+		return;
+	size_t cap = ZSTD_compressBound(w->opt.chunk_size);
+	size_t r = ZSTD_compress2(cctx, s->out, cap, s->in, s->usize);
+	if (ZSTD_isError(r)) {
+		set_error(w, ZN_ERR_CODEC);
+		return;
+	}
+	/* Keep the compressed form only if it saves at least 3%. */
+	if ((uint64_t)r * 100 <= s->usize * 97) {
+		s->codec = ZN_BLOCK_ZSTD;
+		s->csize = r;
+		s->cxxh3 = XXH3_64bits(s->out, r);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct zn_writer *w = arg;
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	/* The level's search parameters, with a window as large as the block: a block is decoded
+	 * into one buffer anyway, so the window costs the decoder nothing. On /usr/include, 4 MiB
+	 * blocks with level 3's own 2 MiB window came to 1.075x the size of one `zstd -3` stream of
+	 * the whole tar; with a 4 MiB window, 1.042x (8 MiB blocks: 0.97x, but random access then
+	 * decodes twice as much). */
+	if (cctx) {
+		int wlog = 10;
+		while (wlog < 28 && (1ull << wlog) < w->opt.chunk_size)
+			wlog++;
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, w->opt.level);
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, wlog);
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0);
+	}
+	size_t tmp_cap = ZSTD_compressBound(16 << 10);
+	uint8_t *tmp = malloc(tmp_cap);
+	if (!cctx || !tmp)
+		set_error(w, ZN_ERR_NOMEM);
+	for (;;) {
+		pthread_mutex_lock(&w->mu);
+		while (w->qcount == 0 && !w->producer_done)
+			pthread_cond_wait(&w->cv_work, &w->mu);
+		if (w->qcount == 0) {
+			pthread_mutex_unlock(&w->mu);
+			break;
+		}
+		struct slot *s = &w->slots[w->queue[w->qhead]];
+		w->qhead = (w->qhead + 1) % w->nslots;
+		w->qcount--;
+		pthread_mutex_unlock(&w->mu);
+
+		if (!atomic_load(&w->cancel) && cctx && tmp)
+			process_slot(w, s, cctx, tmp, tmp_cap);
+		else if (s->span_seq >= 0)
+			pass_span_turn(w);
+
+		pthread_mutex_lock(&w->mu);
+		s->state = SLOT_DONE;
+		pthread_cond_broadcast(&w->cv_done);
+		pthread_mutex_unlock(&w->mu);
+	}
+	ZSTD_freeCCtx(cctx);
+	free(tmp);
+	return NULL;
+}
+
+static zn_result write_all(int fd, const uint8_t *p, uint64_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n > (1u << 30) ? (1u << 30) : n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return ZN_ERR_IO;
+		}
+		p += k;
+		n -= (uint64_t)k;
+	}
+	return ZN_OK;
+}
+
+static void writer_emit(struct zn_writer *w, struct slot *s)
+{
+	const uint8_t *data = s->codec == ZN_BLOCK_STORED ? s->in : s->out; /* stored: no copy */
+	if (!atomic_load(&w->cancel) && write_all(w->fd, data, s->csize) != ZN_OK)
+		set_error(w, ZN_ERR_IO);
+	if (grow((void **)&w->blocks, &w->blocks_cap, w->write_seq + 1, sizeof(*w->blocks))) {
+		set_error(w, ZN_ERR_NOMEM);
+		return;
+	}
+	struct zn_blockinfo *b = &w->blocks[w->write_seq];
+	b->offset = w->file_off;
+	b->csize = s->csize;
+	b->usize = s->usize;
+	b->codec = (uint8_t)s->codec;
+	b->xxh3 = s->xxh3;
+	b->cxxh3 = s->cxxh3;
+	w->file_off += s->csize;
+	w->stored_blocks += s->codec == ZN_BLOCK_STORED;
+	w->written_content += s->usize;
+	if (w->opt.digest != ZN_DIGEST_SHA256)
+		return;
+	for (size_t i = 0; i < s->nsegs; i++) {
+		if (!s->segs[i].last)
+			continue;
+		if (grow((void **)&w->digests, &w->digests_cap, w->ndigests + 1,
+			 sizeof(*w->digests))) {
+			set_error(w, ZN_ERR_NOMEM);
+			return;
+		}
+		w->digests[w->ndigests].entry = s->segs[i].entry;
+		memcpy(w->digests[w->ndigests].sha, s->segs[i].sha, 32);
+		w->ndigests++;
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct zn_writer *w = arg;
+	for (;;) {
+		pthread_mutex_lock(&w->mu);
+		struct slot *s = NULL;
+		for (;;) {
+			for (unsigned i = 0; i < w->nslots; i++)
+				if (w->slots[i].state == SLOT_DONE && w->slots[i].seq == w->write_seq)
+					s = &w->slots[i];
+			if (s || (w->producer_done && w->write_seq == w->next_seq))
+				break;
+			pthread_cond_wait(&w->cv_done, &w->mu);
+		}
+		pthread_mutex_unlock(&w->mu);
+		if (!s)
+			break;
+		writer_emit(w, s);
+		if (w->progress && !atomic_load(&w->cancel))
+			w->progress(w->hook_ctx, w->written_content, 0);
+		pthread_mutex_lock(&w->mu);
+		s->state = SLOT_FREE;
+		s->nsegs = 0;
+		s->usize = 0;
+		w->write_seq++;
+		pthread_cond_broadcast(&w->cv_free);
+		pthread_mutex_unlock(&w->mu);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The producer: slots, packers, reading
+ * ---------------------------------------------------------------------------------------------- */
+
+static zn_result acquire_slot(struct zn_writer *w, int klass, struct slot **out)
+{
+	pthread_mutex_lock(&w->mu);
+	struct slot *s = NULL;
+	while (!atomic_load(&w->cancel)) {
+		for (unsigned i = 0; i < w->nslots && !s; i++)
+			if (w->slots[i].state == SLOT_FREE)
+				s = &w->slots[i];
+		if (s)
+			break;
+		pthread_cond_wait(&w->cv_free, &w->mu);
+	}
+	zn_result r = s ? ZN_OK : w->err;
+	if (s)
+		s->state = SLOT_FILLING;
+	pthread_mutex_unlock(&w->mu);
+	if (!s)
+		return r;
+	if (!s->in) {
+		s->in = malloc(w->opt.chunk_size);
+		s->out = malloc(ZSTD_compressBound(w->opt.chunk_size));
+		if (!s->in || !s->out) {
+			set_error(w, ZN_ERR_NOMEM);
+			return ZN_ERR_NOMEM;
+		}
+	}
+	s->klass = klass;
+	s->usize = 0;
+	s->nsegs = 0;
+	s->span_seq = -1;
+	*out = s;
+	return ZN_OK;
+}
+
+/* Give a filled slot its sequence number and queue it for the workers. */
+static void queue_slot(struct zn_writer *w, struct slot *s)
+{
+	int spanning = 0;
+	for (size_t i = 0; i < s->nsegs; i++)
+		spanning |= !(s->segs[i].first && s->segs[i].last);
+	pthread_mutex_lock(&w->mu);
+	s->seq = w->next_seq++;
+	for (size_t i = 0; i < s->nsegs; i++)
+		if (s->segs[i].first)
+			w->ents[s->segs[i].entry].first_block = s->seq;
+	s->span_seq = spanning && w->opt.digest == ZN_DIGEST_SHA256 ? w->next_span_seq++ : -1;
+	s->state = SLOT_QUEUED;
+	w->queue[(w->qhead + w->qcount) % w->nslots] = (unsigned)(s - w->slots);
+	w->qcount++;
+	pthread_cond_signal(&w->cv_work);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static zn_result add_seg(struct zn_writer *w, struct slot *s, uint64_t entry, uint64_t len, int first,
+			 int last)
+{
+	if (grow((void **)&s->segs, &s->segs_cap, s->nsegs + 1, sizeof(*s->segs)))
+		return ZN_ERR_NOMEM;
+	struct seg *g = &s->segs[s->nsegs++];
+	g->entry = entry;
+	g->off = s->usize;
+	g->len = len;
+	g->first = (uint8_t)first;
+	g->last = (uint8_t)last;
+	return ZN_OK;
+}
+
+/* Where a file's bytes come from. */
+struct source {
+	int fd;		    /* -1 for memory */
+	const uint8_t *mem;
+	uint64_t pos;
+};
+
+/* Read exactly n bytes. Returns 0, or an errno value (EIO-like), or -1 if the file ended early. */
+static int source_read(struct source *src, uint8_t *dst, uint64_t n)
+{
+	if (src->fd < 0) {
+		memcpy(dst, src->mem + src->pos, n);
+		src->pos += n;
+		return 0;
+	}
+	while (n) {
+		ssize_t k = read(src->fd, dst, n > (1u << 30) ? (1u << 30) : n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (k == 0)
+			return -1;
+		dst += k;
+		n -= (uint64_t)k;
+		src->pos += (uint64_t)k;
+	}
+	return 0;
+}
+
+static void report_read_failure(struct zn_writer *w, struct went *e, int err)
+{
+	if (err == -1) {
+		report(w, e->path, ZN_ERR_CHANGED, "file shrank while being read; not stored");
+		w->input_err = ZN_ERR_IO;
+	} else {
+		report_errno(w, e->path, "read failed; not stored", err);
+	}
+	e->dropped = 1;
+}
+
+/* Place the content of entry `idx` (e->size bytes from src) into blocks. */
+static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *src)
+{
+	struct went *e = &w->ents[idx];
+	uint64_t size = e->size, chunk = w->opt.chunk_size;
+	int klass = (!w->opt.no_skip && is_precompressed(e->path, e->path_len)) ? CLASS_STORE
+										 : CLASS_COMPRESS;
+	if (size == 0) {
+		if (e->has_digest)
+			zn_sha256("", 0, e->sha);
+		return ZN_OK;
+	}
+	w->content_bytes += size;
+	if (size < chunk) {
+		struct slot *s = w->pack[klass];
+		if (s && s->usize + size > chunk) {
+			queue_slot(w, s);
+			s = w->pack[klass] = NULL;
+		}
+		if (!s) {
+			RETURN_IF_ERROR(acquire_slot(w, klass, &s));
+			w->pack[klass] = s;
+		}
+		uint64_t off = s->usize;
+		int err = source_read(src, s->in + off, size);
+		if (err) { /* nothing was committed to the block: roll back */
+			report_read_failure(w, e, err);
+			return ZN_OK;
+		}
+		RETURN_IF_ERROR(add_seg(w, s, idx, size, 1, 1));
+		s->usize += size;
+		e = &w->ents[idx];
+		e->block_offset = off;
+		return ZN_OK;
+	}
+	/* A large file: whole chunks of its own, in order. */
+	e->block_offset = 0;
+	for (uint64_t done = 0; done < size;) {
+		uint64_t n = ZN_MIN(chunk, size - done);
+		struct slot *s;
+		RETURN_IF_ERROR(acquire_slot(w, klass, &s));
+		int err = source_read(src, s->in, n);
+		if (err) {
+			/* Earlier chunks are already queued; they stay as unreferenced bytes. */
+			report_read_failure(w, &w->ents[idx], err);
+			pthread_mutex_lock(&w->mu);
+			s->state = SLOT_FREE;
+			pthread_cond_broadcast(&w->cv_free);
+			pthread_mutex_unlock(&w->mu);
+			return ZN_OK;
+		}
+		RETURN_IF_ERROR(add_seg(w, s, idx, n, done == 0, done + n == size));
+		s->usize = n;
+		queue_slot(w, s);
+		done += n;
+	}
+	return ZN_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Entries and metadata
+ * ---------------------------------------------------------------------------------------------- */
+
+static uint32_t intern_name(struct zn_writer *w, const char *name)
+{
+	for (uint32_t i = 0; i < w->nnames; i++)
+		if (!strcmp(w->names[i], name))
+			return i;
+	size_t cap = w->names_cap;
+	if (grow((void **)&w->names, &cap, w->nnames + 1, sizeof(char *)))
+		return 0;
+	w->names_cap = (uint32_t)cap;
+	w->names[w->nnames] = strdup(name);
+	if (!w->names[w->nnames])
+		return 0;
+	return w->nnames++;
+}
+
+static uint32_t lookup_name(struct zn_writer *w, struct name_cache *c, uint32_t id, int group)
+{
+	unsigned h = id % 64;
+	if (c->used[h] && c->key[h] == id)
+		return c->id_of_key[h];
+	char buf[4096];
+	const char *name = "";
+	if (group) {
+		struct group gr, *res = NULL;
+		if (!getgrgid_r(id, &gr, buf, sizeof(buf), &res) && res)
+			name = res->gr_name;
+	} else {
+		struct passwd pw, *res = NULL;
+		if (!getpwuid_r(id, &pw, buf, sizeof(buf), &res) && res)
+			name = res->pw_name;
+	}
+	uint32_t nid = intern_name(w, name);
+	c->used[h] = 1;
+	c->key[h] = id;
+	c->id_of_key[h] = nid;
+	return nid;
+}
+
+static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_len, uint64_t *idx)
+{
+	if (grow((void **)&w->ents, &w->ents_cap, w->nents + 1, sizeof(*w->ents)))
+		return ZN_ERR_NOMEM;
+	struct went *e = &w->ents[w->nents];
+	memset(e, 0, sizeof(*e));
+	e->path = malloc(path_len + 1);
+	if (!e->path)
+		return ZN_ERR_NOMEM;
+	memcpy(e->path, path, path_len);
+	e->path[path_len] = 0;
+	e->path_len = (uint32_t)path_len;
+	e->link_entry = -1;
+	*idx = w->nents++;
+	return ZN_OK;
+}
+
+static zn_result set_link(struct went *e, const char *link, size_t len)
+{
+	e->link = malloc(len + 1);
+	if (!e->link)
+		return ZN_ERR_NOMEM;
+	memcpy(e->link, link, len);
+	e->link[len] = 0;
+	e->link_len = (uint32_t)len;
+	return ZN_OK;
+}
+
+static void fill_stat(struct zn_writer *w, struct went *e, const struct stat *st)
+{
+	e->mode = st->st_mode & 07777;
+	e->uid = st->st_uid;
+	e->gid = st->st_gid;
+	e->uname = lookup_name(w, &w->ucache, st->st_uid, 0);
+	e->gname = lookup_name(w, &w->gcache, st->st_gid, 1);
+	e->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+/* Hardlinked inodes seen so far: returns the entry that first stored this inode, or -1. */
+static int64_t inode_lookup(struct zn_writer *w, const struct stat *st, uint64_t entry)
+{
+	if (w->ninodes * 2 >= w->inodes_cap) {
+		size_t ncap = w->inodes_cap ? w->inodes_cap * 2 : 256;
+		struct inode_rec *t = calloc(ncap, sizeof(*t));
+		if (!t)
+			return -1;
+		for (size_t i = 0; i < w->inodes_cap; i++) {
+			if (!w->inodes[i].ino && !w->inodes[i].dev)
+				continue;
+			size_t h = (w->inodes[i].ino * 0x9e3779b97f4a7c15ULL) & (ncap - 1);
+			while (t[h].ino || t[h].dev)
+				h = (h + 1) & (ncap - 1);
+			t[h] = w->inodes[i];
+		}
+		free(w->inodes);
+		w->inodes = t;
+		w->inodes_cap = ncap;
+	}
+	size_t h = (st->st_ino * 0x9e3779b97f4a7c15ULL) & (w->inodes_cap - 1);
+	while (w->inodes[h].ino || w->inodes[h].dev) {
+		if (w->inodes[h].ino == st->st_ino && w->inodes[h].dev == st->st_dev)
+			return (int64_t)w->inodes[h].entry;
+		h = (h + 1) & (w->inodes_cap - 1);
+	}
+	w->inodes[h].dev = st->st_dev;
+	w->inodes[h].ino = st->st_ino;
+	w->inodes[h].entry = entry;
+	w->ninodes++;
+	return -1;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Walking the filesystem
+ * ---------------------------------------------------------------------------------------------- */
+
+/* ------------------------------------------------------------------------------------------------
+ * Reading small files in batches
+ *
+ * The walk collects up to BATCH small files of one directory, then places them, in the order they
+ * were found, into the packers (so block boundaries are the same whichever way they are read),
+ * and reads each straight into its place in the slot. With io_uring, each file is one linked
+ * chain OPENAT (into a registered file slot) -> READ -> CLOSE, and a batch is one submission
+ * instead of three system calls per file; without it (old kernel, seccomp, ZN_DISABLE_URING in
+ * test builds) the same placement is done with openat/read/close.
+ * ---------------------------------------------------------------------------------------------- */
+
+/* Reserve room for entry idx in its packer, queueing the packer's block first if it is full. The
+ * caller must have completed every read into the current slot before a block is queued. */
+static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **out, uint64_t *off,
+			     int *queued_full)
+{
+	struct went *e = &w->ents[idx];
+	int klass = (!w->opt.no_skip && is_precompressed(e->path, e->path_len)) ? CLASS_STORE
+										 : CLASS_COMPRESS;
+	struct slot *s = w->pack[klass];
+	*queued_full = s && s->usize + e->size > w->opt.chunk_size;
+	if (*queued_full)
+		return ZN_OK; /* caller finishes its reads, then calls again */
+	if (!s) {
+		RETURN_IF_ERROR(acquire_slot(w, klass, &s));
+		w->pack[klass] = s;
+	}
+	*off = s->usize;
+	RETURN_IF_ERROR(add_seg(w, s, idx, e->size, 1, 1));
+	s->usize += e->size;
+	w->ents[idx].block_offset = *off;
+	w->content_bytes += e->size;
+	*out = s;
+	return ZN_OK;
+}
+
+static void close_full_packer(struct zn_writer *w, uint64_t idx)
+{
+	struct went *e = &w->ents[idx];
+	int klass = (!w->opt.no_skip && is_precompressed(e->path, e->path_len)) ? CLASS_STORE
+										 : CLASS_COMPRESS;
+	queue_slot(w, w->pack[klass]);
+	w->pack[klass] = NULL;
+}
+
+/* A file whose read failed after its room was reserved: its bytes stay in the block unused. */
+static void drop_small(struct zn_writer *w, uint64_t idx, int err)
+{
+	report_read_failure(w, &w->ents[idx], err);
+}
+
+static zn_result read_batch_plain(struct zn_writer *w)
+{
+	for (int k = 0; k < w->npend; k++) {
+		uint64_t idx = w->pend[k].entry, off;
+		struct slot *s;
+		int full;
+		RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
+		if (full) {
+			close_full_packer(w, idx);
+			RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
+		}
+		int fd = openat(w->pend_dirfd, w->pend[k].name,
+				O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0) {
+			report_errno(w, w->ents[idx].path, "cannot open; not stored", errno);
+			w->ents[idx].dropped = 1;
+			continue;
+		}
+		struct source src = {.fd = fd};
+		int err = source_read(&src, s->in + off, w->ents[idx].size);
+		close(fd);
+		if (err)
+			drop_small(w, idx, err);
+	}
+	return ZN_OK;
+}
+
+#ifdef ZN_HAVE_URING
+/* Submit the chains prepared for pend[from..to) and reap every completion. */
+static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err, int *read_res)
+{
+	int want = (to - from) * 3;
+	if (!want)
+		return ZN_OK;
+	int sub = io_uring_submit_and_wait(&w->ring, (unsigned)want);
+	if (sub < 0)
+		return ZN_ERR_IO;
+	for (int got = 0; got < want; got++) {
+		struct io_uring_cqe *cqe;
+		if (io_uring_wait_cqe(&w->ring, &cqe))
+			return ZN_ERR_IO;
+		uint64_t ud = cqe->user_data;
+		int k = (int)(ud >> 2), op = (int)(ud & 3);
+		if (op == 0)
+			open_err[k] = cqe->res < 0 ? -cqe->res : 0;
+		else if (op == 1)
+			read_res[k] = cqe->res;
+		io_uring_cqe_seen(&w->ring, cqe);
+	}
+	for (int k = from; k < to; k++) {
+		uint64_t idx = w->pend[k].entry;
+		if (open_err[k]) {
+			report_errno(w, w->ents[idx].path, "cannot open; not stored", open_err[k]);
+			w->ents[idx].dropped = 1;
+		} else if (read_res[k] < 0) {
+			drop_small(w, idx, -read_res[k]);
+		} else if ((uint64_t)read_res[k] != w->ents[idx].size) {
+			drop_small(w, idx, -1);
+		}
+	}
+	return ZN_OK;
+}
+
+static zn_result read_batch_uring(struct zn_writer *w)
+{
+	int open_err[BATCH], read_res[BATCH];
+	int from = 0;
+	for (int k = 0; k < w->npend; k++) {
+		uint64_t idx = w->pend[k].entry, off;
+		struct slot *s;
+		int full;
+		RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
+		if (full) {
+			RETURN_IF_ERROR(uring_run(w, from, k, open_err, read_res));
+			from = k;
+			close_full_packer(w, idx);
+			RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
+		}
+		/* Reads are capped below 2 GiB by the chunk size, so one READ moves the whole file
+		 * unless it shrank (then the short count is caught above). */
+		struct io_uring_sqe *q = io_uring_get_sqe(&w->ring);
+		io_uring_prep_openat_direct(q, w->pend_dirfd, w->pend[k].name,
+					    O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0, (unsigned)k);
+		q->flags |= IOSQE_IO_HARDLINK;
+		q->user_data = (uint64_t)k << 2;
+		q = io_uring_get_sqe(&w->ring);
+		io_uring_prep_read(q, k, s->in + off, (unsigned)w->ents[idx].size, 0);
+		q->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
+		q->user_data = ((uint64_t)k << 2) | 1;
+		q = io_uring_get_sqe(&w->ring);
+		io_uring_prep_close_direct(q, (unsigned)k);
+		q->user_data = ((uint64_t)k << 2) | 2;
+	}
+	return uring_run(w, from, w->npend, open_err, read_res);
+}
+#endif
+
+static zn_result flush_pending(struct zn_writer *w)
+{
+	if (!w->npend)
+		return ZN_OK;
+	zn_result r;
+#ifdef ZN_HAVE_URING
+	if (w->ring_ok)
+		r = read_batch_uring(w);
+	else
+#endif
+		r = read_batch_plain(w);
+	w->npend = 0;
+	return r;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b); /* byte order */
+}
+
+static zn_result walk(struct zn_writer *w, int dirfd, const char *name, size_t rel_len, int depth);
+
+static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_t rel_len,
+			 const struct stat *st, int depth)
+{
+	const char *rel = w->pathbuf;
+	uint64_t idx;
+	if (S_ISDIR(st->st_mode)) {
+		RETURN_IF_ERROR(flush_pending(w));
+		if (rel_len) {
+			RETURN_IF_ERROR(new_entry(w, rel, rel_len, &idx));
+			w->ents[idx].type = ZN_TYPE_DIR;
+			fill_stat(w, &w->ents[idx], st);
+		}
+		return walk(w, dirfd, name, rel_len, depth + 1);
+	}
+	if (!rel_len)
+		return ZN_OK;
+	if (S_ISLNK(st->st_mode)) {
+		char target[4096];
+		ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
+		if (n < 0 || n == sizeof(target)) {
+			report_errno(w, rel, "cannot read symlink", n < 0 ? errno : ENAMETOOLONG);
+			return ZN_OK;
+		}
+		RETURN_IF_ERROR(new_entry(w, rel, rel_len, &idx));
+		w->ents[idx].type = ZN_TYPE_SYMLINK;
+		fill_stat(w, &w->ents[idx], st);
+		return set_link(&w->ents[idx], target, (size_t)n);
+	}
+	if (!S_ISREG(st->st_mode)) {
+		char msg[64];
+		snprintf(msg, sizeof(msg), "not a regular file, directory or symlink; skipped");
+		report(w, rel, ZN_ERR_UNSUPPORTED, msg);
+		return ZN_OK;
+	}
+	if (w->out_ino && st->st_ino == w->out_ino && st->st_dev == w->out_dev) {
+		report(w, rel, ZN_OK, "is the archive being written; skipped");
+		return ZN_OK;
+	}
+	RETURN_IF_ERROR(new_entry(w, rel, rel_len, &idx));
+	struct went *e = &w->ents[idx];
+	fill_stat(w, e, st);
+	if (st->st_nlink > 1) {
+		int64_t first = inode_lookup(w, st, idx);
+		if (first >= 0) {
+			e->type = ZN_TYPE_HARDLINK;
+			e->link_entry = first;
+			return set_link(e, w->ents[first].path, w->ents[first].path_len);
+		}
+	}
+	e->type = ZN_TYPE_FILE;
+	e->size = (uint64_t)st->st_size;
+	e->has_digest = w->opt.digest == ZN_DIGEST_SHA256;
+	if (e->size > 0 && e->size < w->opt.chunk_size) {
+		/* Small files are read in batches, in the order they were found. */
+		if (w->npend && w->pend_dirfd != dirfd)
+			RETURN_IF_ERROR(flush_pending(w));
+		w->pend_dirfd = dirfd;
+		w->pend[w->npend].entry = idx;
+		w->pend[w->npend].name = name;
+		if (++w->npend == BATCH)
+			return flush_pending(w);
+		return ZN_OK;
+	}
+	RETURN_IF_ERROR(flush_pending(w));
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		report_errno(w, rel, "cannot open; not stored", errno);
+		w->ents[idx].dropped = 1;
+		return ZN_OK;
+	}
+	struct source src = {.fd = fd};
+	if (e->size >= w->opt.chunk_size)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	zn_result r = emit_content(w, idx, &src);
+	close(fd);
+	return r;
+}
+
+static zn_result walk(struct zn_writer *w, int parentfd, const char *name, size_t rel_len, int depth)
+{
+	int fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		report_errno(w, rel_len ? w->pathbuf : name, "cannot open directory", errno);
+		return ZN_OK;
+	}
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		report_errno(w, w->pathbuf, "cannot read directory", errno);
+		return ZN_OK;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	zn_result r = ZN_OK;
+	struct dirent *de;
+	errno = 0;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (grow((void **)&names, &cap, n + 1, sizeof(char *)) ||
+		    !(names[n] = strdup(de->d_name))) {
+			r = ZN_ERR_NOMEM;
+			goto out;
+		}
+		n++;
+	}
+	if (n)
+		qsort(names, n, sizeof(char *), cmp_names);
+	for (size_t i = 0; i < n && r == ZN_OK; i++) {
+		size_t nlen = strlen(names[i]);
+		size_t child_len = rel_len + (rel_len ? 1 : 0) + nlen;
+		if (grow((void **)&w->pathbuf, &w->pathbuf_cap, child_len + 1, 1)) {
+			r = ZN_ERR_NOMEM;
+			break;
+		}
+		if (rel_len)
+			w->pathbuf[rel_len] = '/';
+		memcpy(w->pathbuf + rel_len + (rel_len ? 1 : 0), names[i], nlen + 1);
+		struct stat st;
+		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW)) {
+			report_errno(w, w->pathbuf, "cannot stat", errno);
+		} else if (!w->filter || w->filter(w->hook_ctx, w->pathbuf, S_ISDIR(st.st_mode))) {
+			r = add_one(w, fd, names[i], child_len, &st, depth);
+		}
+		w->pathbuf[rel_len] = 0;
+		if (atomic_load(&w->cancel) && r == ZN_OK)
+			r = first_error(w);
+	}
+	if (r == ZN_OK)
+		r = flush_pending(w); /* the names and the directory are about to go */
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return r;
+}
+
+/* The stored name of a filesystem path: without leading '/', "." and ".." parts. */
+static size_t normalize_name(const char *in, char *out)
+{
+	size_t o = 0;
+	const char *p = in;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *q = p;
+		while (*q && *q != '/')
+			q++;
+		size_t len = (size_t)(q - p);
+		if (len && !(len == 1 && p[0] == '.') && !(len == 2 && p[0] == '.' && p[1] == '.')) {
+			if (o)
+				out[o++] = '/';
+			memcpy(out + o, p, len);
+			o += len;
+		}
+		p = q;
+	}
+	out[o] = 0;
+	return o;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Public API
+ * ---------------------------------------------------------------------------------------------- */
+
+void zn_create_options_init(struct zn_create_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->level = 3;
+	opt->threads = 0;
+	opt->chunk_size = ZN_CHUNK_DEFAULT;
+	opt->memory_limit = 256u << 20;
+	opt->digest = ZN_DIGEST_SHA256;
+}
+
+zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt_in)
+{
+	*out = NULL;
+	struct zn_create_options opt;
+	if (opt_in)
+		opt = *opt_in;
+	else
+		zn_create_options_init(&opt);
+	if (opt.level < 1 || opt.level > ZSTD_maxCLevel() || opt.chunk_size < ZN_CHUNK_MIN ||
+	    opt.chunk_size > ZN_CHUNK_MAX ||
+	    (opt.digest != ZN_DIGEST_NONE && opt.digest != ZN_DIGEST_SHA256))
+		return ZN_ERR_INVALID_ARG;
+	if (!opt.memory_limit)
+		opt.memory_limit = 256u << 20;
+	if (!opt.threads) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		opt.threads = n > 0 ? (unsigned)n : 1;
+	}
+	if (opt.threads > 256)
+		opt.threads = 256;
+
+	struct zn_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return ZN_ERR_NOMEM;
+	w->opt = opt;
+	w->fd = fd;
+	struct stat ost;
+	if (!fstat(fd, &ost) && S_ISREG(ost.st_mode)) {
+		w->out_dev = ost.st_dev;
+		w->out_ino = ost.st_ino;
+	}
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv_free, NULL);
+	pthread_cond_init(&w->cv_work, NULL);
+	pthread_cond_init(&w->cv_done, NULL);
+	pthread_cond_init(&w->cv_span, NULL);
+
+	uint64_t per_slot = opt.chunk_size + ZSTD_compressBound(opt.chunk_size);
+	uint64_t want = 2ull * opt.threads + 2, fit = opt.memory_limit / per_slot;
+	w->nslots = (unsigned)ZN_MAX(4, ZN_MIN(want, fit));
+	w->slots = calloc(w->nslots, sizeof(*w->slots));
+	w->queue = calloc(w->nslots, sizeof(*w->queue));
+	w->workers = calloc(opt.threads, sizeof(pthread_t));
+	w->names = NULL;
+	if (!w->slots || !w->queue || !w->workers || intern_name(w, "") != 0 || !w->names) {
+		zn_writer_free(w);
+		return ZN_ERR_NOMEM;
+	}
+#ifdef ZN_HAVE_URING
+	int want_uring = !opt.no_uring;
+#ifdef ZN_TEST_HOOKS
+	if (getenv("ZN_DISABLE_URING") && *getenv("ZN_DISABLE_URING") == '1')
+		want_uring = 0;
+#endif
+	if (want_uring && !io_uring_queue_init(BATCH * 4, &w->ring, 0)) {
+		if (!io_uring_register_files_sparse(&w->ring, BATCH))
+			w->ring_ok = 1;
+		else
+			io_uring_queue_exit(&w->ring);
+	}
+#endif
+	/* The file header. */
+	uint8_t hdr[ZN_HEADER_SIZE] = {0};
+	memcpy(hdr, ZN_MAGIC, ZN_MAGIC_LEN);
+	zn_put_le32(hdr + 8, ZN_FORMAT_VERSION);
+	if (write_all(fd, hdr, sizeof(hdr)) != ZN_OK) {
+		zn_writer_free(w);
+		return ZN_ERR_IO;
+	}
+	w->file_off = ZN_HEADER_SIZE;
+	for (unsigned i = 0; i < opt.threads; i++) {
+		if (pthread_create(&w->workers[i], NULL, worker_main, w))
+			break;
+		w->workers_started++;
+	}
+	if (w->workers_started == 0 || pthread_create(&w->writer_thread, NULL, writer_main, w)) {
+		zn_writer_free(w);
+		return ZN_ERR_NOMEM;
+	}
+	w->writer_started = 1;
+	*out = w;
+	return ZN_OK;
+}
+
+void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_fn filter,
+			 zn_progress_fn progress, void *ctx)
+{
+	w->problem = problem;
+	w->filter = filter;
+	w->progress = progress;
+	w->hook_ctx = ctx;
+}
+
+zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name)
+{
+	if (!w || !fs_path || w->finished)
+		return ZN_ERR_INVALID_ARG;
+	if (atomic_load(&w->cancel))
+		return first_error(w);
+	const char *src = name ? name : fs_path;
+	if (grow((void **)&w->pathbuf, &w->pathbuf_cap, strlen(src) + 2, 1))
+		return ZN_ERR_NOMEM;
+	size_t rel_len = normalize_name(src, w->pathbuf);
+	struct stat st;
+	if (lstat(fs_path, &st)) {
+		report_errno(w, fs_path, "cannot stat", errno);
+		return ZN_OK;
+	}
+	if (rel_len && w->filter && !w->filter(w->hook_ctx, w->pathbuf, S_ISDIR(st.st_mode)))
+		return ZN_OK;
+	/* Open the parent directory so every later lookup is relative to a descriptor. */
+	char *copy = strdup(fs_path);
+	if (!copy)
+		return ZN_ERR_NOMEM;
+	size_t len = strlen(copy);
+	while (len > 1 && copy[len - 1] == '/')
+		copy[--len] = 0;
+	char *slash = strrchr(copy, '/');
+	const char *base = copy;
+	int dirfd = AT_FDCWD;
+	if (slash) {
+		*slash = 0;
+		base = slash + 1;
+		dirfd = open(slash == copy ? "/" : copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dirfd < 0) {
+			report_errno(w, fs_path, "cannot open parent directory", errno);
+			free(copy);
+			return ZN_OK;
+		}
+	}
+	if (!*base) /* fs_path is "/" */
+		base = ".";
+	zn_result r;
+	if (S_ISDIR(st.st_mode) && slash && !*(slash + 1)) {
+		r = walk(w, AT_FDCWD, "/", 0, 0);
+	} else {
+		r = add_one(w, dirfd, base, rel_len, &st, 0);
+	}
+	if (r == ZN_OK)
+		r = flush_pending(w); /* before the parent directory's descriptor goes */
+	if (dirfd >= 0)
+		close(dirfd);
+	free(copy);
+	if (r == ZN_OK && atomic_load(&w->cancel))
+		r = first_error(w);
+	return r;
+}
+
+static int unsafe_path(const char *p, size_t len)
+{
+	if (len == 0 || p[0] == '/' || memchr(p, 0, len))
+		return 1;
+	for (size_t i = 0; i < len;) {
+		size_t j = i;
+		while (j < len && p[j] != '/')
+			j++;
+		size_t c = j - i;
+		if (c == 0 || (c == 1 && p[i] == '.') || (c == 2 && p[i] == '.' && p[i + 1] == '.'))
+			return 1;
+		i = j + 1;
+		if (j + 1 == len) /* trailing '/' */
+			return 1;
+	}
+	return 0;
+}
+
+zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data)
+{
+	if (!w || !e || !e->path || w->finished || e->type > ZN_TYPE_HARDLINK)
+		return ZN_ERR_INVALID_ARG;
+	if (atomic_load(&w->cancel))
+		return first_error(w);
+	if (unsafe_path(e->path, e->path_len))
+		return ZN_ERR_UNSAFE_PATH;
+	if ((e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) && (!e->link || !e->link_len))
+		return ZN_ERR_INVALID_ARG;
+	if (e->type == ZN_TYPE_FILE && e->size && !data)
+		return ZN_ERR_INVALID_ARG;
+	uint64_t idx;
+	RETURN_IF_ERROR(new_entry(w, e->path, e->path_len, &idx));
+	struct went *d = &w->ents[idx];
+	d->type = (uint8_t)e->type;
+	d->mode = e->mode & 07777;
+	d->uid = e->uid;
+	d->gid = e->gid;
+	char tmp[256];
+	size_t ul = ZN_MIN(e->uname_len, sizeof(tmp) - 1);
+	memcpy(tmp, e->uname ? e->uname : "", e->uname ? ul : 0);
+	tmp[e->uname ? ul : 0] = 0;
+	d->uname = intern_name(w, tmp);
+	size_t gl = ZN_MIN(e->gname_len, sizeof(tmp) - 1);
+	memcpy(tmp, e->gname ? e->gname : "", e->gname ? gl : 0);
+	tmp[e->gname ? gl : 0] = 0;
+	w->ents[idx].gname = intern_name(w, tmp);
+	d = &w->ents[idx];
+	d->mtime_ns = e->mtime_ns;
+	if (e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK)
+		return set_link(d, e->link, e->link_len);
+	if (e->type != ZN_TYPE_FILE)
+		return ZN_OK;
+	d->size = e->size;
+	d->has_digest = w->opt.digest == ZN_DIGEST_SHA256;
+	struct source src = {.fd = -1, .mem = data};
+	return emit_content(w, idx, &src);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Finishing: the index and the footer
+ * ---------------------------------------------------------------------------------------------- */
+
+static int cmp_entries(const void *a, const void *b, void *ctx)
+{
+	const struct went *ents = ctx;
+	const struct went *x = &ents[*(const uint64_t *)a];
+	const struct went *y = &ents[*(const uint64_t *)b];
+	size_t n = ZN_MIN(x->path_len, y->path_len);
+	int c = memcmp(x->path, y->path, n);
+	if (c)
+		return c;
+	if (x->path_len != y->path_len)
+		return x->path_len < y->path_len ? -1 : 1;
+	/* Same path: the one added first wins (it sorts first). */
+	return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
+}
+
+static void stop_threads(struct zn_writer *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->producer_done = 1;
+	pthread_cond_broadcast(&w->cv_work);
+	pthread_cond_broadcast(&w->cv_done);
+	pthread_mutex_unlock(&w->mu);
+	if (w->writer_started) {
+		pthread_join(w->writer_thread, NULL);
+		w->writer_started = 0;
+	}
+	for (unsigned i = 0; i < w->workers_started; i++)
+		pthread_join(w->workers[i], NULL);
+	w->workers_started = 0;
+}
+
+zn_result zn_writer_finish(struct zn_writer *w)
+{
+	if (!w || w->finished)
+		return ZN_ERR_INVALID_ARG;
+	w->finished = 1;
+	zn_result pr = flush_pending(w);
+	if (pr != ZN_OK)
+		set_error(w, pr);
+	for (int k = 0; k < 2; k++) {
+		if (w->pack[k] && !atomic_load(&w->cancel))
+			queue_slot(w, w->pack[k]);
+		w->pack[k] = NULL;
+	}
+	stop_threads(w);
+	if (w->err != ZN_OK)
+		return w->err;
+
+	/* A hardlink to a file that could not be read goes with it. */
+	for (size_t i = 0; i < w->nents; i++) {
+		struct went *e = &w->ents[i];
+		if (e->link_entry >= 0 && w->ents[e->link_entry].dropped && !e->dropped) {
+			e->dropped = 1;
+			report(w, e->path, ZN_ERR_IO, "hardlink to a file that could not be read; not stored");
+		}
+	}
+	/* Digests computed by the workers land in the entries now that every thread is joined. */
+	for (size_t i = 0; i < w->ndigests; i++)
+		memcpy(w->ents[w->digests[i].entry].sha, w->digests[i].sha, 32);
+
+	/* Rows: entries sorted by path; duplicates after the first and dropped entries left out. */
+	uint64_t *order = malloc((w->nents ? w->nents : 1) * sizeof(uint64_t));
+	if (!order)
+		return ZN_ERR_NOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < w->nents; i++)
+		if (!w->ents[i].dropped)
+			order[n++] = i;
+	qsort_r(order, n, sizeof(uint64_t), cmp_entries, w->ents);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct went *e = &w->ents[order[i]];
+		if (m) {
+			const struct went *p = &w->ents[order[m - 1]];
+			if (p->path_len == e->path_len && !memcmp(p->path, e->path, e->path_len))
+				continue;
+		}
+		order[m++] = order[i];
+	}
+
+	struct zn_index_input in = {
+		.nrows = m,
+		.nblocks = w->write_seq,
+		.blocks = w->blocks,
+		.chunk_size = w->opt.chunk_size,
+		.level = w->opt.level,
+		.digest = w->opt.digest,
+	};
+	struct zn_index_row *rows = calloc(m ? m : 1, sizeof(*rows));
+	if (!rows) {
+		free(order);
+		return ZN_ERR_NOMEM;
+	}
+	memset(&w->stats, 0, sizeof(w->stats));
+	for (size_t i = 0; i < m; i++) {
+		const struct went *e = &w->ents[order[i]];
+		struct zn_index_row *r = &rows[i];
+		r->path = e->path;
+		r->path_len = e->path_len;
+		r->type = e->type;
+		r->mode = e->mode;
+		r->uid = e->uid;
+		r->gid = e->gid;
+		r->uname = w->names[e->uname];
+		r->gname = w->names[e->gname];
+		r->mtime_ns = e->mtime_ns;
+		r->size = e->size;
+		r->link = e->link;
+		r->link_len = e->link_len;
+		r->sha = e->sha;
+		r->first_block = e->size ? e->first_block : 0;
+		r->block_offset = e->size ? e->block_offset : 0;
+		in.content_bytes += e->size;
+		w->stats.files += e->type == ZN_TYPE_FILE;
+		w->stats.dirs += e->type == ZN_TYPE_DIR;
+		w->stats.symlinks += e->type == ZN_TYPE_SYMLINK;
+		w->stats.hardlinks += e->type == ZN_TYPE_HARDLINK;
+	}
+	in.rows = rows;
+	uint8_t *index = NULL;
+	size_t index_len = 0;
+	zn_result r = zn_index_build(&in, &index, &index_len);
+	free(rows);
+	free(order);
+	if (r != ZN_OK)
+		return r;
+
+	uint8_t foot[ZN_FOOTER_SIZE] = {0};
+	zn_put_le64(foot + 0, w->file_off);
+	zn_put_le64(foot + 8, index_len);
+	zn_put_le64(foot + 16, XXH3_64bits(index, index_len));
+	zn_put_le64(foot + 24, m);
+	zn_put_le64(foot + 32, w->write_seq);
+	zn_put_le32(foot + 40, ZN_FORMAT_VERSION);
+	zn_put_le64(foot + 48, XXH3_64bits(foot, 48));
+	memcpy(foot + 56, ZN_FOOTER_MAGIC, 8);
+	r = write_all(w->fd, index, index_len);
+	if (r == ZN_OK)
+		r = write_all(w->fd, foot, sizeof(foot));
+	free(index);
+	w->stats.entries = m;
+	w->stats.content_bytes = in.content_bytes;
+	w->stats.archive_bytes = w->file_off + index_len + ZN_FOOTER_SIZE;
+	w->stats.blocks = w->write_seq;
+	w->stats.stored_blocks = w->stored_blocks;
+	w->stats.index_bytes = index_len;
+	if (r != ZN_OK)
+		return r;
+	return w->input_err;
+}
+
+void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st)
+{
+	*st = w->stats;
+}
+
+void zn_writer_free(struct zn_writer *w)
+{
+	if (!w)
+		return;
+	if (w->writer_started || w->workers_started) {
+		set_error(w, ZN_ERR_CANCELED);
+		stop_threads(w);
+	}
+#ifdef ZN_HAVE_URING
+	if (w->ring_ok)
+		io_uring_queue_exit(&w->ring);
+#endif
+	for (unsigned i = 0; w->slots && i < w->nslots; i++) {
+		free(w->slots[i].in);
+		free(w->slots[i].out);
+		free(w->slots[i].segs);
+	}
+	for (size_t i = 0; i < w->nents; i++) {
+		free(w->ents[i].path);
+		free(w->ents[i].link);
+	}
+	for (uint32_t i = 0; i < w->nnames; i++)
+		free(w->names[i]);
+	free(w->names);
+	free(w->ents);
+	free(w->slots);
+	free(w->queue);
+	free(w->workers);
+	free(w->blocks);
+	free(w->digests);
+	free(w->inodes);
+	free(w->pathbuf);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv_free);
+	pthread_cond_destroy(&w->cv_work);
+	pthread_cond_destroy(&w->cv_done);
+	pthread_cond_destroy(&w->cv_span);
+	free(w);
+}

@@ -1,0 +1,691 @@
+/* cmd_archive.c - the archive commands: create, extract, list, verify, cat, info. */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
+       OPT_OVERWRITE, OPT_JSON };
+
+static int parse_threads(const char *cmd, const char *arg, unsigned *out)
+{
+	uint64_t v;
+	if (cli_parse_uint(arg, 0, 1024, &v))
+		return cli_usage_error(cmd, "invalid thread count '%s'", arg);
+	*out = (unsigned)v;
+	return 0;
+}
+
+static zn_result open_reader(const char *path, struct zn_reader **r)
+{
+	char err[256] = "";
+	zn_result res = zn_reader_open(r, path, err, sizeof(err));
+	if (res != ZN_OK)
+		cli_error("%s: %s", path, err[0] ? err : zn_result_message(res));
+	return res;
+}
+
+/* ---- create ------------------------------------------------------------------------------------ */
+
+static const char create_help[] =
+	"Usage: znippy create -o OUT [OPTIONS] PATH...\n"
+	"Pack files and directory trees into an archive. Stored paths are relative (a leading '/'\n"
+	"and '.'/'..' parts are removed); directories are walked in byte order of names.\n"
+	"\n"
+	"  -o, --output OUT      archive to write ('-' for standard output)\n"
+	"  -l, --level N         zstd level 1..19 (default 3)\n"
+	"  -T, --threads N       worker threads (default: one per CPU)\n"
+	"      --chunk-size SIZE block size, 64K..256M (default 4M); small files are packed\n"
+	"                        together into blocks of this size, larger files cut into chunks\n"
+	"      --memory SIZE     bound on pipeline buffers (default 256M)\n"
+	"      --no-skip         compress known-compressed types too (jar, png, gz, ...)\n"
+	"      --digest KIND     per-file digest: sha256 (default) or none\n"
+	"      --exclude GLOB    skip paths (or names) matching GLOB; repeatable\n"
+	"  -C, --directory DIR   change to DIR before reading PATHs\n"
+	"      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
+	"  -q, --quiet           no progress, no warnings\n"
+	"  -h, --help            this help\n"
+	"\n" EXIT_CODES_HELP
+	"An unreadable input is reported and leaves exit status 3; the archive holds the rest.\n";
+
+struct excludes {
+	char **globs;
+	int n;
+};
+
+static int filter_cb(void *ctx, const char *rel, int is_dir)
+{
+	(void)is_dir;
+	struct excludes *x = ctx;
+	const char *base = strrchr(rel, '/');
+	base = base ? base + 1 : rel;
+	for (int i = 0; i < x->n; i++)
+		if (!fnmatch(x->globs[i], rel, 0) || !fnmatch(x->globs[i], base, 0))
+			return 0;
+	return 1;
+}
+
+struct create_ctx {
+	struct excludes ex;
+};
+
+static int create_filter(void *ctx, const char *rel, int is_dir)
+{
+	return filter_cb(&((struct create_ctx *)ctx)->ex, rel, is_dir);
+}
+
+int cmd_create(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"output", required_argument, 0, 'o'},	   {"level", required_argument, 0, 'l'},
+		{"threads", required_argument, 0, 'T'},	   {"chunk-size", required_argument, 0, OPT_CHUNK},
+		{"memory", required_argument, 0, OPT_MEMORY}, {"no-skip", no_argument, 0, OPT_NO_SKIP},
+		{"digest", required_argument, 0, OPT_DIGEST}, {"exclude", required_argument, 0, OPT_EXCLUDE},
+		{"directory", required_argument, 0, 'C'},  {"progress", no_argument, 0, OPT_PROGRESS},
+		{"quiet", no_argument, 0, 'q'},		   {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	struct zn_create_options opt;
+	zn_create_options_init(&opt);
+	const char *out = NULL, *dir = NULL;
+	struct create_ctx cc = {{NULL, 0}};
+	static char *globs[1024];
+	cc.ex.globs = globs;
+	uint64_t v;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:l:T:C:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'l':
+			if (cli_parse_uint(optarg, 1, 19, &v))
+				return cli_usage_error("create", "invalid level '%s' (1..19)", optarg);
+			opt.level = (int)v;
+			break;
+		case 'T':
+			if (parse_threads("create", optarg, &opt.threads))
+				return EXIT_USAGE;
+			break;
+		case OPT_CHUNK:
+			if (cli_parse_size(optarg, &v) || v < (64u << 10) || v > (256u << 20))
+				return cli_usage_error("create", "invalid chunk size '%s' (64K..256M)",
+						       optarg);
+			opt.chunk_size = v;
+			break;
+		case OPT_MEMORY:
+			if (cli_parse_size(optarg, &v) || v < (1u << 20))
+				return cli_usage_error("create", "invalid memory size '%s'", optarg);
+			opt.memory_limit = v;
+			break;
+		case OPT_NO_SKIP: opt.no_skip = 1; break;
+		case OPT_DIGEST:
+			if (!strcmp(optarg, "sha256"))
+				opt.digest = ZN_DIGEST_SHA256;
+			else if (!strcmp(optarg, "none"))
+				opt.digest = ZN_DIGEST_NONE;
+			else
+				return cli_usage_error("create", "unknown digest '%s'", optarg);
+			break;
+		case OPT_EXCLUDE:
+			if (cc.ex.n == 1024)
+				return cli_usage_error("create", "too many --exclude options");
+			cc.ex.globs[cc.ex.n++] = optarg;
+			break;
+		case 'C': dir = optarg; break;
+		case OPT_PROGRESS: cli_progress = 1; break;
+		case 'q': cli_quiet = 1; break;
+		case 'h': fputs(create_help, stdout); return EXIT_OK;
+		default: return cli_usage_error("create", "bad option");
+		}
+	}
+	if (!out)
+		return cli_usage_error("create", "missing -o OUT");
+	if (optind >= argc)
+		return cli_usage_error("create", "no input PATH given");
+	if (opt.chunk_size * 2 > opt.memory_limit)
+		return cli_usage_error("create", "--memory must be at least twice the chunk size");
+
+	/* Write to a temporary name beside OUT and rename on success, so a failed run never leaves a
+	 * half-written archive under the final name. Paths are resolved before -C. */
+	int to_stdout = !strcmp(out, "-");
+	char *tmp = NULL;
+	int fd = 1;
+	if (to_stdout) {
+		if (isatty(1))
+			return cli_usage_error("create", "refusing to write an archive to a terminal");
+	} else {
+		tmp = malloc(strlen(out) + 16);
+		sprintf(tmp, "%s.tmp%ld", out, (long)getpid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			cli_error("%s: cannot create: %s", out, strerror(errno));
+			return EXIT_SYSTEM;
+		}
+	}
+	int cwd = -1;
+	if (dir) {
+		cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (chdir(dir)) {
+			cli_error("%s: cannot change directory: %s", dir, strerror(errno));
+			goto fail_early;
+		}
+	}
+	struct zn_writer *w;
+	zn_result res = zn_writer_open(&w, fd, &opt);
+	if (res != ZN_OK) {
+		cli_error("create: %s", zn_result_message(res));
+		goto fail_early;
+	}
+	zn_writer_set_hooks(w, cli_problem_cb, cc.ex.n ? create_filter : NULL,
+			    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
+	for (int i = optind; i < argc && res == ZN_OK; i++)
+		res = zn_writer_add_path(w, argv[i], NULL);
+	zn_result fin = zn_writer_finish(w);
+	if (res == ZN_OK)
+		res = fin;
+	cli_progress_end();
+	struct zn_write_stats st;
+	zn_writer_stats(w, &st);
+	zn_writer_free(w);
+	if (cwd >= 0 && fchdir(cwd)) {
+	}
+	int complete = res == ZN_OK || (res == ZN_ERR_IO && fin == ZN_ERR_IO && st.archive_bytes);
+	if (!to_stdout) {
+		if (close(fd) && complete) {
+			cli_error("%s: write failed: %s", out, strerror(errno));
+			complete = 0;
+			res = ZN_ERR_IO;
+		}
+		if (complete && rename(tmp, out)) {
+			cli_error("%s: cannot rename: %s", out, strerror(errno));
+			complete = 0;
+			res = ZN_ERR_IO;
+		}
+		if (!complete)
+			unlink(tmp);
+	}
+	free(tmp);
+	if (res != ZN_OK && res != ZN_ERR_IO)
+		cli_error("create: %s", zn_result_message(res));
+	else if (res == ZN_ERR_IO && complete)
+		cli_error("create: some inputs could not be read (see above); archive written without them");
+	else if (res == ZN_ERR_IO)
+		cli_error("create: I/O error");
+	if (res == ZN_OK && cli_progress_enabled())
+		fprintf(stderr, "%s: %llu entries, %.1f MB -> %.1f MB (%.1f%%)\n", cli_prog,
+			(unsigned long long)st.entries, (double)st.content_bytes / 1e6,
+			(double)st.archive_bytes / 1e6,
+			st.content_bytes ? 100.0 * (double)st.archive_bytes / (double)st.content_bytes
+					 : 0.0);
+	return res == ZN_OK ? EXIT_OK : res == ZN_ERR_IO ? EXIT_SYSTEM : cli_exit_code(res);
+fail_early:
+	if (!to_stdout) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(tmp);
+	return EXIT_SYSTEM;
+}
+
+/* ---- selection by patterns --------------------------------------------------------------------- */
+
+/* Mark entries matching any pattern; report patterns that match nothing. Returns the number of
+ * patterns without a match. */
+static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *sel)
+{
+	uint64_t n = zn_reader_count(r);
+	int missing = 0;
+	uint8_t *hit = calloc((size_t)npats + 1, 1);
+	for (uint64_t i = 0; i < n; i++) {
+		struct zn_entry e;
+		if (zn_reader_entry(r, i, &e) != ZN_OK) {
+			sel[i] = 1; /* let the extractor report it */
+			continue;
+		}
+		for (int k = 0; k < npats; k++) {
+			if (cli_path_matches(pats[k], e.path, e.path_len)) {
+				sel[i] = 1;
+				hit[k] = 1;
+			}
+		}
+	}
+	/* A hardlink needs its target's content: select the target too (it is written in place of
+	 * the link if the target itself was not asked for). */
+	for (int k = 0; k < npats; k++) {
+		if (!hit[k]) {
+			cli_error("%s: not found in archive", pats[k]);
+			missing++;
+		}
+	}
+	free(hit);
+	return missing;
+}
+
+/* ---- extract ----------------------------------------------------------------------------------- */
+
+static const char extract_help[] =
+	"Usage: znippy extract ARCHIVE [OPTIONS] [PATTERN...]\n"
+	"Extract all entries, or those whose path matches a PATTERN (a glob; a directory's\n"
+	"pattern selects everything below it). Paths that are absolute or contain '..' are\n"
+	"refused, and no write ever follows a symlink. Damaged files are named and left out;\n"
+	"everything else is still extracted.\n"
+	"\n"
+	"  -C, --directory DIR   extract into DIR (default: the current directory)\n"
+	"  -T, --threads N       worker threads (default: one per CPU)\n"
+	"      --overwrite       replace existing files (default: refuse)\n"
+	"      --progress        show a progress line on stderr\n"
+	"  -q, --quiet           no progress\n"
+	"  -h, --help            this help\n"
+	"\n" EXIT_CODES_HELP;
+
+int cmd_extract(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"directory", required_argument, 0, 'C'}, {"threads", required_argument, 0, 'T'},
+		{"overwrite", no_argument, 0, OPT_OVERWRITE}, {"progress", no_argument, 0, OPT_PROGRESS},
+		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	struct zn_extract_options opt;
+	zn_extract_options_init(&opt);
+	const char *dir = ".";
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "C:T:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'C': dir = optarg; break;
+		case 'T':
+			if (parse_threads("extract", optarg, &opt.threads))
+				return EXIT_USAGE;
+			break;
+		case OPT_OVERWRITE: opt.overwrite = 1; break;
+		case OPT_PROGRESS: cli_progress = 1; break;
+		case 'q': cli_quiet = 1; break;
+		case 'h': fputs(extract_help, stdout); return EXIT_OK;
+		default: return cli_usage_error("extract", "bad option");
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("extract", "missing ARCHIVE");
+	const char *path = argv[optind++];
+	struct zn_reader *r;
+	zn_result res = open_reader(path, &r);
+	if (res != ZN_OK)
+		return cli_exit_code(res);
+	uint8_t *sel = NULL;
+	int missing = 0;
+	if (optind < argc) {
+		sel = calloc(zn_reader_count(r) + 1, 1);
+		missing = select_entries(r, argv + optind, argc - optind, sel);
+	}
+	res = zn_extract(r, dir, sel, &opt, cli_problem_cb,
+			 cli_progress_enabled() ? cli_progress_cb : NULL, NULL);
+	cli_progress_end();
+	free(sel);
+	zn_reader_close(r);
+	if (res != ZN_OK) {
+		cli_error("%s: %s", path,
+			  res == ZN_ERR_DAMAGED ? "some entries are damaged or unsafe (see above)"
+						: zn_result_message(res));
+		return cli_exit_code(res);
+	}
+	return missing ? EXIT_DAMAGED : EXIT_OK;
+}
+
+/* ---- list -------------------------------------------------------------------------------------- */
+
+static const char list_help[] =
+	"Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
+	"List entries in path order (names with control characters are shown with C escapes).\n"
+	"\n"
+	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path\n"
+	"      --json   one JSON object per line with every field (exact bytes of names that are\n"
+	"               not UTF-8 in \"path_hex\")\n"
+	"  -h, --help   this help\n"
+	"\n" EXIT_CODES_HELP;
+
+static void put_escaped(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '\\')
+			fputs("\\\\", f);
+		else if (ch == '\n')
+			fputs("\\n", f);
+		else if (ch == '\t')
+			fputs("\\t", f);
+		else if (ch < 32 || ch == 127)
+			fprintf(f, "\\%03o", ch);
+		else
+			fputc(ch, f);
+	}
+}
+
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+		if (!k || i + k > n || (k == 2 && c < 0xc2))
+			return 0;
+		for (size_t j = 1; j < k; j++)
+			if ((s[i + j] & 0xc0) != 0x80)
+				return 0;
+		i += k;
+	}
+	return 1;
+}
+
+static void put_json_str(FILE *f, const char *key, const char *s, size_t n)
+{
+	int ok = valid_utf8((const unsigned char *)s, n);
+	fprintf(f, "\"%s\":\"", key);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 32)
+			fprintf(f, "\\u%04x", ch);
+		else if (ch >= 0x80 && !ok)
+			fputs("\\ufffd", f);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+	if (!ok) {
+		fprintf(f, ",\"%s_hex\":\"", key);
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "%02x", (unsigned char)s[i]);
+		fputc('"', f);
+	}
+}
+
+static const char *type_name(uint32_t t)
+{
+	static const char *const names[] = {"file", "dir", "symlink", "hardlink"};
+	return t < 4 ? names[t] : "unknown";
+}
+
+static void mode_string(const struct zn_entry *e, char out[11])
+{
+	static const char tc[] = "-dlh";
+	out[0] = tc[e->type & 3];
+	const char *rwx = "rwxrwxrwx";
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = (e->mode & (0400u >> i)) ? rwx[i] : '-';
+	if (e->mode & 04000)
+		out[3] = (e->mode & 0100) ? 's' : 'S';
+	if (e->mode & 02000)
+		out[6] = (e->mode & 0010) ? 's' : 'S';
+	if (e->mode & 01000)
+		out[9] = (e->mode & 0001) ? 't' : 'T';
+	out[10] = 0;
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"long", no_argument, 0, 'l'}, {"json", no_argument, 0, OPT_JSON},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+	};
+	int lng = 0, json = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "lh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'l': lng = 1; break;
+		case OPT_JSON: json = 1; break;
+		case 'h': fputs(list_help, stdout); return EXIT_OK;
+		default: return cli_usage_error("list", "bad option");
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("list", "missing ARCHIVE");
+	const char *path = argv[optind++];
+	struct zn_reader *r;
+	zn_result res = open_reader(path, &r);
+	if (res != ZN_OK)
+		return cli_exit_code(res);
+	uint64_t n = zn_reader_count(r);
+	uint8_t *sel = NULL;
+	int missing = 0, bad = 0;
+	if (optind < argc) {
+		sel = calloc(n + 1, 1);
+		missing = select_entries(r, argv + optind, argc - optind, sel);
+	}
+	FILE *f = stdout;
+	for (uint64_t i = 0; i < n; i++) {
+		if (sel && !sel[i])
+			continue;
+		struct zn_entry e;
+		if ((res = zn_reader_entry(r, i, &e)) != ZN_OK) {
+			cli_error("%s: entry %llu: %s", path, (unsigned long long)i,
+				  zn_result_message(res));
+			bad = 1;
+			continue;
+		}
+		if (json) {
+			fputc('{', f);
+			put_json_str(f, "path", e.path, e.path_len);
+			char ms[11];
+			mode_string(&e, ms);
+			fprintf(f, ",\"type\":\"%s\",\"mode\":\"%04o\",\"uid\":%u,\"gid\":%u,",
+				type_name(e.type), e.mode, e.uid, e.gid);
+			put_json_str(f, "user", e.uname, e.uname_len);
+			fputc(',', f);
+			put_json_str(f, "group", e.gname, e.gname_len);
+			fprintf(f, ",\"size\":%llu,\"stored\":%llu,\"mtime_ns\":%lld",
+				(unsigned long long)e.size, (unsigned long long)e.stored_size,
+				(long long)e.mtime_ns);
+			if (e.link) {
+				fputc(',', f);
+				put_json_str(f, "link", e.link, e.link_len);
+			}
+			if (e.has_digest) {
+				fputs(",\"sha256\":\"", f);
+				for (int k = 0; k < 32; k++)
+					fprintf(f, "%02x", e.sha256[k]);
+				fputc('"', f);
+			}
+			fputs("}\n", f);
+		} else if (lng) {
+			char ms[11], tbuf[32];
+			mode_string(&e, ms);
+			time_t t = (time_t)(e.mtime_ns / 1000000000);
+			struct tm tm;
+			localtime_r(&t, &tm);
+			strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M", &tm);
+			char owner[128];
+			snprintf(owner, sizeof(owner), "%.*s/%.*s", (int)(e.uname_len < 60 ? e.uname_len : 60),
+				 e.uname_len ? e.uname : "", (int)(e.gname_len < 60 ? e.gname_len : 60),
+				 e.gname_len ? e.gname : "");
+			if (!e.uname_len)
+				snprintf(owner, sizeof(owner), "%u/%u", e.uid, e.gid);
+			fprintf(f, "%s %-17s %12llu %12llu %s ", ms, owner, (unsigned long long)e.size,
+				(unsigned long long)e.stored_size, tbuf);
+			put_escaped(f, e.path, e.path_len);
+			if (e.link) {
+				fputs(e.type == ZN_TYPE_SYMLINK ? " -> " : " link to ", f);
+				put_escaped(f, e.link, e.link_len);
+			}
+			fputc('\n', f);
+		} else {
+			put_escaped(f, e.path, e.path_len);
+			fputc('\n', f);
+		}
+	}
+	free(sel);
+	zn_reader_close(r);
+	if (fflush(f) || ferror(f)) {
+		cli_error("write error on standard output");
+		return EXIT_SYSTEM;
+	}
+	return (missing || bad) ? EXIT_DAMAGED : EXIT_OK;
+}
+
+/* ---- verify ------------------------------------------------------------------------------------ */
+
+static const char verify_help[] =
+	"Usage: znippy verify ARCHIVE [OPTIONS]\n"
+	"Decode every block and check every block checksum and every file's SHA-256, writing\n"
+	"nothing. Each damaged file is named on stderr.\n"
+	"\n"
+	"  -T, --threads N   worker threads (default: one per CPU)\n"
+	"      --progress    show a progress line on stderr\n"
+	"  -q, --quiet       no summary line\n"
+	"  -h, --help        this help\n"
+	"\n" EXIT_CODES_HELP;
+
+int cmd_verify(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"threads", required_argument, 0, 'T'}, {"progress", no_argument, 0, OPT_PROGRESS},
+		{"quiet", no_argument, 0, 'q'},	       {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	unsigned threads = 0;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "T:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'T':
+			if (parse_threads("verify", optarg, &threads))
+				return EXIT_USAGE;
+			break;
+		case OPT_PROGRESS: cli_progress = 1; break;
+		case 'q': cli_quiet = 1; break;
+		case 'h': fputs(verify_help, stdout); return EXIT_OK;
+		default: return cli_usage_error("verify", "bad option");
+		}
+	}
+	if (optind + 1 != argc)
+		return cli_usage_error("verify", "expected exactly one ARCHIVE");
+	const char *path = argv[optind];
+	struct zn_reader *r;
+	zn_result res = open_reader(path, &r);
+	if (res != ZN_OK)
+		return cli_exit_code(res);
+	struct zn_archive_info info;
+	zn_reader_info(r, &info);
+	res = zn_verify(r, threads, cli_problem_cb, cli_progress_enabled() ? cli_progress_cb : NULL,
+			NULL);
+	cli_progress_end();
+	zn_reader_close(r);
+	if (res != ZN_OK) {
+		cli_error("%s: %s", path,
+			  res == ZN_ERR_DAMAGED ? "damaged (see above)" : zn_result_message(res));
+		return cli_exit_code(res);
+	}
+	if (!cli_quiet)
+		fprintf(stderr, "%s: %s: OK (%llu entries, %llu blocks, %.1f MB checked)\n", cli_prog,
+			path, (unsigned long long)info.entries, (unsigned long long)info.blocks,
+			(double)info.content_bytes / 1e6);
+	return EXIT_OK;
+}
+
+/* ---- cat --------------------------------------------------------------------------------------- */
+
+static const char cat_help[] =
+	"Usage: znippy cat ARCHIVE PATH...\n"
+	"Write the contents of the named files to standard output, reading only the index and the\n"
+	"blocks that hold them. Each block and the file's SHA-256 are checked.\n"
+	"\n" EXIT_CODES_HELP;
+
+static zn_result sink_stdout(void *ctx, const void *data, size_t len)
+{
+	(void)ctx;
+	const char *p = data;
+	while (len) {
+		ssize_t k = write(1, p, len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return ZN_ERR_IO;
+		p += k;
+		len -= (size_t)k;
+	}
+	return ZN_OK;
+}
+
+int cmd_cat(int argc, char **argv)
+{
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs(cat_help, stdout);
+		return EXIT_OK;
+	}
+	if (argc < 3)
+		return cli_usage_error("cat", "expected ARCHIVE PATH...");
+	const char *path = argv[1];
+	struct zn_reader *r;
+	zn_result res = open_reader(path, &r);
+	if (res != ZN_OK)
+		return cli_exit_code(res);
+	int rc = EXIT_OK;
+	for (int i = 2; i < argc; i++) {
+		const char *name = argv[i];
+		while (name[0] == '.' && name[1] == '/')
+			name += 2;
+		uint64_t idx;
+		res = zn_reader_find(r, name, strlen(name), &idx);
+		if (res == ZN_OK)
+			res = zn_reader_read_entry(r, idx, sink_stdout, NULL);
+		if (res == ZN_OK)
+			continue;
+		if (res == ZN_ERR_NOT_FOUND)
+			cli_error("%s: not found in archive", argv[i]);
+		else if (res == ZN_ERR_INVALID_ARG)
+			cli_error("%s: not a regular file", argv[i]);
+		else
+			cli_error("%s: %s", argv[i], zn_result_message(res));
+		int code = res == ZN_ERR_INVALID_ARG ? EXIT_DAMAGED : cli_exit_code(res);
+		if (code > rc)
+			rc = code;
+		if (res == ZN_ERR_IO)
+			break;
+	}
+	zn_reader_close(r);
+	return rc;
+}
+
+/* ---- info -------------------------------------------------------------------------------------- */
+
+int cmd_info(int argc, char **argv)
+{
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs("Usage: znippy info ARCHIVE\nEntry counts, sizes, ratio, codec and level, chunk "
+		      "size, index size.\n\n" EXIT_CODES_HELP,
+		      stdout);
+		return EXIT_OK;
+	}
+	if (argc != 2)
+		return cli_usage_error("info", "expected exactly one ARCHIVE");
+	struct zn_reader *r;
+	zn_result res = open_reader(argv[1], &r);
+	if (res != ZN_OK)
+		return cli_exit_code(res);
+	struct zn_archive_info in;
+	zn_reader_info(r, &in);
+	zn_reader_close(r);
+	printf("format version:   %u\n", in.format_version);
+	printf("entries:          %llu (%llu files, %llu directories, %llu symlinks, %llu hardlinks)\n",
+	       (unsigned long long)in.entries, (unsigned long long)in.files,
+	       (unsigned long long)in.dirs, (unsigned long long)in.symlinks,
+	       (unsigned long long)in.hardlinks);
+	printf("content bytes:    %llu\n", (unsigned long long)in.content_bytes);
+	printf("archive bytes:    %llu\n", (unsigned long long)in.archive_bytes);
+	printf("ratio:            %.2f%% of content\n",
+	       in.content_bytes ? 100.0 * (double)in.archive_bytes / (double)in.content_bytes : 0.0);
+	printf("codec:            zstd level %d (blocks that do not shrink are stored)\n", in.level);
+	printf("blocks:           %llu (%llu stored), %llu bytes\n", (unsigned long long)in.blocks,
+	       (unsigned long long)in.stored_blocks, (unsigned long long)in.compressed_bytes);
+	printf("chunk size:       %llu\n", (unsigned long long)in.chunk_size);
+	printf("index bytes:      %llu\n", (unsigned long long)in.index_bytes);
+	printf("digest:           %s\n", in.digest == ZN_DIGEST_SHA256 ? "sha256" : "none");
+	return EXIT_OK;
+}

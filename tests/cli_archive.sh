@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# cli_archive.sh - the znippy command end to end: a tree with every entry type and odd names goes
+# through create -> list -> cat -> extract -> verify and comes back exactly; exit codes, patterns,
+# determinism, standard output, damaged archives and unreadable inputs.
+set -uo pipefail
+Z=$(realpath "${1:?usage: cli_archive.sh path/to/znippy}")
+T=$(mktemp -d /tmp/zncli.XXXXXX)
+trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
+fails=0
+pass() { echo "ok   $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+check() { # description, command...
+	local d=$1
+	shift
+	if "$@"; then pass "$d"; else fail "$d"; fi
+}
+code() { # expected exit code, description, command...
+	local want=$1 d=$2
+	shift 2
+	"$@" >/dev/null 2>"$T/stderr"
+	local got=$?
+	if [ "$got" -eq "$want" ]; then pass "$d (exit $got)"; else
+		fail "$d: exit $got, want $want"
+		cat "$T/stderr"
+	fi
+}
+
+# ---- a tree with every entry type and odd names ---------------------------------------------------
+S=$T/src
+mkdir -p "$S/dir with spaces" "$S/empty-dir" "$S/deep"
+printf 'hello\n' >"$S/hello.txt"
+: >"$S/empty-file"
+printf 'spaces\n' >"$S/dir with spaces/file name.txt"
+printf 'newline\n' >"$S/new"$'\n'"line"
+printf 'latin1\n' >"$S/"$'\xe9\xff'"-bytes"
+long=$(printf 'L%.0s' $(seq 1 255))
+printf 'long name\n' >"$S/$long"
+d="$S/deep"
+for i in $(seq 1 40); do d="$d/level$i"; done
+mkdir -p "$d" && printf 'deep\n' >"$d/leaf"
+head -c 300000 /dev/urandom >"$S/random.bin"
+seq 1 200000 >"$S/numbers.txt"              # larger than the 64K chunk used below
+ln "$S/numbers.txt" "$S/hardlink-to-numbers"
+ln -s hello.txt "$S/symlink"
+ln -s does/not/exist "$S/dangling"
+chmod 0751 "$S/dir with spaces"
+chmod 0600 "$S/hello.txt"
+chmod 4755 "$S/empty-file"
+touch -d '2001-02-03 04:05:06.123456789' "$S/hello.txt"
+for i in $(seq 1 50); do printf 'small file %d\n' "$i" >"$S/empty-dir/../s$i.txt"; done
+
+A=$T/a.zn
+code 0 "create" "$Z" create -q -o "$A" --chunk-size 64K -T 2 -C "$S" .
+code 0 "info" "$Z" info "$A"
+code 0 "verify" "$Z" verify -q "$A"
+"$Z" list "$A" >"$T/list.txt"
+check "list shows the escaped newline name" grep -qF 'new\nline' "$T/list.txt"
+check "list has every entry" test "$(wc -l <"$T/list.txt")" -eq "$(cd "$S" && find . -mindepth 1 -printf . | wc -c)"
+"$Z" list -l "$A" >"$T/long.txt"
+check "list -l shows symlink targets" grep -q 'symlink -> hello.txt' "$T/long.txt"
+check "list -l shows setuid" grep -q -- '-rwsr-xr-x .* empty-file' "$T/long.txt"
+"$Z" list --json "$A" >"$T/list.json"
+if command -v python3 >/dev/null; then
+	check "list --json is valid JSON, one object per line" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+names = {r.get("path") for r in rows}
+assert any("path_hex" in r for r in rows), "non-UTF-8 name has path_hex"
+assert any(r["type"] == "hardlink" for r in rows)
+assert all(len(r["sha256"]) == 64 for r in rows if r["type"] == "file")
+' "$T/list.json"
+fi
+
+# ---- extract and compare ----------------------------------------------------------------------------
+O=$T/out
+code 0 "extract" "$Z" extract -q "$A" -C "$O" -T 3
+check "content identical (diff -r)" diff -r --no-dereference "$S" "$O"
+check "mode kept" test "$(stat -c %a "$O/dir with spaces")" = 751
+check "setuid kept" test "$(stat -c %a "$O/empty-file")" = 4755
+check "mtime kept to the nanosecond" test "$(stat -c %y "$O/hello.txt")" = "$(stat -c %y "$S/hello.txt")"
+check "hardlink is a hardlink" test "$(stat -c %i "$O/numbers.txt")" = "$(stat -c %i "$O/hardlink-to-numbers")"
+check "dangling symlink kept" test "$(readlink "$O/dangling")" = does/not/exist
+check "empty dir kept" test -d "$O/empty-dir"
+code 3 "extract again refuses to overwrite" "$Z" extract -q "$A" -C "$O"
+code 0 "extract --overwrite" "$Z" extract -q --overwrite "$A" -C "$O"
+check "still identical after overwrite" diff -r --no-dereference "$S" "$O"
+
+# ---- random access and patterns ---------------------------------------------------------------------
+check "cat one file" cmp <("$Z" cat "$A" numbers.txt) "$S/numbers.txt"
+check "cat two files" cmp <("$Z" cat "$A" hello.txt ./hello.txt) <(cat "$S/hello.txt" "$S/hello.txt")
+check "cat through a hardlink" cmp <("$Z" cat "$A" hardlink-to-numbers) "$S/numbers.txt"
+code 1 "cat of a missing path" "$Z" cat "$A" no/such/file
+code 1 "cat of a directory" "$Z" cat "$A" empty-dir
+P=$T/pat
+code 0 "extract with a pattern" "$Z" extract -q "$A" -C "$P" 'dir with*'
+check "pattern selected the directory's files" test -f "$P/dir with spaces/file name.txt"
+check "pattern selected nothing else" test ! -e "$P/hello.txt"
+code 1 "pattern matching nothing" "$Z" extract -q "$A" -C "$P" 'nothing-*'
+
+# ---- determinism, stdout, exclude -----------------------------------------------------------------
+"$Z" create -q -o "$T/t1.zn" -T 1 --chunk-size 64K -C "$S" . &&
+	"$Z" create -q -o "$T/t4.zn" -T 4 --chunk-size 64K -C "$S" .
+check "byte-identical with 1 and 4 threads" cmp "$T/t1.zn" "$T/t4.zn"
+ZN_DISABLE_URING=1 "$Z" create -q -o "$T/plain.zn" -T 2 --chunk-size 64K -C "$S" .
+check "byte-identical with and without io_uring" cmp "$T/t1.zn" "$T/plain.zn"
+"$Z" create -q -o - --chunk-size 64K -C "$S" . >"$T/stdout.zn"
+check "-o - writes the same archive to stdout" cmp "$T/t1.zn" "$T/stdout.zn"
+"$Z" create -q -o "$T/ex.zn" --exclude '*.txt' --exclude deep -C "$S" .
+check "exclude" test -z "$("$Z" list "$T/ex.zn" | grep -E '\.txt$|^deep')"
+
+mkdir -p "$T/self" && printf 'x\n' >"$T/self/x"
+(cd "$T/self" && "$Z" create -q -o self.zn .) 2>"$T/stderr"
+check "the archive is not archived into itself" test "$("$Z" list "$T/self/self.zn")" = x
+
+# ---- usage errors ------------------------------------------------------------------------------------
+code 2 "no command" "$Z"
+code 2 "unknown command" "$Z" frobnicate
+code 2 "create without -o" "$Z" create "$S"
+code 2 "bad level" "$Z" create -o "$T/x.zn" -l 99 "$S"
+code 2 "bad chunk size" "$Z" create -o "$T/x.zn" --chunk-size 1K "$S"
+code 0 "--help" "$Z" create --help
+code 0 "--version" "$Z" --version
+code 1 "missing archive" "$Z" list "$T/none.zn"
+
+# ---- damaged archives ----------------------------------------------------------------------------------
+cp "$A" "$T/bad.zn"
+printf '\x55' | dd of="$T/bad.zn" bs=1 seek=40 conv=notrunc 2>/dev/null
+code 1 "verify names damage" "$Z" verify "$T/bad.zn"
+check "verify message names a file" grep -q 'damaged' "$T/stderr"
+code 1 "extract of a damaged archive" "$Z" extract -q "$T/bad.zn" -C "$T/bad-out"
+good=0 badfiles=0
+while IFS= read -r -d '' f; do
+	if cmp -s "$f" "$S/${f#"$T/bad-out/"}"; then good=$((good + 1)); else badfiles=$((badfiles + 1)); fi
+done < <(find "$T/bad-out" -type f -print0)
+check "undamaged files still extracted ($good), no damaged file left ($badfiles)" test "$good" -gt 40 -a "$badfiles" -eq 0
+head -c 1000 "$A" >"$T/trunc.zn"
+code 1 "truncated archive" "$Z" list "$T/trunc.zn"
+check "message says truncated" grep -q 'truncated' "$T/stderr"
+printf 'not an archive at all, just text padding padding padding padding padding padding\n' >"$T/text.zn"
+code 1 "not an archive" "$Z" info "$T/text.zn"
+
+# ---- unreadable inputs are reported, and the exit code says so ------------------------------------------
+U=$T/unreadable
+mkdir -p "$U" && printf 'secret\n' >"$U/secret" && printf 'public\n' >"$U/public" && chmod 000 "$U/secret"
+chmod 777 "$T"
+run_unpriv() { if [ "$(id -u)" -eq 0 ]; then setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; else "$@"; fi; }
+if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
+	run_unpriv "$Z" create -q -o "$T/u.zn" "$U" >/dev/null 2>"$T/stderr"
+	check "unreadable input: exit 3" test $? -eq 3
+	check "unreadable input named" grep -q 'secret' "$T/stderr"
+	check "readable input stored" test "$("$Z" cat "$T/u.zn" "${U#/}/public")" = public
+fi
+
+echo "$((fails == 0 ? 1 : 0)) passed, $fails failed" | sed "s/^1 passed, 0 failed/cli_archive: all passed/"
+[ "$fails" -eq 0 ]
