@@ -512,6 +512,40 @@ static void fixed_cases(void)
 		size_t end = w.len;
 		bs_bytes(&w, "JUNK", 4);
 		expect("trailing_junk_ignored", fmt, &w, ZN_OK, o.p, o.n, ZL_SKIP, end);
+		/* Streaming, all of it passed in chunks of 1..5 bytes: the stream ends and the
+		 * stream position is exactly its end. */
+		for (size_t chunk = 1; chunk <= 5; chunk++) {
+			CHECK_OK(zn_inflate_stream_reset(dec[fmt]));
+			size_t pos = 0, used, olen, out_n = 0;
+			const void *op;
+			int done = 0;
+			zn_result r = ZN_OK;
+			for (unsigned calls = 0; !done && r == ZN_OK && calls < 1000; calls++) {
+				size_t c = ZN_MIN(chunk, w.len - pos);
+				r = zn_inflate_stream(dec[fmt], w.buf + pos, c, pos + c == w.len,
+				                      &used, &op, &olen, &done);
+				pos += used;
+				out_n += olen;
+			}
+			uint64_t in_pos = 0;
+			zn_inflate_stream_position(dec[fmt], &in_pos, NULL);
+			/* Bytes staged in earlier calls cannot be handed back, so with chunks this
+			 * small the sum of in_used may pass the end; the position must not. */
+			if (pos > end && chunk == 1)
+				printf("note: %s stream in 1-byte chunks: in_used sums to %zu, the "
+				       "stream "
+				       "ends at %zu (zn_inflate_stream_position: %llu)\n",
+				       fmt_name[fmt], pos, end, (unsigned long long)in_pos);
+			if (r != ZN_OK || !done || pos < end || in_pos != end || out_n != o.n) {
+				fprintf(stderr,
+				        "CASE FAILED %s/trailing_junk_stream(chunks of %zu): %s "
+				        "done %d, "
+				        "consumed %zu, position %llu, want %zu; out %zu\n",
+				        fmt_name[fmt], chunk, zn_result_name(r), done, pos,
+				        (unsigned long long)in_pos, end, out_n);
+				n_failed++;
+			}
+		}
 		bs_free(&w);
 	}
 	bs_free(&b);
