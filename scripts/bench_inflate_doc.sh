@@ -67,8 +67,8 @@ proc() { # best user+sys CPU seconds and best wall seconds of 5 runs
 	cat "$tmp/proc.md"
 	echo
 	echo "Instruction counts for A/B comparisons of hot-path changes, free of timing noise:"
-	echo "\`scripts/callgrind_inflate.sh build 6 \"znippy libdeflate\"\` (instructions per output byte;"
-	echo "valgrind runs the AVX2 kernel, as it does not emulate AVX-512)."
+	echo "\`scripts/callgrind_inflate.sh build 6 \"znippy libdeflate isa-l\"\` (instructions per output"
+	echo "byte; valgrind runs the AVX2 kernel, as it does not emulate AVX-512)."
 } >"$tmp/section.md"
 
 [ -f "$doc" ] || printf '# Benchmarks\n\n' >"$doc"
