@@ -351,6 +351,42 @@ static void in_process(void)
 	}
 }
 
+/* One larger stream (3.5 MB of output, far more than the streaming decoder's 256 KiB output
+ * buffer and 32 KiB window), so the window slides many times with matches reaching across
+ * each slide; varied data, so a wrong slide offset shows in the output. */
+static void big_stream(void)
+{
+	size_t part = 900000, n = 0;
+	struct input big = {.name = "big (3.5 MB)"};
+	big.data = malloc(4 * part);
+	uint8_t *pieces[4] = {gen_far(part), gen_text(part), gen_runs(part), gen_far(part)};
+	for (int i = 0; i < 4; i++) {
+		memcpy(big.data + n, pieces[i], part);
+		n += part;
+		free(pieces[i]);
+	}
+	big.len = n;
+	static const int wbits[3] = {-15, 15, 31};
+	for (int fmt = 0; fmt < 3; fmt++) {
+		z_stream z;
+		memset(&z, 0, sizeof(z));
+		CHECK(deflateInit2(&z, fmt == 1 ? 9 : 1, Z_DEFLATED, wbits[fmt], 8,
+		                   Z_DEFAULT_STRATEGY) == Z_OK);
+		uLong cap = deflateBound(&z, (uLong)n);
+		uint8_t *c = malloc(cap);
+		z.next_in = big.data;
+		z.avail_in = (uInt)n;
+		z.next_out = c;
+		z.avail_out = (uInt)cap;
+		CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
+		check_stream(fmt == 1 ? "zlib level 9, big" : "zlib level 1, big", fmt, c,
+		             z.total_out, &big);
+		deflateEnd(&z);
+		free(c);
+	}
+	free(big.data);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_inflate_corpus");
@@ -383,6 +419,7 @@ int main(int argc, char **argv)
 
 	tools(dir);
 	in_process();
+	big_stream();
 
 	printf("%d streams decoded, %d failures\n", n_streams, n_failed);
 	for (int i = 0; i < n_inputs; i++) {

@@ -512,6 +512,40 @@ static void fixed_cases(void)
 		size_t end = w.len;
 		bs_bytes(&w, "JUNK", 4);
 		expect("trailing_junk_ignored", fmt, &w, ZN_OK, o.p, o.n, ZL_SKIP, end);
+		/* Streaming, all of it passed in chunks of 1..5 bytes: the stream ends and the
+		 * stream position is exactly its end. */
+		for (size_t chunk = 1; chunk <= 5; chunk++) {
+			CHECK_OK(zn_inflate_stream_reset(dec[fmt]));
+			size_t pos = 0, used, olen, out_n = 0;
+			const void *op;
+			int done = 0;
+			zn_result r = ZN_OK;
+			for (unsigned calls = 0; !done && r == ZN_OK && calls < 1000; calls++) {
+				size_t c = ZN_MIN(chunk, w.len - pos);
+				r = zn_inflate_stream(dec[fmt], w.buf + pos, c, pos + c == w.len,
+				                      &used, &op, &olen, &done);
+				pos += used;
+				out_n += olen;
+			}
+			uint64_t in_pos = 0;
+			zn_inflate_stream_position(dec[fmt], &in_pos, NULL);
+			/* Bytes staged in earlier calls cannot be handed back, so with chunks this
+			 * small the sum of in_used may pass the end; the position must not. */
+			if (pos > end && chunk == 1)
+				printf("note: %s stream in 1-byte chunks: in_used sums to %zu, the "
+				       "stream "
+				       "ends at %zu (zn_inflate_stream_position: %llu)\n",
+				       fmt_name[fmt], pos, end, (unsigned long long)in_pos);
+			if (r != ZN_OK || !done || pos < end || in_pos != end || out_n != o.n) {
+				fprintf(stderr,
+				        "CASE FAILED %s/trailing_junk_stream(chunks of %zu): %s "
+				        "done %d, "
+				        "consumed %zu, position %llu, want %zu; out %zu\n",
+				        fmt_name[fmt], chunk, zn_result_name(r), done, pos,
+				        (unsigned long long)in_pos, end, out_n);
+				n_failed++;
+			}
+		}
 		bs_free(&w);
 	}
 	bs_free(&b);
@@ -1217,6 +1251,59 @@ static void api_cases(void)
 		fprintf(stderr, "CASE FAILED raw/call_after_done: %s done %d used %zu out %zu\n",
 		        zn_result_name(r9), done, used2, olen2);
 		n_failed++;
+	}
+	/* start_raw at every bit offset, fed in small chunks (a parallel decoder resuming from a
+	 * pipe hands over whatever it has). The stream: k junk bits, then a fixed block whose
+	 * matches reach into the window. */
+	for (unsigned k = 0; k < 8; k++) {
+		struct bs sb = {0};
+		bs_bits(&sb, 0x55, k);
+		put_fixed_header(&sb, 1);
+		static const char msg[] = "hello, window";
+		for (size_t i = 0; i < sizeof(msg) - 1; i++)
+			hcode_put(&sb, &FL, (uint8_t)msg[i]);
+		put_match(&sb, &FL, &FD, 40, 20, 0); /* 7 bytes back into the window */
+		put_match(&sb, &FL, &FD, 100, 13, 0);
+		hcode_put(&sb, &FL, 256);
+		bs_align(&sb);
+		uint8_t want[153];
+		memcpy(want, msg, 13);
+		for (int i = 13; i < 53; i++) /* the window's last 7 bytes, then the output */
+			want[i] = i < 20 ? win[32768 - 7 + i - 13] : want[i - 20];
+		for (int i = 53; i < 153; i++)
+			want[i] = want[i - 13];
+		for (size_t chunk = 1; chunk <= 9; chunk++) {
+			CHECK_OK(zn_inflate_stream_start_raw(dec[0], k, win, 32768));
+			uint8_t got[200];
+			size_t pos = 0, opos = 0, u2 = 0, ol2 = 0;
+			unsigned calls = 0;
+			int fin = 0;
+			zn_result rr = ZN_OK;
+			while (!fin && rr == ZN_OK && ++calls < 10000) {
+				size_t c = ZN_MIN(chunk, sb.len - pos);
+				uint8_t *g = tu_guard_alloc(c);
+				memcpy(g, sb.buf + pos, c);
+				rr = zn_inflate_stream(dec[0], g, c, pos + c == sb.len, &u2, &o,
+				                       &ol2, &fin);
+				tu_guard_free(g, c);
+				if (opos + ol2 <= sizeof(got) && ol2)
+					memcpy(got + opos, o, ol2);
+				opos += ol2;
+				pos += u2;
+			}
+			if (rr != ZN_OK || opos != sizeof(want) ||
+			    memcmp(got, want, sizeof(want))) {
+				char name[64];
+				snprintf(name, sizeof(name), "raw/start_raw_bit%u_chunks_of_%zu", k,
+				         chunk);
+				fprintf(stderr,
+				        "CASE FAILED %-34s stream: %s, %zu bytes (want ZN_OK, "
+				        "%zu)\n",
+				        name, zn_result_name(rr), opos, sizeof(want));
+				n_failed++;
+			}
+		}
+		bs_free(&sb);
 	}
 	/* The same distance with a 2-byte window is too far. */
 	CHECK_OK(zn_inflate_stream_start_raw(dec[0], 3, win + 32768 - 2, 2));

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# bench_checksum_doc.sh - run bench_checksum and write the "Checksums" section of
+# docs/BENCHMARKS.md (replacing the section if it exists, keeping everything else).
+# Usage: scripts/bench_checksum_doc.sh [BUILD_DIR] [bench_checksum options...]   (about 30 s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+b=${1:-build}
+shift || true
+doc=docs/BENCHMARKS.md
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$b/bench_checksum" "$@" -j "$tmp/checksum.json" >"$tmp/table.md"
+{
+	echo "## Checksums"
+	echo
+	echo "CRC-32 and Adler-32 throughput (MB/s = 10^6 bytes per second of the thread's CPU time,"
+	echo "best of N) of znippy's dispatched functions and of every kernel this CPU runs, against"
+	echo "zlib $(dpkg-query -W -f='${Version}' zlib1g 2>/dev/null || echo '?'),"
+	echo "libdeflate $(dpkg-query -W -f='${Version}' libdeflate0 2>/dev/null || echo '?') and"
+	echo "ISA-L $(dpkg-query -W -f='${Version}' libisal2 2>/dev/null || echo '?'), on random bytes:"
+	echo "1 MiB (in cache) and 64 MiB (memory-bound, so sensitive to other jobs on the machine)."
+	echo
+	echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores (shared with other jobs),"
+	echo "$(uname -sr), $(gcc --version | head -1), Release build."
+	echo "Date: $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD)."
+	echo "Command: \`scripts/bench_checksum_doc.sh\` (which runs \`$b/bench_checksum $*\`)."
+	echo
+	cat "$tmp/table.md"
+} >"$tmp/section.md"
+mkdir -p docs
+[ -f "$doc" ] || printf '# Benchmarks\n\n' >"$doc"
+if grep -q '^## Checksums' "$doc"; then
+	awk -v sec="$tmp/section.md" '
+		/^## Checksums/ { while ((getline l < sec) > 0) print l; skip = 1; next }
+		/^## / && skip { skip = 0; print "" }
+		!skip { print }' "$doc" >"$tmp/doc.md"
+	cp "$tmp/doc.md" "$doc"
+else
+	{ echo; cat "$tmp/section.md"; } >>"$doc"
+fi
+echo "wrote the Checksums section of $doc"
