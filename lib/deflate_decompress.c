@@ -628,7 +628,9 @@ static int run(struct zn_inflater *d, struct io *io)
 			r = read_gzip_header(d, io);
 			break;
 		case ST_SKIP_BITS:
-			if (!io->final && io->in == io->in_end && io->bitsleft < d->skip_bits)
+			/* Wait for a header's worth of input, as read_block_header does: refilling from
+			 * fewer bytes would pad with zeros as if the input had ended. */
+			if (!io->final && (size_t)(io->in_end - io->in) < HEADER_MARGIN)
 				return R_IN;
 			refill_careful(io);
 			get_bits(io, d->skip_bits);
