@@ -20,11 +20,15 @@
 #define ZN_CPU_NEON       (1u << 16)
 #define ZN_CPU_PMULL      (1u << 17)
 #define ZN_CPU_ARM_CRC32  (1u << 18)
+#define ZN_CPU_DETECTED   (1u << 31) /* always set once detection ran */
 
 /* The features of this CPU that the OS also supports (AVX state enabled via XGETBV), read once
  * and cached with C11 atomics. With ZN_TEST_HOOKS, the environment variable
  * ZN_DISABLE_CPU_FEATURES (comma-separated: avx512,avx2,bmi2,pclmul,vpclmul,ssse3,sse4,sha,
  * neon,pmull,crc32 or "all") masks features so tests can force every variant. */
 uint32_t zn_cpu_features(void);
+
+/* The raw features of this CPU and OS, per ISA (lib/x86, lib/arm); called once by the above. */
+uint32_t zn_cpu_detect(void);
 
 #endif
