@@ -4,7 +4,7 @@
 # As root, missing packages are installed with apt-get; otherwise the missing ones are listed.
 set -euo pipefail
 level=${1:-build}
-pkgs=(cmake make gcc pkg-config libzstd-dev libxxhash-dev libssl-dev liburing-dev)
+pkgs=(cmake make gcc pkg-config bc libzstd-dev libxxhash-dev libssl-dev liburing-dev)
 if [ "$level" != build ]; then
 	# Test oracles and tools: zlib, libdeflate, ISA-L, libbz2, clang for libFuzzer.
 	pkgs+=(zlib1g-dev libdeflate-dev libisal-dev libbz2-dev clang libclang-rt-14-dev zstd gzip
