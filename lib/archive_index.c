@@ -21,6 +21,24 @@ struct colbuf {
 	size_t len, cap;
 };
 
+int zn_path_is_safe(const char *p, size_t len)
+{
+	if (len == 0 || p[0] == '/' || memchr(p, 0, len))
+		return 0;
+	for (size_t i = 0; i < len;) {
+		size_t k = i;
+		while (k < len && p[k] != '/')
+			k++;
+		size_t c = k - i;
+		if (c == 0 || (c == 1 && p[i] == '.') || (c == 2 && p[i] == '.' && p[i + 1] == '.'))
+			return 0;
+		if (k + 1 == len) /* trailing '/' */
+			return 0;
+		i = k + 1;
+	}
+	return 1;
+}
+
 static int put(struct colbuf *c, const void *p, size_t n)
 {
 	if (c->len + n > c->cap) {

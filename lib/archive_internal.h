@@ -45,6 +45,10 @@ struct zn_index_input {
 	int level, digest;
 };
 
+/* A stored path is safe when it is relative, non-empty, without NUL, and has no empty, "." or ".."
+ * component (so no trailing '/'). The writer refuses other names; the extractor skips them. */
+int zn_path_is_safe(const char *p, size_t len);
+
 /* Serialise the index (header, column directory, columns) into a malloc'd buffer. */
 zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t *out_len);
 

@@ -273,6 +273,13 @@ static int is_precompressed(const char *path, size_t len)
 	return 0;
 }
 
+/* Which packer (and so which block codec) a file's content goes to. */
+static int class_of(const struct zn_writer *w, const struct went *e)
+{
+	return (!w->opt.no_skip && is_precompressed(e->path, e->path_len)) ? CLASS_STORE
+									 : CLASS_COMPRESS;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Workers and the writer thread
  * ---------------------------------------------------------------------------------------------- */
@@ -609,42 +616,30 @@ static void report_read_failure(struct zn_writer *w, struct went *e, int err)
 	e->dropped = 1;
 }
 
+static zn_result place_small_now(struct zn_writer *w, uint64_t idx, struct slot **s, uint64_t *off);
+
 /* Place the content of entry `idx` (e->size bytes from src) into blocks. */
 static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *src)
 {
 	struct went *e = &w->ents[idx];
 	uint64_t size = e->size, chunk = w->opt.chunk_size;
-	int klass = (!w->opt.no_skip && is_precompressed(e->path, e->path_len)) ? CLASS_STORE
-										 : CLASS_COMPRESS;
+	int klass = class_of(w, e);
 	if (size == 0) {
 		if (e->has_digest)
 			zn_sha256("", 0, e->sha);
 		return ZN_OK;
 	}
-	w->content_bytes += size;
 	if (size < chunk) {
-		struct slot *s = w->pack[klass];
-		if (s && s->usize + size > chunk) {
-			queue_slot(w, s);
-			s = w->pack[klass] = NULL;
-		}
-		if (!s) {
-			RETURN_IF_ERROR(acquire_slot(w, klass, &s));
-			w->pack[klass] = s;
-		}
-		uint64_t off = s->usize;
+		struct slot *s;
+		uint64_t off;
+		RETURN_IF_ERROR(place_small_now(w, idx, &s, &off));
 		int err = source_read(src, s->in + off, size);
-		if (err) { /* nothing was committed to the block: roll back */
-			report_read_failure(w, e, err);
-			return ZN_OK;
-		}
-		RETURN_IF_ERROR(add_seg(w, s, idx, size, 1, 1));
-		s->usize += size;
-		e = &w->ents[idx];
-		e->block_offset = off;
+		if (err) /* its room stays in the block, unused */
+			report_read_failure(w, &w->ents[idx], err);
 		return ZN_OK;
 	}
 	/* A large file: whole chunks of its own, in order. */
+	w->content_bytes += size;
 	e->block_offset = 0;
 	for (uint64_t done = 0; done < size;) {
 		uint64_t n = ZN_MIN(chunk, size - done);
@@ -796,14 +791,14 @@ static int64_t inode_lookup(struct zn_writer *w, const struct stat *st, uint64_t
  * test builds) the same placement is done with openat/read/close.
  * ---------------------------------------------------------------------------------------------- */
 
-/* Reserve room for entry idx in its packer, queueing the packer's block first if it is full. The
- * caller must have completed every read into the current slot before a block is queued. */
+/* Reserve room for entry idx in its packer. If the packer's block is too full, *queued_full is
+ * set and nothing is reserved: the caller completes every read into that block, queues it with
+ * close_full_packer() and calls again. */
 static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **out, uint64_t *off,
 			     int *queued_full)
 {
 	struct went *e = &w->ents[idx];
-	int klass = (!w->opt.no_skip && is_precompressed(e->path, e->path_len)) ? CLASS_STORE
-										 : CLASS_COMPRESS;
+	int klass = class_of(w, e);
 	struct slot *s = w->pack[klass];
 	*queued_full = s && s->usize + e->size > w->opt.chunk_size;
 	if (*queued_full)
@@ -824,16 +819,20 @@ static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **ou
 static void close_full_packer(struct zn_writer *w, uint64_t idx)
 {
 	struct went *e = &w->ents[idx];
-	int klass = (!w->opt.no_skip && is_precompressed(e->path, e->path_len)) ? CLASS_STORE
-										 : CLASS_COMPRESS;
+	int klass = class_of(w, e);
 	queue_slot(w, w->pack[klass]);
 	w->pack[klass] = NULL;
 }
 
-/* A file whose read failed after its room was reserved: its bytes stay in the block unused. */
-static void drop_small(struct zn_writer *w, uint64_t idx, int err)
+/* place_small() for a caller with no reads in flight: a full block is queued at once. */
+static zn_result place_small_now(struct zn_writer *w, uint64_t idx, struct slot **s, uint64_t *off)
 {
-	report_read_failure(w, &w->ents[idx], err);
+	int full;
+	RETURN_IF_ERROR(place_small(w, idx, s, off, &full));
+	if (!full)
+		return ZN_OK;
+	close_full_packer(w, idx);
+	return place_small(w, idx, s, off, &full);
 }
 
 static zn_result read_batch_plain(struct zn_writer *w)
@@ -841,12 +840,7 @@ static zn_result read_batch_plain(struct zn_writer *w)
 	for (int k = 0; k < w->npend; k++) {
 		uint64_t idx = w->pend[k].entry, off;
 		struct slot *s;
-		int full;
-		RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
-		if (full) {
-			close_full_packer(w, idx);
-			RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
-		}
+		RETURN_IF_ERROR(place_small_now(w, idx, &s, &off));
 		int fd = openat(w->pend_dirfd, w->pend[k].name,
 				O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0) {
@@ -858,7 +852,7 @@ static zn_result read_batch_plain(struct zn_writer *w)
 		int err = source_read(&src, s->in + off, w->ents[idx].size);
 		close(fd);
 		if (err)
-			drop_small(w, idx, err);
+			report_read_failure(w, &w->ents[idx], err);
 	}
 	return ZN_OK;
 }
@@ -891,9 +885,9 @@ static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err,
 			report_errno(w, w->ents[idx].path, "cannot open; not stored", open_err[k]);
 			w->ents[idx].dropped = 1;
 		} else if (read_res[k] < 0) {
-			drop_small(w, idx, -read_res[k]);
+			report_read_failure(w, &w->ents[idx], -read_res[k]);
 		} else if ((uint64_t)read_res[k] != w->ents[idx].size) {
-			drop_small(w, idx, -1);
+			report_read_failure(w, &w->ents[idx], -1);
 		}
 	}
 	return ZN_OK;
@@ -1279,31 +1273,13 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 	return r;
 }
 
-static int unsafe_path(const char *p, size_t len)
-{
-	if (len == 0 || p[0] == '/' || memchr(p, 0, len))
-		return 1;
-	for (size_t i = 0; i < len;) {
-		size_t j = i;
-		while (j < len && p[j] != '/')
-			j++;
-		size_t c = j - i;
-		if (c == 0 || (c == 1 && p[i] == '.') || (c == 2 && p[i] == '.' && p[i + 1] == '.'))
-			return 1;
-		i = j + 1;
-		if (j + 1 == len) /* trailing '/' */
-			return 1;
-	}
-	return 0;
-}
-
 zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data)
 {
 	if (!w || !e || !e->path || w->finished || e->type > ZN_TYPE_HARDLINK)
 		return ZN_ERR_INVALID_ARG;
 	if (atomic_load(&w->cancel))
 		return first_error(w);
-	if (unsafe_path(e->path, e->path_len))
+	if (!zn_path_is_safe(e->path, e->path_len))
 		return ZN_ERR_UNSAFE_PATH;
 	if ((e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) && (!e->link || !e->link_len))
 		return ZN_ERR_INVALID_ARG;
