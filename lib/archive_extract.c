@@ -134,24 +134,6 @@ static void system_error(struct xjob *j, zn_result r)
  * Safe path resolution below the target directory
  * ---------------------------------------------------------------------------------------------- */
 
-static int safe_archive_path(const char *p, size_t len)
-{
-	if (len == 0 || p[0] == '/' || memchr(p, 0, len))
-		return 0;
-	for (size_t i = 0; i < len;) {
-		size_t k = i;
-		while (k < len && p[k] != '/')
-			k++;
-		size_t c = k - i;
-		if (c == 0 || (c == 1 && p[i] == '.') || (c == 2 && p[i] == '.' && p[i + 1] == '.'))
-			return 0;
-		if (k + 1 == len)
-			return 0;
-		i = k + 1;
-	}
-	return 1;
-}
-
 static atomic_int have_openat2 = 1;
 
 /* Open directory `rel` (NUL-terminated, relative, already checked safe) below rootfd, never
@@ -272,6 +254,26 @@ static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode)
 	return -1;
 }
 
+/* Access and modification time for an entry: its mtime (floor division for times before 1970). */
+static void entry_times(const struct zn_entry *e, struct timespec ts[2])
+{
+	ts[0].tv_sec = e->mtime_ns / 1000000000;
+	ts[0].tv_nsec = e->mtime_ns % 1000000000;
+	if (ts[0].tv_nsec < 0) {
+		ts[0].tv_nsec += 1000000000;
+		ts[0].tv_sec--;
+	}
+	ts[1] = ts[0];
+}
+
+/* The message for a file that could not be created (errno says why). */
+static void report_create_failure(struct xjob *j, const struct zn_entry *e)
+{
+	int err = errno;
+	xreport_errno(j, e, err == EEXIST ? "not overwritten (use --overwrite)" : "cannot create",
+		      err);
+}
+
 /* The process's umask, read without changing it (umask(2) would race with other threads). */
 static int read_umask(void)
 {
@@ -301,13 +303,7 @@ static void apply_meta_fd(struct xjob *j, int fd, const struct zn_entry *e)
 	if (chowned || (e->mode & 07000) || j->umask < 0 || (e->mode & (uint32_t)j->umask))
 		fchmod(fd, e->mode & 07777);
 	struct timespec ts[2];
-	ts[0].tv_sec = ts[1].tv_sec = e->mtime_ns / 1000000000;
-	ts[0].tv_nsec = ts[1].tv_nsec = e->mtime_ns % 1000000000;
-	if (ts[0].tv_nsec < 0) {
-		ts[0].tv_nsec += 1000000000;
-		ts[0].tv_sec--;
-		ts[1] = ts[0];
-	}
+	entry_times(e, ts);
 	futimens(fd, ts);
 }
 
@@ -319,13 +315,7 @@ static void apply_meta_at(struct xjob *j, int dfd, const char *base, const struc
 	if (!is_link)
 		fchmodat(dfd, base, e->mode & 07777, 0);
 	struct timespec ts[2];
-	ts[0].tv_sec = e->mtime_ns / 1000000000;
-	ts[0].tv_nsec = e->mtime_ns % 1000000000;
-	if (ts[0].tv_nsec < 0) {
-		ts[0].tv_nsec += 1000000000;
-		ts[0].tv_sec--;
-	}
-	ts[1] = ts[0];
+	entry_times(e, ts);
 	utimensat(dfd, base, ts, AT_SYMLINK_NOFOLLOW);
 }
 
@@ -442,9 +432,7 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 		fd = dfd < 0 ? -1 : create_file(j, dfd, base, e->mode);
 		if (fd < 0) {
 			set_status(j, i, ST_FAILED);
-			xreport_errno(j, e, errno == EEXIST ? "not overwritten (use --overwrite)"
-							    : "cannot create",
-				      errno);
+			report_create_failure(j, e);
 			return;
 		}
 	} else {
@@ -456,10 +444,7 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 			if (nfd < 0) {
 				j->fds[i] = -2;
 				set_status(j, i, ST_FAILED);
-				xreport_errno(j, e,
-					      errno == EEXIST ? "not overwritten (use --overwrite)"
-							      : "cannot create",
-					      errno);
+				report_create_failure(j, e);
 			} else {
 				j->fds[i] = nfd;
 				if (ftruncate(nfd, (off_t)e->size)) { /* pre-size; a hint only */
@@ -719,7 +704,7 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 		} else if (st == ST_DAMAGED && e->type == ZN_TYPE_FILE) {
 			xreport(&j, e, ZN_ERR_CHECKSUM, "damaged: content does not match its checksum");
 		}
-		if (st == ST_OK && !safe_archive_path(e->path, e->path_len)) {
+		if (st == ST_OK && !zn_path_is_safe(e->path, e->path_len)) {
 			xreport(&j, e, ZN_ERR_UNSAFE_PATH, "unsafe path (absolute or with '..')");
 			st = ST_DAMAGED;
 		}
@@ -823,7 +808,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		if (j.status[i] != ST_OK)
 			continue;
 		struct zn_entry *e = &j.ents[i];
-		if (!safe_archive_path(e->path, e->path_len)) {
+		if (!zn_path_is_safe(e->path, e->path_len)) {
 			xreport(&j, e, ZN_ERR_UNSAFE_PATH,
 				"unsafe path (absolute, empty or with '..'); skipped");
 			j.status[i] = ST_DAMAGED;
@@ -866,10 +851,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
 			int fd = dfd < 0 ? -1 : create_file(&j, dfd, base, e->mode);
 			if (fd < 0) {
-				xreport_errno(&j, e,
-					      errno == EEXIST ? "not overwritten (use --overwrite)"
-							      : "cannot create",
-					      errno);
+				report_create_failure(&j, e);
 				j.status[i] = ST_FAILED;
 				continue;
 			}
@@ -892,7 +874,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 					uint64_t t;
 					if (zn_reader_find(r, e->link, e->link_len, &t) == ZN_OK &&
 					    j.ents[t].type == ZN_TYPE_FILE && j.status[t] == ST_OK &&
-					    safe_archive_path(e->link, e->link_len)) {
+					    zn_path_is_safe(e->link, e->link_len)) {
 						struct dircache tdc = {.fd = -1, .len = (size_t)-1};
 						char tbase[256];
 						int tfd = parent_fd(&j, &tdc, &j.ents[t], tbase,
