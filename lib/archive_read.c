@@ -22,6 +22,7 @@
 #include <zstd.h>
 
 #include "archive_internal.h"
+#include "big_alloc.h"
 
 static zn_result fail(struct zn_reader *r, zn_result res, const char *fmt, ...)
 {
@@ -226,7 +227,7 @@ void zn_reader_close(struct zn_reader *r)
 		free(atomic_load(&r->cols[i].heap));
 	if (r->mapped)
 		munmap((void *)r->map, r->map_size);
-	free(r->cache);
+	zn_big_free(r->cache, r->chunk_size);
 	free(r->ix_ok);
 	ZSTD_freeDCtx(r->dctx);
 	ZSTD_freeDCtx(r->sdctx);
@@ -415,7 +416,7 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 	struct content_loc e;
 	RETURN_IF_ERROR(content_loc(r, i, &e));
 	if (!r->cache && e.size) {
-		r->cache = malloc(r->chunk_size);
+		r->cache = zn_big_alloc(r->chunk_size);
 		r->dctx = zn_dctx_new();
 		if (!r->cache || !r->dctx)
 			return ZN_ERR_NOMEM;
