@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <xxhash.h>
+#include "xxh3.h"
 #include <zstd.h>
 
 #include "archive_internal.h"
@@ -309,7 +309,7 @@ int zn_ix_ensure(struct zn_reader *r, uint64_t off, uint64_t len)
 		if (atomic_load_explicit(&r->ix_ok[p / 64], memory_order_relaxed) & bit)
 			continue;
 		uint64_t start = p * ZN_IX_PAGE, n = ZN_MIN(ZN_IX_PAGE, r->index_size - start);
-		if (!ZN_SUM_OK(XXH3_64bits(r->ix + start, n) == zn_get_le64(r->pagesums + p * 8)))
+		if (!ZN_SUM_OK(zn_xxh3(r->ix + start, n) == zn_get_le64(r->pagesums + p * 8)))
 			return 0;
 		atomic_fetch_or_explicit(&r->ix_ok[p / 64], bit, memory_order_relaxed);
 	}
@@ -436,7 +436,7 @@ zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *bu
 	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
 	/* The stored bytes are checked before they reach the decoder: every byte of the archive is
 	 * covered by a checksum, and zstd never sees damaged input. */
-	SAFETY_CHECK(ZN_SUM_OK(XXH3_64bits(src, b.csize) == b.cxxh3), ZN_ERR_CHECKSUM);
+	SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, b.csize) == b.cxxh3), ZN_ERR_CHECKSUM);
 	if (b.codec == ZN_BLOCK_STORED) {
 		*data = src; /* zero copy: straight from the mapping; the check above covered it */
 		*len = b.usize;
@@ -446,7 +446,7 @@ zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *bu
 		SAFETY_CHECK(!ZSTD_isError(n) && n == b.usize, ZN_ERR_CORRUPT);
 		*data = buf;
 	}
-	SAFETY_CHECK(ZN_SUM_OK(XXH3_64bits(*data, b.usize) == b.xxh3), ZN_ERR_CHECKSUM);
+	SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(*data, b.usize) == b.xxh3), ZN_ERR_CHECKSUM);
 	*len = b.usize;
 	return ZN_OK;
 }

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "sha256.h"
-#include <xxhash.h>
+#include "xxh3.h"
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_d_stableOutBuffer, a parameter of the shared library */
 #include <zstd.h>
 
@@ -61,7 +61,7 @@ static zn_result parse(struct zn_reader *r)
 	if (memcmp(f + 56, ZN_FOOTER_MAGIC, 8))
 		return fail(r, ZN_ERR_TRUNCATED,
 			    "no footer at the end (archive truncated or not finished)");
-	if (!ZN_SUM_OK(XXH3_64bits(f, 48) == zn_get_le64(f + 48)))
+	if (!ZN_SUM_OK(zn_xxh3(f, 48) == zn_get_le64(f + 48)))
 		return fail(r, ZN_ERR_CHECKSUM, "footer checksum mismatch");
 	if (zn_get_le32(f + 40) != ZN_FORMAT_VERSION || zn_get_le32(f + 44) != 0)
 		return fail(r, ZN_ERR_UNSUPPORTED, "unsupported format version in footer");
@@ -77,7 +77,7 @@ static zn_result parse(struct zn_reader *r)
 	const uint8_t *ix = m + r->index_offset;
 	r->ix = ix;
 	r->pagesums = ix + r->index_size;
-	if (!ZN_SUM_OK(XXH3_64bits(r->pagesums, npages * 8) == zn_get_le64(f + 16)))
+	if (!ZN_SUM_OK(zn_xxh3(r->pagesums, npages * 8) == zn_get_le64(f + 16)))
 		return fail(r, ZN_ERR_CHECKSUM, "index page checksums damaged");
 	r->ix_ok = calloc((npages + 63) / 64, sizeof(uint64_t));
 	if (!r->ix_ok)
@@ -347,7 +347,7 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 	}
 	const uint8_t *src = r->map + bi->offset;
 	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-	SAFETY_CHECK(ZN_SUM_OK(XXH3_64bits(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
+	SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
 	r->cache_block = UINT64_MAX;
 	if (!r->sdctx) {
 		/* Decode straight into the cache (no window buffer of its own, no copy): the output

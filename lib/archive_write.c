@@ -46,7 +46,7 @@
 #include <unistd.h>
 
 #include "sha256.h"
-#include <xxhash.h>
+#include "xxh3.h"
 #include <zstd.h>
 #ifdef ZN_HAVE_URING
 #include <liburing.h>
@@ -333,7 +333,7 @@ static void process_slot(struct zn_writer *w, struct slot *s, ZSTD_CCtx *cctx, u
 			 size_t tmp_cap)
 {
 	int digest = w->opt.digest == ZN_DIGEST_SHA256;
-	s->xxh3 = XXH3_64bits(s->in, s->usize);
+	s->xxh3 = zn_xxh3(s->in, s->usize);
 	if (digest) {
 		int spanning = 0;
 		for (size_t i = 0; i < s->nsegs; i++) {
@@ -369,7 +369,7 @@ static void process_slot(struct zn_writer *w, struct slot *s, ZSTD_CCtx *cctx, u
 	if ((uint64_t)r * 100 <= s->usize * 97) {
 		s->codec = ZN_BLOCK_ZSTD;
 		s->csize = r;
-		s->cxxh3 = XXH3_64bits(s->out, r);
+		s->cxxh3 = zn_xxh3(s->out, r);
 	}
 }
 
@@ -1456,12 +1456,12 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	}
 	for (size_t p = 0; p < npages; p++)
 		zn_put_le64(sums + p * 8,
-			    XXH3_64bits(index + p * ZN_IX_PAGE, ZN_MIN(ZN_IX_PAGE, index_len - p * ZN_IX_PAGE)));
-	zn_put_le64(foot + 16, XXH3_64bits(sums, npages * 8));
+			    zn_xxh3(index + p * ZN_IX_PAGE, ZN_MIN(ZN_IX_PAGE, index_len - p * ZN_IX_PAGE)));
+	zn_put_le64(foot + 16, zn_xxh3(sums, npages * 8));
 	zn_put_le64(foot + 24, m);
 	zn_put_le64(foot + 32, w->write_seq);
 	zn_put_le32(foot + 40, ZN_FORMAT_VERSION);
-	zn_put_le64(foot + 48, XXH3_64bits(foot, 48));
+	zn_put_le64(foot + 48, zn_xxh3(foot, 48));
 	memcpy(foot + 56, ZN_FOOTER_MAGIC, 8);
 	r = write_all(w->fd, index, index_len);
 	if (r == ZN_OK)
