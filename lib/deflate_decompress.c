@@ -53,7 +53,7 @@
 #define WIN_SIZE  (WIN_HIST + WIN_OUT)
 /* Symbol mode (unknown window): 32 Ki symbols of history, then 64 Ki of output, 16 bits each.
  * Output is handed out per call, so a smaller area than the byte window only means more calls;
- * the slide moves 64 KiB per 32 Ki symbols, a rounding error next to decoding them. */
+ * the slide moves 64 KiB per 32 Ki symbols or more, a rounding error next to decoding them. */
 #define SWIN_OUT  (64u * 1024)
 #define SWIN_SIZE (WIN_HIST + SWIN_OUT)
 #define MARKER    ZN_INFLATE_MARKER
@@ -511,8 +511,7 @@ static int read_block_header(struct zn_inflater *d, struct io *io)
  *
  * The bodies below that write output take a constant `sym`: 0 writes bytes at io->out, 1 writes
  * symbols at io->sout (values 0..255 are bytes, MARKER + k is byte k of the unknown window).
- * Each is instantiated twice through a small wrapper, so every `sym` test folds away and the
- * byte variants compile to what they were before symbol mode existed.
+ * Each is instantiated twice through a small wrapper, so every `sym` test folds away in both.
  */
 
 static ZN_FORCEINLINE size_t out_room(const struct io *io, const int sym)
