@@ -325,8 +325,8 @@ ZN_API zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len
  * counted from the least significant bit) of the first input byte that will be passed, with
  * `window_len` (<= 32768) bytes of history `window` that back-references may reach into
  * (window_len 0: none; distances beyond it are ZN_ERR_BAD_DISTANCE). The position must be the
- * start of a block. This is how a parallel decoder resumes in the middle of a stream. Decoding
- * with an unknown window is not supported yet (ZN_ERR_UNSUPPORTED is reserved for it).
+ * start of a block. This is how a parallel decoder resumes in the middle of a stream once the
+ * output before it is known; zn_inflate_stream_start_unknown() (below) starts without it.
  * ZN_ERR_INVALID_ARG when the object's format is not ZN_FORMAT_RAW or the arguments are out of
  * range.
  *
@@ -360,6 +360,73 @@ ZN_API void zn_inflate_stream_position(const struct zn_inflater *d, uint64_t *in
 
 /* gzip members decoded completely in the current stream. */
 ZN_API uint64_t zn_inflate_stream_members(const struct zn_inflater *d);
+
+/* Block stops, for a decoder that must know where blocks begin (a parallel decoder checks that
+ * the chunk before another ends exactly where that one started). With block stops on,
+ * zn_inflate_stream() and zn_inflate_stream_symbols() also return (ZN_OK, *done = 0) right after
+ * the end of each stored or Huffman block, the final one included; such a return may have
+ * consumed only bits held from earlier calls and produced nothing (it still progresses, in
+ * bits). zn_inflate_stream_at_block_end() is then 1 (else 0), zn_inflate_stream_bit_position()
+ * is the exact bit where the next block, or after the final block whatever follows it, starts,
+ * and the next call goes on from there. The setting belongs to the object: off when created,
+ * kept across resets and starts. zn_inflate() ignores it. */
+ZN_API void zn_inflate_stream_set_block_stops(struct zn_inflater *d, int on);
+ZN_API int zn_inflate_stream_at_block_end(const struct zn_inflater *d);
+
+/* Input the current stream has consumed, in bits, counted from bit 0 of the first input byte
+ * passed after the reset or start (a start at `first_bit` counts the bits it skips): exact at
+ * every return, whatever the decoder holds internally. Once the stream has ended,
+ * 8 * the *in_pos of zn_inflate_stream_position(). Unspecified after an error. */
+ZN_API uint64_t zn_inflate_stream_bit_position(const struct zn_inflater *d);
+
+/* Decoding with an unknown window (the technique of rapidgzip), for a parallel decoder that
+ * starts a chunk at a block boundary before the output preceding it is known.
+ *
+ * zn_inflate_stream_start_unknown() starts a raw DEFLATE stream at bit `first_bit` (0..7) of the
+ * first input byte that will be passed, as zn_inflate_stream_start_raw() does, but with the
+ * 32 KiB of history unknown. The position must be the start of a block. ZN_ERR_INVALID_ARG when
+ * the object's format is not ZN_FORMAT_RAW or first_bit > 7; ZN_ERR_NOMEM (a 192 KiB symbol
+ * buffer is allocated on first use and kept with the object).
+ *
+ * Until the window is known, output comes from zn_inflate_stream_symbols() as 16-bit symbols: a
+ * value below 256 is that byte; ZN_INFLATE_MARKER + k (k = 0..32767) stands for byte k of the
+ * unknown window, k = 0 being the byte 32768 before the start and k = 32767 the byte just before
+ * it. A back-reference into the window produces markers, and a copy of earlier output copies its
+ * markers along; no other values occur. Every distance DEFLATE can encode (at most 32768) is in
+ * reach, so this mode never fails with ZN_ERR_BAD_DISTANCE: a reference before the beginning of
+ * the data shows when the markers are resolved. Otherwise the call behaves as zn_inflate_stream()
+ * does (input handling, *done, errors, block stops, positions); *sym and *sym_len describe
+ * symbols held in the object, valid until the next call on `d`.
+ *
+ * The window is known once the last 32768 symbols produced hold no marker: nothing after them
+ * can reach the unknown window any more. How soon that happens depends on the data (from a block
+ * 1 MB into gzip -6 streams: after 164 Ki symbols in executables, never in English text or C
+ * headers, where common strings keep being copied from copies of the window, so plan for whole
+ * chunks in symbols). The call that gets there returns (ZN_OK, *done = 0)
+ * right after the match or literals that completed the 32768 (at most 258 symbols later), with
+ * zn_inflate_stream_window_known() now 1, and the same stream goes on with zn_inflate_stream()
+ * from the next bit, in bytes and with its fast loop; the totals of zn_inflate_stream_position()
+ * run on (its *out_pos counts symbols and bytes alike). A stream may end before its window is
+ * known. zn_inflate_stream_symbols() is ZN_ERR_INVALID_ARG while the window is known (for every
+ * stream not started with zn_inflate_stream_start_unknown()), and zn_inflate_stream() while it is
+ * not; neither error is sticky. */
+#define ZN_INFLATE_MARKER 0x8000u
+ZN_API zn_result zn_inflate_stream_start_unknown(struct zn_inflater *d, unsigned first_bit);
+ZN_API zn_result zn_inflate_stream_symbols(struct zn_inflater *d, const void *in, size_t in_len,
+					   int in_final, size_t *in_used, const uint16_t **sym,
+					   size_t *sym_len, int *done);
+/* 0 while the current stream decodes to symbols (see above), else 1. */
+ZN_API int zn_inflate_stream_window_known(const struct zn_inflater *d);
+
+/* Replace the markers in sym[0..n) by the window bytes they stand for, writing n bytes to `out`.
+ * `window` holds the window_len (<= 32768) bytes just before the stream's start: all 32 KiB
+ * unless the start is nearer than that to the beginning of the data, in which case a marker for
+ * a byte before `window` is ZN_ERR_BAD_DISTANCE (the stream reached before the beginning). A
+ * value 256..ZN_INFLATE_MARKER-1 is ZN_ERR_INVALID_ARG. `out` may be `sym` itself (narrowing in
+ * place) but must not overlap it otherwise. On error the content of `out` is unspecified.
+ * Thread-safe, allocates nothing. */
+ZN_API zn_result zn_inflate_resolve_markers(const uint16_t *sym, size_t n, const void *window,
+					    size_t window_len, void *out);
 
 #ifdef __cplusplus
 }

@@ -18,18 +18,45 @@
  * rest. Past the end of a final input, the careful refill supplies zero bytes and counts them
  * (`overrun`); consuming any of them means the input was truncated.
  *
- * For the parallel gzip decoder, a stream can start at any block boundary with a known window
- * (zn_inflate_stream_start_raw). Decoding with an *unknown* window (finding a block boundary by
- * trial, then decoding while back-references into the missing 32 KiB are recorded as markers
- * to be resolved once the previous chunk's tail is known) is meant to plug in here as another
- * instantiation of the fast-loop template whose output symbols are 16 bits wide and whose
- * distance check allows the 32 KiB before out_base; the engine, the block parser and the table
- * builder stay as they are. It is not written yet.
+ * For the parallel gzip decoder, a stream can start at any block boundary, with a known window
+ * (zn_inflate_stream_start_raw) or an unknown one (zn_inflate_stream_start_unknown; finding the
+ * boundary, by trial, is the caller's business). With the window unknown the engine runs in
+ * symbol mode, the technique of rapidgzip: output symbols are 16 bits wide, 0..255 a byte and
+ * MARKER + k byte k of the missing 32 KiB. The symbol window's history starts out as the 32 Ki
+ * markers, so a match into it copies markers, a match into earlier output copies whatever it
+ * holds, and the distance check is the ordinary one (every DEFLATE distance is in reach, so
+ * ZN_ERR_BAD_DISTANCE cannot happen here; it shows when the caller resolves markers against a
+ * shorter real window). The engine, the block parser and the table builder are shared: the
+ * functions that write output (the careful loop, stored blocks, the state machine) are generic
+ * bodies taking a constant `sym`, instantiated for bytes and for symbols, and the fast loop is
+ * one template for both.
+ *
+ * `marker_end` is one past the newest marker written: markers only arise by copying, so a match
+ * whose source starts at or after it writes none, and only the others scan what they wrote.
+ * Once 32 Ki symbols follow marker_end, nothing can reach a marker any more: the window is
+ * known. The symbol loop stops there, the last 32 Ki symbols (all bytes) become the byte
+ * window's history, and zn_inflate_stream() goes on from the same bit with the fast loop.
+ * Stopping at block ends (block stops) is a check in the state machine after each block.
+ *
+ * How soon that happens depends on the data. From a block 1 MB into a gzip -6 stream of the
+ * 4 MB test corpora: executables switch after 164 Ki symbols, but in English text and in C
+ * headers common strings keep being copied from copies of the window, and markers last to the
+ * end (18-21% of all symbols). So symbol mode gets a fast loop of its own, the fast-loop
+ * template instantiated with 16-bit output (deflate_markers.c, with the numbers): 15.8
+ * instructions per symbol on that text against 29.9 in the careful loop, which now only
+ * finishes the tails, as in byte mode. The fast loop stops where the window would become known
+ * as of its entry, and is entered again if a marker copied on the way moved that point.
  */
 
 #define WIN_HIST  32768u
 #define WIN_OUT   (256u * 1024)
 #define WIN_SIZE  (WIN_HIST + WIN_OUT)
+/* Symbol mode (unknown window): 32 Ki symbols of history, then 64 Ki of output, 16 bits each.
+ * Output is handed out per call, so a smaller area than the byte window only means more calls;
+ * the slide moves 64 KiB per 32 Ki symbols or more, a rounding error next to decoding them. */
+#define SWIN_OUT  (64u * 1024)
+#define SWIN_SIZE (WIN_HIST + SWIN_OUT)
+#define MARKER    ZN_INFLATE_MARKER
 #define STAGE_CAP 4096u
 /* The longest dynamic block header is under 600 bytes; a block header is only started in
  * streaming mode when this much input is buffered, so header parsing never suspends. */
@@ -49,8 +76,9 @@ enum state {
 	ST_END,
 };
 
-/* What the engine reports. */
-enum { R_CONT = 0, R_IN, R_OUT, R_END, R_ERR };
+/* What the engine reports. R_BLOCK: a block ended and block stops are on. R_KNOWN (symbol
+ * mode): the last 32 Ki symbols hold no marker, so decoding can go on in bytes. */
+enum { R_CONT = 0, R_IN, R_OUT, R_END, R_ERR, R_BLOCK, R_KNOWN };
 
 struct io {
 	const uint8_t *in, *in_end;
@@ -60,7 +88,12 @@ struct io {
 	uint32_t overrun; /* zero bytes supplied past in_end (final input only) */
 	uint8_t *out, *out_end;
 	const uint8_t *out_base;
-	int exact; /* whole-buffer output: fill to the last byte, then fail */
+	int exact;       /* whole-buffer output: fill to the last byte, then fail */
+	int block_stops; /* return R_BLOCK after each block (streaming, on request) */
+	/* Symbol mode only (the `sym` variants below); `out` then stays put. */
+	uint16_t *sout, *sout_end;
+	const uint16_t *sout_base;
+	const uint16_t *marker_end; /* one past the newest marker written: none at or after it */
 };
 
 struct zn_inflater {
@@ -100,6 +133,14 @@ struct zn_inflater {
 	size_t wpos, wflushed, base;
 	size_t stage_len;
 	uint8_t stage[STAGE_CAP];
+	int block_stops;  /* zn_inflate_stream_set_block_stops(); kept across resets */
+	int at_block_end; /* the last streaming call stopped after a block */
+
+	/* Symbol mode: decoding with an unknown window (zn_inflate_stream_start_unknown). */
+	int sym_mode;   /* the window is still unknown: zn_inflate_stream_symbols() decodes */
+	uint16_t *swin; /* SWIN_SIZE symbols, allocated on first use; the history starts as the
+	                   32 Ki markers, which matches then copy as any other symbol */
+	size_t spos, sflushed, smark; /* write position, handed out up to, marker_end */
 
 	uint32_t litlen_dyn[LITLEN_ENOUGH];
 	uint32_t dist_dyn[DIST_ENOUGH];
@@ -466,19 +507,106 @@ static int read_block_header(struct zn_inflater *d, struct io *io)
 	return R_CONT;
 }
 
-static int copy_stored(struct zn_inflater *d, struct io *io)
+/* ---- output: bytes or 16-bit symbols ----------------------------------------------------------
+ *
+ * The bodies below that write output take a constant `sym`: 0 writes bytes at io->out, 1 writes
+ * symbols at io->sout (values 0..255 are bytes, MARKER + k is byte k of the unknown window).
+ * Each is instantiated twice through a small wrapper, so every `sym` test folds away in both.
+ */
+
+static ZN_FORCEINLINE size_t out_room(const struct io *io, const int sym)
+{
+	return sym ? (size_t)(io->sout_end - io->sout) : (size_t)(io->out_end - io->out);
+}
+
+/* How far back a match may reach. */
+static ZN_FORCEINLINE size_t out_reach(const struct io *io, const int sym)
+{
+	return sym ? (size_t)(io->sout - io->sout_base) : (size_t)(io->out - io->out_base);
+}
+
+static ZN_FORCEINLINE void put_out(struct io *io, const int sym, size_t k, uint8_t b)
+{
+	if (sym)
+		io->sout[k] = b;
+	else
+		io->out[k] = b;
+}
+
+static ZN_FORCEINLINE void advance_out(struct io *io, const int sym, size_t n)
+{
+	if (sym)
+		io->sout += n;
+	else
+		io->out += n;
+}
+
+/* Symbols still to write before the last 32 Ki hold no marker (0: they already hold none). */
+static ZN_FORCEINLINE size_t until_known(const struct io *io)
+{
+	size_t clean = (size_t)(io->sout - io->marker_end);
+	return clean >= WIN_HIST ? 0 : WIN_HIST - clean;
+}
+
+/* A symbol-mode match has just written `length` symbols at `o`, copied from `src`. Markers are
+ * only ever copied: positions at or after marker_end hold none, so a copy whose source starts
+ * there (including an overlapping one, which re-reads its own output) writes none, and only a
+ * copy from before it needs the scan for the newest marker it wrote. */
+static ZN_FORCEINLINE void note_markers(struct io *io, const uint16_t *o, const uint16_t *src,
+                                        uint32_t length)
+{
+	if (likely(src >= io->marker_end))
+		return;
+	for (uint32_t i = length; i-- > 0;) {
+		if (o[i] & MARKER) {
+			io->marker_end = o + i + 1;
+			return;
+		}
+	}
+}
+
+static ZN_FORCEINLINE void copy_match(struct io *io, const int sym, uint32_t offset,
+                                      uint32_t length)
+{
+	if (sym) {
+		uint16_t *o = io->sout;
+		const uint16_t *src = o - offset;
+		for (uint32_t i = 0; i < length; i++)
+			o[i] = src[i];
+		note_markers(io, o, src, length);
+		io->sout += length;
+		return;
+	}
+	uint8_t *o = io->out;
+	const uint8_t *src = o - offset;
+	for (uint32_t i = 0; i < length; i++)
+		o[i] = src[i];
+	io->out += length;
+}
+
+/* ---- stored and Huffman blocks ----------------------------------------------------------------
+ */
+
+static ZN_FORCEINLINE int copy_stored_generic(struct zn_inflater *d, struct io *io, const int sym)
 {
 	/* Whole bytes still in the bit buffer first (at most 7). */
-	while (d->stored_left && io->bitsleft >= 8 && io->out < io->out_end) {
-		uint8_t b;
+	while (d->stored_left && io->bitsleft >= 8 && out_room(io, sym)) {
+		uint8_t b = 0; /* get_byte sets it here: 8 bits are held */
 		if (get_byte(io, &b) < 0)
 			return fail(d, ZN_ERR_TRUNCATED);
-		*io->out++ = b;
+		put_out(io, sym, 0, b);
+		advance_out(io, sym, 1);
 		d->stored_left--;
 	}
 	while (d->stored_left) {
 		size_t in_avail = (size_t)(io->in_end - io->in);
-		size_t out_avail = (size_t)(io->out_end - io->out);
+		size_t out_avail = out_room(io, sym);
+		if (sym) { /* stop where the window becomes known: bytes are cheaper from there */
+			size_t until = until_known(io);
+			if (!until)
+				return R_KNOWN;
+			out_avail = ZN_MIN(out_avail, until);
+		}
 		if (out_avail == 0)
 			return io->exact ? fail(d, ZN_ERR_OUTPUT_FULL) : R_OUT;
 		if (io->overrun || (in_avail == 0 && io->final))
@@ -487,8 +615,13 @@ static int copy_stored(struct zn_inflater *d, struct io *io)
 			return R_IN;
 		io->bitbuf = 0; /* reading bytes directly, see get_byte */
 		size_t n = ZN_MIN(ZN_MIN(in_avail, out_avail), (size_t)d->stored_left);
-		memcpy(io->out, io->in, n);
-		io->out += n, io->in += n;
+		if (sym)
+			for (size_t i = 0; i < n; i++)
+				io->sout[i] = io->in[i];
+		else
+			memcpy(io->out, io->in, n);
+		advance_out(io, sym, n);
+		io->in += n;
 		d->stored_left -= (uint32_t)n;
 	}
 	d->st = d->last_block ? ST_TRAILER : ST_BLOCK_HDR;
@@ -496,15 +629,29 @@ static int copy_stored(struct zn_inflater *d, struct io *io)
 	return R_CONT;
 }
 
-/* Symbol at a time, with every bound checked: the tails of buffers and streams. */
-static int decode_careful(struct zn_inflater *d, struct io *io)
+static int copy_stored(struct zn_inflater *d, struct io *io)
+{
+	return copy_stored_generic(d, io, 0);
+}
+
+static int copy_stored_symbols(struct zn_inflater *d, struct io *io)
+{
+	return copy_stored_generic(d, io, 1);
+}
+
+/* Symbol at a time, with every bound checked: the tails of buffers and streams, and all of
+ * symbol mode (which decodes only until the window is known, see the top of the file). */
+static ZN_FORCEINLINE int decode_careful_generic(struct zn_inflater *d, struct io *io,
+                                                 const int sym)
 {
 	const uint32_t *const litlen = d->litlen, *const dist = d->dist;
 	for (;;) {
 		if (!io->final && io->in_end - io->in < 8)
 			return R_IN;
-		if (!io->exact && io->out_end - io->out < DEFLATE_MAX_LEN)
+		if (!io->exact && out_room(io, sym) < DEFLATE_MAX_LEN)
 			return R_OUT;
+		if (sym && !until_known(io))
+			return R_KNOWN;
 		refill_careful(io);
 		uint32_t e = litlen[io->bitbuf & ((1u << LITLEN_TABLEBITS) - 1)];
 		if (!(e & HD_LIT_MASK) && (e & HD_SUBTABLE)) { /* literals use bits 8.. otherwise */
@@ -516,11 +663,11 @@ static int decode_careful(struct zn_inflater *d, struct io *io)
 			if (overran(io))
 				return fail(d, ZN_ERR_TRUNCATED);
 			unsigned n = (e >> 6) & 3;
-			if ((size_t)(io->out_end - io->out) < n)
+			if (out_room(io, sym) < n)
 				return fail(d, ZN_ERR_OUTPUT_FULL);
 			for (unsigned k = 0; k < n; k++)
-				io->out[k] = (uint8_t)(e >> (8 + 8 * k));
-			io->out += n;
+				put_out(io, sym, k, (uint8_t)(e >> (8 + 8 * k)));
+			advance_out(io, sym, n);
 			continue;
 		}
 		if (e & HD_EXC) {
@@ -548,16 +695,72 @@ static int decode_careful(struct zn_inflater *d, struct io *io)
 		                                          ((de >> 8) & 15));
 		if (overran(io))
 			return fail(d, ZN_ERR_TRUNCATED);
-		SAFETY_CHECK(offset <= (size_t)(io->out - io->out_base),
-		             fail(d, ZN_ERR_BAD_DISTANCE));
-		SAFETY_CHECK(length <= (size_t)(io->out_end - io->out),
-		             fail(d, ZN_ERR_OUTPUT_FULL));
-		uint8_t *o = io->out;
-		const uint8_t *src = o - offset;
-		for (uint32_t i = 0; i < length; i++)
-			o[i] = src[i];
-		io->out += length;
+		/* Symbol mode: out_reach counts the 32 Ki markers, so a match may reach exactly to
+		 * the oldest byte of the unknown window, and one further is refused as usual. */
+		SAFETY_CHECK(offset <= out_reach(io, sym), fail(d, ZN_ERR_BAD_DISTANCE));
+		SAFETY_CHECK(length <= out_room(io, sym), fail(d, ZN_ERR_OUTPUT_FULL));
+		copy_match(io, sym, offset, length);
 	}
+}
+
+static int decode_careful(struct zn_inflater *d, struct io *io)
+{
+	return decode_careful_generic(d, io, 0);
+}
+
+/* The state after a Huffman block's end-of-block code. */
+static void end_huffman_block(struct zn_inflater *d)
+{
+	d->st = d->last_block ? ST_TRAILER : ST_BLOCK_HDR;
+	d->hdr_step = 0;
+}
+
+/* Symbol mode: the symbol fast loop (deflate_markers.c), stopped where the window becomes
+ * known, then the careful loop for the tails. */
+static int decode_symbols(struct zn_inflater *d, struct io *io)
+{
+	struct zn_sym_ctx c;
+	int fl;
+	c.out_base = io->sout_base;
+	c.litlen = d->litlen;
+	c.dist = d->dist;
+	for (;;) {
+		c.in = io->in;
+		c.in_limit = io->in_end - io->in >= 8 ? io->in_end - 7 : io->in;
+		if (io->overrun)
+			c.in_limit = io->in;
+		c.bitbuf = io->bitbuf;
+		c.bitsleft = io->bitsleft;
+		c.out = io->sout;
+		c.out_limit = io->sout_end - io->sout > FASTLOOP_OUT_MARGIN
+		                      ? io->sout_end - FASTLOOP_OUT_MARGIN
+		                      : io->sout;
+		/* Stop where the window becomes known as things stand; a marker copied on the
+		 * way moves that point on, and the loop is simply entered again. */
+		size_t until = until_known(io);
+		int known_limit = until < (size_t)(c.out_limit - c.out);
+		if (known_limit)
+			c.out_limit = c.out + until;
+		c.marker_end = io->marker_end;
+		fl = zn_fastloop_symbols(&c);
+		io->in = c.in;
+		io->bitbuf = c.bitbuf;
+		io->bitsleft = c.bitsleft & 63;
+		io->sout = c.out;
+		io->marker_end = c.marker_end;
+		if (fl == FL_LIMIT && known_limit && c.in < c.in_limit && until_known(io))
+			continue;
+		break;
+	}
+	int r;
+	if (fl == FL_ERROR)
+		return fail(d, c.err);
+	r = fl == FL_EOB ? R_END : decode_careful_generic(d, io, 1);
+	if (r == R_END) {
+		end_huffman_block(d);
+		return R_CONT;
+	}
+	return r;
 }
 
 static int decode_huffman(struct zn_inflater *d, struct io *io)
@@ -608,19 +811,20 @@ static int decode_huffman(struct zn_inflater *d, struct io *io)
 	else
 		r = decode_careful(d, io);
 	if (r == R_END) {
-		d->st = d->last_block ? ST_TRAILER : ST_BLOCK_HDR;
-		d->hdr_step = 0;
+		end_huffman_block(d);
 		return R_CONT;
 	}
 	return r;
 }
 
-/* Run the state machine until the stream ends, an error, or a limit. */
-static int run(struct zn_inflater *d, struct io *io)
+/* Run the state machine until the stream ends, an error, or a limit (or, with block stops, the
+ * end of a block). */
+static ZN_FORCEINLINE int run_generic(struct zn_inflater *d, struct io *io, const int sym)
 {
 	int r;
 	for (;;) {
-		switch (d->st) {
+		const enum state st = d->st;
+		switch (st) {
 		case ST_ZLIB_HDR:
 			r = read_zlib_header(d, io);
 			break;
@@ -641,10 +845,10 @@ static int run(struct zn_inflater *d, struct io *io)
 			r = read_block_header(d, io);
 			break;
 		case ST_HUFF:
-			r = decode_huffman(d, io);
+			r = sym ? decode_symbols(d, io) : decode_huffman(d, io);
 			break;
 		case ST_STORED:
-			r = copy_stored(d, io);
+			r = sym ? copy_stored_symbols(d, io) : copy_stored(d, io);
 			break;
 		case ST_TRAILER:
 			r = read_trailer(d, io);
@@ -660,7 +864,20 @@ static int run(struct zn_inflater *d, struct io *io)
 				d->err = ZN_ERR_TRUNCATED;
 			return r;
 		}
+		/* Huffman and stored blocks return R_CONT only once they have ended. */
+		if (io->block_stops && (st == ST_HUFF || st == ST_STORED))
+			return R_BLOCK;
 	}
+}
+
+static int run(struct zn_inflater *d, struct io *io)
+{
+	return run_generic(d, io, 0);
+}
+
+static int run_symbols(struct zn_inflater *d, struct io *io)
+{
+	return run_generic(d, io, 1);
 }
 
 /* Input bytes consumed: loaded bytes minus whole real bytes still in the bit buffer. */
@@ -702,6 +919,9 @@ static void reset_state(struct zn_inflater *d)
 	d->litlen = d->litlen_dyn;
 	d->dist = d->dist_dyn;
 	d->ck = d->win ? d->win + WIN_HIST : NULL;
+	d->at_block_end = 0;
+	d->sym_mode = 0;
+	d->spos = d->sflushed = d->smark = WIN_HIST;
 }
 
 zn_result zn_inflater_new(struct zn_inflater **out, int format)
@@ -726,6 +946,7 @@ void zn_inflater_free(struct zn_inflater *d)
 	if (!d)
 		return;
 	free(d->win);
+	free(d->swin);
 	free(d);
 }
 
@@ -798,6 +1019,14 @@ zn_result zn_inflate_stream_reset(struct zn_inflater *d)
 	return ZN_OK;
 }
 
+static void skip_first_bits(struct zn_inflater *d, unsigned first_bit)
+{
+	if (first_bit) {
+		d->skip_bits = first_bit;
+		d->st = ST_SKIP_BITS;
+	}
+}
+
 zn_result zn_inflate_stream_start_raw(struct zn_inflater *d, unsigned first_bit, const void *window,
                                       size_t window_len)
 {
@@ -809,11 +1038,120 @@ zn_result zn_inflate_stream_start_raw(struct zn_inflater *d, unsigned first_bit,
 	if (window_len)
 		memcpy(d->win + WIN_HIST - window_len, window, window_len);
 	d->base = WIN_HIST - window_len;
-	if (first_bit) {
-		d->skip_bits = first_bit;
-		d->st = ST_SKIP_BITS;
-	}
+	skip_first_bits(d, first_bit);
 	return ZN_OK;
+}
+
+zn_result zn_inflate_stream_start_unknown(struct zn_inflater *d, unsigned first_bit)
+{
+	SAFETY_CHECK(d && d->format == ZN_FORMAT_RAW && first_bit < 8, ZN_ERR_INVALID_ARG);
+	RETURN_IF_ERROR(ensure_window(d)); /* for after the switch to bytes */
+	if (!d->swin) {
+		d->swin = malloc(SWIN_SIZE * sizeof(*d->swin));
+		SAFETY_CHECK(d->swin, ZN_ERR_NOMEM);
+	}
+	reset_state(d);
+	for (uint32_t k = 0; k < WIN_HIST; k++)
+		d->swin[k] = (uint16_t)(MARKER + k);
+	/* All of the history is markers, so the window is known 32 Ki symbols from here at the
+	 * earliest (reset_state put spos and smark at WIN_HIST). */
+	d->sym_mode = 1;
+	skip_first_bits(d, first_bit);
+	return ZN_OK;
+}
+
+void zn_inflate_stream_set_block_stops(struct zn_inflater *d, int on)
+{
+	if (d)
+		d->block_stops = on != 0;
+}
+
+/*
+ * The input side of a streaming call, shared by bytes and symbols: run the engine over bytes
+ * kept from earlier calls (the stage) and the caller's input, keep what a header or the
+ * careful loop could not use yet, and account for the input. `io` comes with its output side
+ * set; on return *in_used is set, the bit buffer is saved in `d`, and the engine's result is
+ * returned.
+ */
+static int feed(struct zn_inflater *d, struct io *io, const uint8_t *user, size_t in_len,
+                int in_final, size_t *in_used, const int sym)
+{
+	size_t consumed = 0;
+	int r;
+	io->bitbuf = d->bitbuf;
+	io->bitsleft = d->bitsleft;
+	io->overrun = d->overrun;
+	io->block_stops = d->block_stops;
+	for (;;) {
+		if (d->stage_len) {
+			size_t take = ZN_MIN(in_len - consumed, STAGE_CAP - d->stage_len);
+			if (take)
+				memcpy(d->stage + d->stage_len, user + consumed, take);
+			d->stage_len += take;
+			consumed += take;
+			io->in = d->stage;
+			io->in_end = d->stage + d->stage_len;
+			io->final = in_final && consumed == in_len;
+			r = sym ? run_symbols(d, io) : run(d, io);
+			size_t left = (size_t)(io->in_end - io->in);
+			if (r == R_IN && consumed == in_len) {
+				memmove(d->stage, io->in, left);
+				d->stage_len = left;
+				break;
+			}
+			/* Give back what is left of the bytes just taken; keep older ones. */
+			size_t back = ZN_MIN(left, take);
+			consumed -= back;
+			memmove(d->stage, io->in, left - back);
+			d->stage_len = left - back;
+			if (r == R_IN)
+				continue; /* the rest is in the caller's buffer */
+			break;
+		}
+		io->in = user + consumed;
+		io->in_end = user + in_len;
+		io->final = in_final;
+		r = sym ? run_symbols(d, io) : run(d, io);
+		consumed = (size_t)(io->in - user);
+		if (r == R_IN) {
+			size_t left = in_len - consumed;
+			ZN_ASSERT(left < STAGE_CAP);
+			memcpy(d->stage, io->in, left);
+			d->stage_len = left;
+			consumed = in_len;
+		}
+		break;
+	}
+	uint64_t unread = 0;
+	if (r == R_END) {
+		/* Bytes taken past the end of the stream (read ahead into the bit buffer, kept in
+		 * the stage, or read as garbage) go back to the caller where they came from this
+		 * call; the rest only show in the stream's end position. */
+		uint32_t held = io->bitsleft / 8 > io->overrun ? io->bitsleft / 8 - io->overrun : 0;
+		unread = (uint64_t)held + d->stage_len + d->garbage_back;
+		size_t give = (size_t)ZN_MIN(unread, (uint64_t)consumed);
+		consumed -= give;
+		unread -= give;
+		d->stage_len = 0;
+		io->bitbuf = 0;
+		io->bitsleft = 0;
+	}
+	d->bitbuf = io->bitbuf;
+	d->bitsleft = io->bitsleft;
+	d->overrun = io->overrun;
+	d->at_block_end = r == R_BLOCK;
+	*in_used = consumed;
+	d->in_total += consumed;
+	if (r == R_ERR) {
+		uint32_t held = io->bitsleft / 8;
+		d->err_in = d->in_total > held ? d->in_total - held : 0;
+	}
+	if (r == R_END) {
+		d->end_in = d->in_total - unread;
+		if (d->format != ZN_FORMAT_GZIP)
+			d->members = 1;
+	}
+	return r;
 }
 
 zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len, int in_final,
@@ -824,6 +1162,7 @@ zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len
 	*out = NULL;
 	*out_len = 0;
 	*done = 0;
+	SAFETY_CHECK(!d->sym_mode, ZN_ERR_INVALID_ARG); /* zn_inflate_stream_symbols() first */
 	if (!d->win) {
 		RETURN_IF_ERROR(ensure_window(d));
 		d->ck = d->win + d->wpos;
@@ -842,75 +1181,13 @@ zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len
 		d->base = d->base > shift ? d->base - shift : 0;
 		d->ck = d->win + WIN_HIST;
 	}
-	const uint8_t *user = in;
-	size_t consumed = 0;
 	struct io io = {
-	        .bitbuf = d->bitbuf,
-	        .bitsleft = d->bitsleft,
-	        .overrun = d->overrun,
 	        .out = d->win + d->wpos,
 	        .out_end = d->win + WIN_SIZE,
 	        .out_base = d->win + d->base,
 	        .exact = 0,
 	};
-	int r;
-	for (;;) {
-		if (d->stage_len) {
-			size_t take = ZN_MIN(in_len - consumed, STAGE_CAP - d->stage_len);
-			if (take)
-				memcpy(d->stage + d->stage_len, user + consumed, take);
-			d->stage_len += take;
-			consumed += take;
-			io.in = d->stage;
-			io.in_end = d->stage + d->stage_len;
-			io.final = in_final && consumed == in_len;
-			r = run(d, &io);
-			size_t left = (size_t)(io.in_end - io.in);
-			if (r == R_IN && consumed == in_len) {
-				memmove(d->stage, io.in, left);
-				d->stage_len = left;
-				break;
-			}
-			/* Give back what is left of the bytes just taken; keep older ones. */
-			size_t back = ZN_MIN(left, take);
-			consumed -= back;
-			memmove(d->stage, io.in, left - back);
-			d->stage_len = left - back;
-			if (r == R_IN)
-				continue; /* the rest is in the caller's buffer */
-			break;
-		}
-		io.in = user + consumed;
-		io.in_end = user + in_len;
-		io.final = in_final;
-		r = run(d, &io);
-		consumed = (size_t)(io.in - user);
-		if (r == R_IN) {
-			size_t left = in_len - consumed;
-			ZN_ASSERT(left < STAGE_CAP);
-			memcpy(d->stage, io.in, left);
-			d->stage_len = left;
-			consumed = in_len;
-		}
-		break;
-	}
-	uint64_t unread = 0;
-	if (r == R_END) {
-		/* Bytes taken past the end of the stream (read ahead into the bit buffer, kept in
-		 * the stage, or read as garbage) go back to the caller where they came from this
-		 * call; the rest only show in the stream's end position. */
-		uint32_t held = io.bitsleft / 8 > io.overrun ? io.bitsleft / 8 - io.overrun : 0;
-		unread = (uint64_t)held + d->stage_len + d->garbage_back;
-		size_t give = (size_t)ZN_MIN(unread, (uint64_t)consumed);
-		consumed -= give;
-		unread -= give;
-		d->stage_len = 0;
-		io.bitbuf = 0;
-		io.bitsleft = 0;
-	}
-	d->bitbuf = io.bitbuf;
-	d->bitsleft = io.bitsleft;
-	d->overrun = io.overrun;
+	int r = feed(d, &io, in, in_len, in_final, in_used, 0);
 	size_t new_pos = (size_t)(io.out - d->win);
 	/* Checksum what this call produced while it is in cache (and before a slide). */
 	if (r != R_ERR && d->ck < io.out)
@@ -919,22 +1196,90 @@ zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len
 	*out = d->win + d->wflushed;
 	*out_len = new_pos - d->wflushed;
 	d->wpos = d->wflushed = new_pos;
-	*in_used = consumed;
-	d->in_total += consumed;
 	d->out_total += *out_len;
-	if (r == R_ERR) {
-		uint32_t held = io.bitsleft / 8;
-		d->err_in = d->in_total > held ? d->in_total - held : 0;
+	if (r == R_ERR)
 		return d->err;
-	}
 	if (r == R_END) {
 		*done = 1;
-		d->end_in = d->in_total - unread;
-		if (d->format != ZN_FORMAT_GZIP)
-			d->members = 1;
 		return d->end_result;
 	}
 	return ZN_OK;
+}
+
+/* The last 32 Ki symbols are bytes: they become the byte window's history, and
+ * zn_inflate_stream() goes on from the same bit with the fast loop. */
+static void switch_to_bytes(struct zn_inflater *d)
+{
+	const uint16_t *s = d->swin + d->spos - WIN_HIST;
+	for (size_t i = 0; i < WIN_HIST; i++) {
+		ZN_ASSERT(s[i] < 256);
+		d->win[i] = (uint8_t)s[i];
+	}
+	d->wpos = d->wflushed = WIN_HIST;
+	d->base = 0;
+	d->ck = d->win + WIN_HIST;
+	d->sym_mode = 0;
+}
+
+zn_result zn_inflate_stream_symbols(struct zn_inflater *d, const void *in, size_t in_len,
+                                    int in_final, size_t *in_used, const uint16_t **sym,
+                                    size_t *sym_len, int *done)
+{
+	SAFETY_CHECK(d && (in || !in_len) && in_used && sym && sym_len && done, ZN_ERR_INVALID_ARG);
+	*in_used = 0;
+	*sym = NULL;
+	*sym_len = 0;
+	*done = 0;
+	SAFETY_CHECK(d->sym_mode, ZN_ERR_INVALID_ARG); /* zn_inflate_stream() from here */
+	if (d->err)
+		return d->err;
+	if (d->st == ST_END) {
+		*done = 1;
+		return d->end_result;
+	}
+	if (d->spos > WIN_HIST + SWIN_OUT / 2) {
+		size_t shift = d->spos - WIN_HIST;
+		memmove(d->swin, d->swin + shift, WIN_HIST * sizeof(*d->swin));
+		d->spos = d->sflushed = WIN_HIST;
+		d->smark = d->smark > shift ? d->smark - shift : 0;
+	}
+	/* Byte output stays empty at d->ck (a raw stream's end checksums nothing). */
+	struct io io = {
+	        .out = (uint8_t *)d->ck,
+	        .out_end = (uint8_t *)d->ck,
+	        .out_base = d->ck,
+	        .exact = 0,
+	        .sout = d->swin + d->spos,
+	        .sout_end = d->swin + SWIN_SIZE,
+	        .sout_base = d->swin,
+	        .marker_end = d->swin + d->smark,
+	};
+	int r = feed(d, &io, in, in_len, in_final, in_used, 1);
+	size_t new_pos = (size_t)(io.sout - d->swin);
+	d->smark = (size_t)(io.marker_end - d->swin);
+	*sym = d->swin + d->sflushed;
+	*sym_len = new_pos - d->sflushed;
+	d->spos = d->sflushed = new_pos;
+	d->out_total += *sym_len;
+	if (r == R_ERR)
+		return d->err;
+	if (r == R_END) {
+		*done = 1;
+		return d->end_result;
+	}
+	if (d->spos - d->smark >= WIN_HIST)
+		switch_to_bytes(d);
+	return ZN_OK;
+}
+
+int zn_inflate_stream_window_known(const struct zn_inflater *d)
+{
+	return !d->sym_mode;
+}
+
+int zn_inflate_stream_at_block_end(const struct zn_inflater *d)
+{
+	return d->at_block_end;
 }
 
 void zn_inflate_stream_position(const struct zn_inflater *d, uint64_t *in_pos, uint64_t *out_pos)
@@ -945,7 +1290,71 @@ void zn_inflate_stream_position(const struct zn_inflater *d, uint64_t *in_pos, u
 		*out_pos = d->out_total;
 }
 
+uint64_t zn_inflate_stream_bit_position(const struct zn_inflater *d)
+{
+	if (d->st == ST_END)
+		return 8 * d->end_in;
+	/* Bytes taken from the caller, less those still staged, less the real (not end-of-input
+	 * padding) bits waiting in the bit buffer. */
+	uint32_t pending = d->bitsleft > 8 * d->overrun ? d->bitsleft - 8 * d->overrun : 0;
+	return 8 * (d->in_total - d->stage_len) - pending;
+}
+
 uint64_t zn_inflate_stream_members(const struct zn_inflater *d)
 {
 	return d->members;
+}
+
+/* ---- markers ----------------------------------------------------------------------------------
+ */
+
+zn_result zn_inflate_resolve_markers(const uint16_t *sym, size_t n, const void *window,
+                                     size_t window_len, void *out)
+{
+	SAFETY_CHECK((sym || !n) && (out || !n) && window_len <= WIN_HIST &&
+	                     (window || !window_len),
+	             ZN_ERR_INVALID_ARG);
+	/* Markers index the 32 KiB before the start; `window` holds its last window_len bytes,
+	 * so marker `lowest` is window[0]. */
+	const uint8_t *w = window;
+	const uint32_t lowest = MARKER + (WIN_HIST - (uint32_t)window_len);
+	uint8_t *o = out;
+	size_t i = 0;
+	/* Blocks of 16 symbols are loaded before any store, which makes narrowing in place
+	 * (out == sym) safe, and lets the compiler turn the all-bytes case, by far the most
+	 * common one, into a few vector instructions. */
+	for (; n - i >= 16; i += 16) {
+		uint16_t v[16];
+		uint8_t b[16];
+		uint32_t any = 0;
+		memcpy(v, sym + i, sizeof(v));
+		for (unsigned k = 0; k < 16; k++)
+			any |= v[k];
+		if (any < 256) {
+			for (unsigned k = 0; k < 16; k++)
+				b[k] = (uint8_t)v[k];
+		} else {
+			for (unsigned k = 0; k < 16; k++) {
+				uint32_t s = v[k];
+				if (s < 256) {
+					b[k] = (uint8_t)s;
+					continue;
+				}
+				SAFETY_CHECK(s >= MARKER, ZN_ERR_INVALID_ARG);
+				SAFETY_CHECK(s >= lowest, ZN_ERR_BAD_DISTANCE);
+				b[k] = w[s - lowest];
+			}
+		}
+		memcpy(o + i, b, sizeof(b));
+	}
+	for (; i < n; i++) {
+		uint32_t s = sym[i];
+		if (s >= 256) {
+			SAFETY_CHECK(s >= MARKER, ZN_ERR_INVALID_ARG);
+			SAFETY_CHECK(s >= lowest, ZN_ERR_BAD_DISTANCE);
+			s = w[s - lowest];
+		}
+		o[i] = (uint8_t)s;
+	}
+	return ZN_OK;
 }

@@ -8,7 +8,14 @@
  *                  except bytes it has just written
  *   FL_EXTRA(bits, entry)          the extra bits of a length/distance entry: the low
  *                  (entry & 0xff) bits of `bits`, shifted right by the codeword length
- * and includes deflate_internal.h first.
+ * and includes deflate_internal.h first. For the symbol variant (unknown window, 16-bit output
+ * with markers; see deflate_markers.c) it also defines
+ *   FL_SYMBOLS     the context is a struct zn_sym_ctx, output elements are uint16_t, and
+ *                  FL_COPY(out, offset, length) may move the local `marker_end` (one past the
+ *                  newest marker written), which is saved back to the context
+ *   FL_PUT_LITS(out, lit)          store the up to three literals in bits 8..31 of `lit` as
+ *                  symbols (it may write up to four)
+ * Without FL_SYMBOLS the byte variants compile exactly as before the symbol variant existed.
  *
  * Bit budget of one iteration. A refill leaves 56..63 bits. A literal/length codeword with its
  * extra bits takes at most 15+5 bits and a distance at most 15+13, so a match needs at most 48:
@@ -21,13 +28,25 @@
  * counts), which saves a zero-extension per symbol; only bits 0..5 are ever read.
  */
 
-static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
+#ifdef FL_SYMBOLS
+#define FL_CTX   struct zn_sym_ctx
+#define FL_OUT_T uint16_t
+#else
+#define FL_CTX                struct zn_fast_ctx
+#define FL_OUT_T              uint8_t
+#define FL_PUT_LITS(out, lit) zn_put_le32(out, (lit) >> 8)
+#endif
+
+static FL_ATTR int FL_NAME(FL_CTX *c)
 {
 	const uint8_t *in = c->in;
 	const uint8_t *const in_limit = c->in_limit;
-	uint8_t *out = c->out;
-	uint8_t *const out_limit = c->out_limit;
-	const uint8_t *const out_base = c->out_base;
+	FL_OUT_T *out = c->out;
+	FL_OUT_T *const out_limit = c->out_limit;
+	const FL_OUT_T *const out_base = c->out_base;
+#ifdef FL_SYMBOLS
+	const uint16_t *marker_end = c->marker_end;
+#endif
 	const uint32_t *const litlen = c->litlen;
 	const uint32_t *const dist = c->dist;
 	uint64_t bitbuf = c->bitbuf;
@@ -66,19 +85,19 @@ static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
 			CONSUME(entry);
 			lit = entry;
 			entry = litlen[bitbuf & LITLEN_MASK];
-			zn_put_le32(out, lit >> 8);
+			FL_PUT_LITS(out, lit);
 			out += (lit >> 6) & 3;
 			if (entry & HD_LIT_MASK) {
 				CONSUME(entry);
 				lit = entry;
 				entry = litlen[bitbuf & LITLEN_MASK];
-				zn_put_le32(out, lit >> 8);
+				FL_PUT_LITS(out, lit);
 				out += (lit >> 6) & 3;
 				if (entry & HD_LIT_MASK) {
 					CONSUME(entry);
 					lit = entry;
 					entry = litlen[bitbuf & LITLEN_MASK];
-					zn_put_le32(out, lit >> 8);
+					FL_PUT_LITS(out, lit);
 					out += (lit >> 6) & 3;
 				}
 			}
@@ -97,7 +116,7 @@ static FL_ATTR int FL_NAME(struct zn_fast_ctx *c)
 			               (bitbuf & ((1u << ((entry >> 8) & 15)) - 1))];
 			if (entry & HD_LIT_MASK) {
 				CONSUME(entry);
-				*out++ = (uint8_t)(entry >> 8);
+				*out++ = (FL_OUT_T)(uint8_t)(entry >> 8);
 				entry = litlen[bitbuf & LITLEN_MASK];
 				goto next;
 			}
@@ -141,6 +160,9 @@ out:
 	c->bitbuf = bitbuf;
 	c->bitsleft = bitsleft; /* bits 6.. are garbage: the caller masks */
 	c->out = out;
+#ifdef FL_SYMBOLS
+	c->marker_end = marker_end;
+#endif
 	return ret;
 bad_symbol:
 	c->err = ZN_ERR_BAD_SYMBOL;
@@ -160,3 +182,7 @@ bad_distance:
 #undef FL_ATTR
 #undef FL_COPY
 #undef FL_EXTRA
+#undef FL_SYMBOLS
+#undef FL_PUT_LITS
+#undef FL_CTX
+#undef FL_OUT_T

@@ -79,6 +79,23 @@ struct zn_fast_ctx {
 
 typedef int (*zn_fastloop_fn)(struct zn_fast_ctx *c);
 
+/* The same for the symbol fast loop (unknown window, deflate_markers.c): 16-bit output, where
+ * out_limit also stops the loop where the window would become known as of entry. */
+struct zn_sym_ctx {
+	const uint8_t *in;
+	const uint8_t *in_limit;
+	uint64_t bitbuf;
+	uint32_t bitsleft;
+	uint16_t *out;
+	uint16_t *out_limit;
+	const uint16_t *out_base;   /* the oldest symbol a match may copy from */
+	const uint16_t *marker_end; /* one past the newest marker written; updated */
+	const uint32_t *litlen;
+	const uint32_t *dist;
+	zn_result err;
+};
+int zn_fastloop_symbols(struct zn_sym_ctx *c);
+
 /* The best fast loop for the CPU features in `features` (zn_cpu_features()), and its name. */
 zn_fastloop_fn zn_select_fastloop(uint32_t features, const char **name);
 /* The portable C fast loop (every target). */

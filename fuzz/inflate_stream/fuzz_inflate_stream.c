@@ -7,10 +7,10 @@
  *
  * Mode 3 checks the entry point of a parallel decoder: the raw stream is shifted left by
  * k = byte1 & 7 bits behind k junk bits and decoded with zn_inflate_stream_start_raw(k, window),
- * while zlib decodes the unshifted stream with the same window set as its dictionary. Where zlib
- * reaches the end, znippy must too with the same bytes; where zlib finds an error, so must
- * znippy. (Where zlib runs out of input nothing is claimed: the shifted copy carries a few more
- * zero bits.)
+ * while zlib decodes the same bytes from bit k (primed with inflatePrime, as zran.c does) with
+ * the same window set as its dictionary. Where zlib reaches the end, znippy must too with the
+ * same bytes; where zlib finds an error, so must znippy. (Where zlib runs out of input nothing
+ * is claimed.)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,23 +57,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t wlen = (size_t)(data[0] >> 2) * 1024 % 32769;
 		unsigned k = data[1] & 7;
 		const uint8_t *win = window + 32768 - wlen;
-		/* zlib on the unshifted stream, the window as dictionary. */
-		z_stream z;
-		memset(&z, 0, sizeof(z));
-		if (inflateInit2(&z, -15) != Z_OK)
-			abort();
-		if (wlen && inflateSetDictionary(&z, win, (uInt)wlen) != Z_OK)
-			abort();
-		z.next_in = (Bytef *)in;
-		z.avail_in = (uInt)len;
-		z.next_out = whole;
-		z.avail_out = CAP;
-		zret = inflate(&z, Z_FINISH);
-		info.out_len = z.total_out;
-		inflateEnd(&z);
-		if (zret != Z_STREAM_END && z.avail_out == 0)
-			return 0; /* more output than CAP */
-		r1 = zret == Z_STREAM_END ? ZN_OK : zret == Z_DATA_ERROR ? ZN_ERR_CORRUPT : ZN_OK;
 		/* The shifted copy: k junk bits, then the stream. */
 		uint8_t junk = (uint8_t)(data[1] >> 3);
 		for (size_t i = 0; i <= len; i++) {
@@ -83,6 +66,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		in = shifted;
 		len = len + (k ? 1 : 0);
+		/* zlib on the same bytes from bit k, as zran.c starts: the first byte's upper
+		 * 8 - k bits primed, the rest as input, the window as dictionary. (Not the
+		 * unshifted stream: a stored block aligns to the bytes of the shifted copy.) */
+		z_stream z;
+		memset(&z, 0, sizeof(z));
+		if (inflateInit2(&z, -15) != Z_OK)
+			abort();
+		if (k && inflatePrime(&z, (int)(8 - k), in[0] >> k) != Z_OK)
+			abort();
+		if (wlen && inflateSetDictionary(&z, win, (uInt)wlen) != Z_OK)
+			abort();
+		z.next_in = (Bytef *)in + (k ? 1 : 0);
+		z.avail_in = (uInt)(len - (k ? 1 : 0));
+		z.next_out = whole;
+		z.avail_out = CAP;
+		zret = inflate(&z, Z_FINISH);
+		info.out_len = z.total_out;
+		inflateEnd(&z);
+		if (zret != Z_STREAM_END && z.avail_out == 0)
+			return 0; /* more output than CAP */
+		r1 = zret == Z_STREAM_END ? ZN_OK : zret == Z_DATA_ERROR ? ZN_ERR_CORRUPT : ZN_OK;
 		if (zn_inflate_stream_start_raw(d[0], k, win, wlen))
 			abort();
 	} else {
