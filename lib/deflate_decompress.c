@@ -715,6 +715,15 @@ static void end_huffman_block(struct zn_inflater *d)
 	d->hdr_step = 0;
 }
 
+/* Where a fast loop must stop reading: it loads 8 bytes per refill, and past the end of a final
+ * input (zero bytes supplied, `overrun`) only the careful loop may go on. */
+static const uint8_t *fast_in_limit(const struct io *io)
+{
+	if (io->overrun || io->in_end - io->in < 8)
+		return io->in;
+	return io->in_end - 7;
+}
+
 /* Symbol mode: the symbol fast loop (deflate_markers.c), stopped where the window becomes
  * known, then the careful loop for the tails. */
 static int decode_symbols(struct zn_inflater *d, struct io *io)
@@ -726,9 +735,7 @@ static int decode_symbols(struct zn_inflater *d, struct io *io)
 	c.dist = d->dist;
 	for (;;) {
 		c.in = io->in;
-		c.in_limit = io->in_end - io->in >= 8 ? io->in_end - 7 : io->in;
-		if (io->overrun)
-			c.in_limit = io->in;
+		c.in_limit = fast_in_limit(io);
 		c.bitbuf = io->bitbuf;
 		c.bitsleft = io->bitsleft;
 		c.out = io->sout;
@@ -772,9 +779,7 @@ static int decode_huffman(struct zn_inflater *d, struct io *io)
 	c.dist = d->dist;
 	for (;;) {
 		c.in = io->in;
-		c.in_limit = io->in_end - io->in >= 8 ? io->in_end - 7 : io->in;
-		if (io->overrun)
-			c.in_limit = io->in;
+		c.in_limit = fast_in_limit(io);
 		c.bitbuf = io->bitbuf;
 		c.bitsleft = io->bitsleft;
 		c.out = io->out;
