@@ -1,6 +1,7 @@
 # Top-level Makefile: wraps CMake. `make` builds Release into build/ (command: build/znippy);
-# `make test` builds and runs every test (Release, ASan+UBSan, TSan on the pipelines, and the
-# decoder tests once per CPU-feature level);
+# `make test` builds and runs every test (Release, ASan+UBSan, TSan on the pipelines, the
+# decoder tests once per CPU-feature level, and the decoder tests cross-built for aarch64 under
+# qemu-user);
 # `make bench` runs the archive benchmark (BENCH_ARGS="--scale 0.05" for a quick run);
 # `make demo` runs the archive round trip on a generated tree and prints the throughput.
 JOBS ?= $(shell nproc)
@@ -20,7 +21,7 @@ build: deps
 
 test:
 	@scripts/install_deps.sh test
-	@scripts/run_tests.sh release asan tsan cpu
+	@scripts/run_tests.sh release asan tsan cpu aarch64
 
 test-release test-asan test-tsan:
 	@scripts/install_deps.sh test

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # install_deps.sh - install the Debian packages znippy builds, tests and benchmarks with.
-# Usage: scripts/install_deps.sh [build|test|bench]   (each level includes the ones before)
+# Usage: scripts/install_deps.sh [build|test|bench|aarch64]
+#   build < test < bench: each level includes the ones before. aarch64: the cross compiler,
+#   qemu-user and the arm64 -dev packages for `scripts/run_tests.sh aarch64` (adds the arm64
+#   architecture to dpkg).
 # As root, missing packages are installed with apt-get; otherwise the missing ones are listed.
 set -euo pipefail
 level=${1:-build}
@@ -14,6 +17,17 @@ if [ "$level" = bench ]; then
 	# Archive benchmark peers and helpers (bench/run_archive_bench.sh): squashfs, GNU time for
 	# peak RSS, python3 for the driver and the mixed corpus, findmnt (util-linux).
 	pkgs+=(squashfs-tools time hyperfine python3 util-linux coreutils)
+fi
+if [ "$level" = aarch64 ]; then
+	pkgs=(gcc-aarch64-linux-gnu qemu-user-static cmake make pkg-config)
+	for d in libzstd-dev libxxhash-dev libssl-dev liburing-dev zlib1g-dev libdeflate-dev \
+		libisal-dev libbz2-dev; do
+		pkgs+=("$d:arm64")
+	done
+	if [ "$(id -u)" -eq 0 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		dpkg --add-architecture arm64
+		apt-get update -q >/dev/null
+	fi
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -5,6 +5,10 @@
 #   tsan      TSan build, the multithreaded tests (label-free: names matching archive|pipeline|cli|threads)
 #   cpu       rerun the decoder tests once per CPU-feature level (ZN_DISABLE_CPU_FEATURES)
 #   valgrind  the unit tests under valgrind memcheck
+#   aarch64   cross-build for aarch64 (cmake/aarch64-linux-gnu.cmake) and run the decoder and
+#             checksum tests under qemu-user, with the NEON/PMULL/CRC32 kernels and with them
+#             masked (the archive tests take tens of minutes emulated, so only with
+#             ZN_AARCH64_ALL=1). Installs what it needs when run as root; skipped otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -42,6 +46,25 @@ for c in "$@"; do
 	valgrind)
 		cfg build-vg RelWithDebInfo
 		run build-vg -T memcheck -R 'test_'
+		;;
+	aarch64)
+		scripts/install_deps.sh aarch64
+		if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64-static >/dev/null; then
+			echo "aarch64: SKIPPED (no cross compiler or qemu-user; run as root to install them)"
+			continue
+		fi
+		cfg build-aarch64 Release -DZN_BENCH=OFF \
+			-DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake"
+		if [ "${ZN_AARCH64_ALL:-0}" = 1 ]; then
+			run build-aarch64 --timeout 7200
+		else
+			for mask in "" all; do
+				echo "-- ZN_DISABLE_CPU_FEATURES=$mask"
+				ZN_DISABLE_CPU_FEATURES=$mask run build-aarch64 \
+					-R 'inflate|gzip|zlib|crc|adler|xxh3|cpu_features|result|checksum' \
+					-E '4gib|threads'
+			done
+		fi
 		;;
 	*) echo "unknown configuration $c" >&2; exit 2 ;;
 	esac
