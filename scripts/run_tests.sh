@@ -7,8 +7,9 @@
 #   valgrind  the unit tests under valgrind memcheck
 #   aarch64   cross-build for aarch64 (cmake/aarch64-linux-gnu.cmake) and run the decoder and
 #             checksum tests under qemu-user, with the NEON/PMULL/CRC32 kernels and with them
-#             masked (the archive tests take tens of minutes emulated, so only with
-#             ZN_AARCH64_ALL=1). Installs what it needs when run as root; skipped otherwise.
+#             masked. Only single-threaded tests: under Debian 12's qemu-user 7.2 on this
+#             kernel even a bare pthread_create() never returns, so the archive pipeline cannot
+#             run emulated. Installs what it needs when run as root; skipped otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -55,16 +56,12 @@ for c in "$@"; do
 		fi
 		cfg build-aarch64 Release -DZN_BENCH=OFF \
 			-DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake"
-		if [ "${ZN_AARCH64_ALL:-0}" = 1 ]; then
-			run build-aarch64 --timeout 7200
-		else
-			for mask in "" all; do
-				echo "-- ZN_DISABLE_CPU_FEATURES=$mask"
-				ZN_DISABLE_CPU_FEATURES=$mask run build-aarch64 \
-					-R 'inflate|gzip|zlib|crc|adler|xxh3|cpu_features|result|checksum' \
-					-E '4gib|threads'
-			done
-		fi
+		for mask in "" all; do
+			echo "-- ZN_DISABLE_CPU_FEATURES=$mask"
+			ZN_DISABLE_CPU_FEATURES=$mask run build-aarch64 \
+				-R 'inflate|gzip|zlib|crc|adler|xxh3|cpu_features|result|checksum' \
+				-E '4gib|threads'
+		done
 		;;
 	*) echo "unknown configuration $c" >&2; exit 2 ;;
 	esac
