@@ -758,18 +758,7 @@ struct fd_sink {
 
 static zn_result sink_fd(void *ctx, const void *data, size_t len)
 {
-	struct fd_sink *s = ctx;
-	const uint8_t *p = data;
-	while (len) {
-		ssize_t k = write(s->fd, p, len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return ZN_ERR_IO;
-		p += k;
-		len -= (size_t)k;
-	}
-	return ZN_OK;
+	return zn_write_all(((struct fd_sink *)ctx)->fd, data, len);
 }
 
 zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select,

@@ -102,6 +102,9 @@ const uint8_t *zn_col(struct zn_reader *r, int id);
  * so that reading a large archive through the map does not grow the resident set. */
 void zn_block_release(struct zn_reader *r, uint64_t i);
 
+/* Write all n bytes to fd (retrying short writes and EINTR); ZN_ERR_IO otherwise. */
+zn_result zn_write_all(int fd, const void *p, uint64_t n);
+
 /* A zstd decoder that accepts windows up to the largest chunk size (2^28). */
 void *zn_dctx_new(void);
 

@@ -422,15 +422,15 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static zn_result write_all(int fd, const uint8_t *p, uint64_t n)
+zn_result zn_write_all(int fd, const void *buf, uint64_t n)
 {
+	const uint8_t *p = buf;
 	while (n) {
 		ssize_t k = write(fd, p, n > (1u << 30) ? (1u << 30) : n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
 			return ZN_ERR_IO;
-		}
 		p += k;
 		n -= (uint64_t)k;
 	}
@@ -440,7 +440,7 @@ static zn_result write_all(int fd, const uint8_t *p, uint64_t n)
 static void writer_emit(struct zn_writer *w, struct slot *s)
 {
 	const uint8_t *data = s->codec == ZN_BLOCK_STORED ? s->in : s->out; /* stored: no copy */
-	if (!atomic_load(&w->cancel) && write_all(w->fd, data, s->csize) != ZN_OK)
+	if (!atomic_load(&w->cancel) && zn_write_all(w->fd, data, s->csize) != ZN_OK)
 		set_error(w, ZN_ERR_IO);
 	if (grow((void **)&w->blocks, &w->blocks_cap, w->write_seq + 1, sizeof(*w->blocks))) {
 		set_error(w, ZN_ERR_NOMEM);
@@ -1190,7 +1190,7 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	uint8_t hdr[ZN_HEADER_SIZE] = {0};
 	memcpy(hdr, ZN_MAGIC, ZN_MAGIC_LEN);
 	zn_put_le32(hdr + 8, ZN_FORMAT_VERSION);
-	if (write_all(fd, hdr, sizeof(hdr)) != ZN_OK) {
+	if (zn_write_all(fd, hdr, sizeof(hdr)) != ZN_OK) {
 		zn_writer_free(w);
 		return ZN_ERR_IO;
 	}
@@ -1463,11 +1463,11 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	zn_put_le32(foot + 40, ZN_FORMAT_VERSION);
 	zn_put_le64(foot + 48, zn_xxh3(foot, 48));
 	memcpy(foot + 56, ZN_FOOTER_MAGIC, 8);
-	r = write_all(w->fd, index, index_len);
+	r = zn_write_all(w->fd, index, index_len);
 	if (r == ZN_OK)
-		r = write_all(w->fd, sums, npages * 8);
+		r = zn_write_all(w->fd, sums, npages * 8);
 	if (r == ZN_OK)
-		r = write_all(w->fd, foot, sizeof(foot));
+		r = zn_write_all(w->fd, foot, sizeof(foot));
 	free(index);
 	free(sums);
 	w->stats.entries = m;
