@@ -49,6 +49,9 @@ int cli_path_matches(const char *pattern, const char *path, size_t path_len);
 
 double cli_now(void);
 
+/* Write all len bytes to fd, retrying short writes and EINTR. 0, or -1 with errno set. */
+int cli_write_all(int fd, const void *buf, size_t len);
+
 int cmd_create(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_list(int argc, char **argv);

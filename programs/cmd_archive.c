@@ -600,17 +600,7 @@ static const char cat_help[] =
 static zn_result sink_stdout(void *ctx, const void *data, size_t len)
 {
 	(void)ctx;
-	const char *p = data;
-	while (len) {
-		ssize_t k = write(1, p, len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return ZN_ERR_IO;
-		p += k;
-		len -= (size_t)k;
-	}
-	return ZN_OK;
+	return cli_write_all(1, data, len) ? ZN_ERR_IO : ZN_OK;
 }
 
 int cmd_cat(int argc, char **argv)

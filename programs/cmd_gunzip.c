@@ -33,21 +33,6 @@ struct opts {
 	int out_fd; /* -o: opened once */
 };
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n, len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Describe a decoding fault: "bad stream header (at input byte 0)". */
 static void report(const char *name, zn_result r, uint64_t in_pos)
 {
@@ -106,7 +91,7 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 		int done;
 		r = zn_inflate_stream(d, in + pos, have - pos, eof, &used, &o, &olen, &done);
 		pos += used;
-		if (olen && out_fd >= 0 && write_all(out_fd, o, olen)) {
+		if (olen && out_fd >= 0 && cli_write_all(out_fd, o, olen)) {
 			cli_error("%s: write error: %s", out_name, strerror(errno));
 			rc = EXIT_SYSTEM;
 			break;
