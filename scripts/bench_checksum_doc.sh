@@ -4,6 +4,7 @@
 # Usage: scripts/bench_checksum_doc.sh [BUILD_DIR] [bench_checksum options...]   (about 30 s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/doc_section.sh
 b=${1:-build}
 shift || true
 doc=docs/BENCHMARKS.md
@@ -27,15 +28,4 @@ trap 'rm -rf "$tmp"' EXIT
 	echo
 	cat "$tmp/table.md"
 } >"$tmp/section.md"
-mkdir -p docs
-[ -f "$doc" ] || printf '# Benchmarks\n\n' >"$doc"
-if grep -q '^## Checksums' "$doc"; then
-	awk -v sec="$tmp/section.md" '
-		/^## Checksums/ { while ((getline l < sec) > 0) print l; skip = 1; next }
-		/^## / && skip { skip = 0; print "" }
-		!skip { print }' "$doc" >"$tmp/doc.md"
-	cp "$tmp/doc.md" "$doc"
-else
-	{ echo; cat "$tmp/section.md"; } >>"$doc"
-fi
-echo "wrote the Checksums section of $doc"
+replace_doc_section "$doc" "Checksums" "$tmp/section.md"

@@ -5,6 +5,7 @@
 #   default options: -m 16 -r 7 (about 3 minutes on 2 shared cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/doc_section.sh
 b=${1:-build}
 shift || true
 opts=("$@")
@@ -84,14 +85,4 @@ proc() { # best user+sys CPU seconds and best wall seconds of 5 runs
 	echo "in the same run (round-robin) are steadier than the absolute MB/s."
 } >"$tmp/section.md"
 
-[ -f "$doc" ] || printf '# Benchmarks\n\n' >"$doc"
-if grep -q '^## DEFLATE decoding' "$doc"; then
-	awk -v sec="$tmp/section.md" '
-		/^## DEFLATE decoding/ { while ((getline l < sec) > 0) print l; skip = 1; next }
-		/^## / && skip { skip = 0; print "" }
-		!skip { print }' "$doc" >"$tmp/doc.md"
-	cp "$tmp/doc.md" "$doc"
-else
-	{ echo; cat "$tmp/section.md"; } >>"$doc"
-fi
-echo "wrote the DEFLATE decoding section of $doc"
+replace_doc_section "$doc" "DEFLATE decoding" "$tmp/section.md"
