@@ -57,6 +57,7 @@ struct xjob {
 	struct zn_entry *ents;	 /* all entries (only selected ones are filled) */
 	const uint8_t *select;
 	uint8_t *status;	 /* ST_* per entry; written by workers with atomic byte stores */
+	uint8_t *created;	 /* 1 once this job created the file (only such files are removed) */
 	uint64_t *pieces;	 /* pieces per file */
 
 	uint64_t *bstart;	 /* segments of block b: segs[bstart[b] .. bstart[b+1]) */
@@ -118,6 +119,14 @@ static void set_status(struct xjob *j, uint64_t i, uint8_t st)
 static uint8_t get_status(struct xjob *j, uint64_t i)
 {
 	return __atomic_load_n(&j->status[i], __ATOMIC_RELAXED);
+}
+
+/* ST_OK -> st, and only from ST_OK: a file that was not overwritten (ST_FAILED) must never
+ * become "damaged", which would have its pre-existing namesake removed. */
+static void downgrade_status(struct xjob *j, uint64_t i, uint8_t st)
+{
+	uint8_t ok = ST_OK;
+	__atomic_compare_exchange_n(&j->status[i], &ok, st, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 static void system_error(struct xjob *j, zn_result r)
@@ -291,32 +300,55 @@ static int read_umask(void)
 /* Owner, mode and times of a file just written. Files are created with their permission bits,
  * so the chown and chmod calls are made only when they change something: per small file that
  * is two system calls fewer, which shows when extracting 100,000 files. */
+/* Gives fd the entry's owner when that is asked for, and returns the mode to set: setuid and
+ * setgid are dropped unless the file ended up with the entry's owner and group (as libarchive
+ * does), so a non-root extraction never makes a set-id program owned by the wrong user. */
+static uint32_t apply_owner(struct xjob *j, int fd, const struct zn_entry *e, int *chowned)
+{
+	int owned = e->uid == j->euid && e->gid == j->egid;
+	*chowned = 0;
+	if (!owned && j->same_owner) {
+		*chowned = 1;
+		owned = fchown(fd, e->uid, e->gid) == 0; /* a failure is not fatal, as with tar */
+	}
+	return owned ? e->mode & 07777 : e->mode & 01777;
+}
+
 static void apply_meta_fd(struct xjob *j, int fd, const struct zn_entry *e)
 {
-	int chowned = 0;
-	if (j->same_owner && (e->uid != j->euid || e->gid != j->egid)) {
-		chowned = 1;
-		if (fchown(fd, e->uid, e->gid)) {
-			/* Not fatal, as with tar: the content is there. */
-		}
-	}
-	if (chowned || (e->mode & 07000) || j->umask < 0 || (e->mode & (uint32_t)j->umask))
-		fchmod(fd, e->mode & 07777);
+	int chowned;
+	uint32_t mode = apply_owner(j, fd, e, &chowned);
+	if (chowned || (mode & 07000) || j->umask < 0 || (mode & (uint32_t)j->umask))
+		fchmod(fd, mode);
 	struct timespec ts[2];
 	entry_times(e, ts);
 	futimens(fd, ts);
 }
 
-static void apply_meta_at(struct xjob *j, int dfd, const char *base, const struct zn_entry *e,
-			  int is_link)
+/* Owner and times of a symlink just created (a symlink has no mode of its own). */
+static void apply_meta_link(struct xjob *j, int dfd, const char *base, const struct zn_entry *e)
 {
 	if (j->same_owner)
 		(void)!fchownat(dfd, base, e->uid, e->gid, AT_SYMLINK_NOFOLLOW);
-	if (!is_link)
-		fchmodat(dfd, base, e->mode & 07777, 0);
 	struct timespec ts[2];
 	entry_times(e, ts);
 	utimensat(dfd, base, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+/* Owner, mode and times of a directory, through a descriptor opened with O_NOFOLLOW: if the
+ * directory was replaced by a symlink meanwhile, nothing is changed (fchmodat has no
+ * AT_SYMLINK_NOFOLLOW, so a name-based chmod would follow it). */
+static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const struct zn_entry *e)
+{
+	int fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return; /* not fatal, as with tar */
+	int chowned;
+	fchmod(fd, apply_owner(j, fd, e, &chowned));
+	struct timespec ts[2];
+	entry_times(e, ts);
+	futimens(fd, ts);
+	close(fd);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -333,9 +365,11 @@ static zn_result build_plan(struct xjob *j)
 		free(usize);
 		return ZN_ERR_NOMEM;
 	}
+	uint64_t block_bytes = 0, file_bytes = 0;
 	for (uint64_t b = 0; b < nb; b++) {
 		struct zn_blockinfo bi;
 		usize[b] = zn_block_info(r, b, &bi) == ZN_OK ? bi.usize : 0;
+		block_bytes += usize[b]; /* at most 2^32 blocks of at most 2^28 bytes */
 	}
 	/* Pass 1: check every file's extent and count pieces per block. */
 	uint64_t total = 0;
@@ -364,6 +398,17 @@ static zn_result build_plan(struct xjob *j)
 		for (uint64_t x = e->first_block; x < b; x++)
 			j->bstart[x + 1]++;
 		total += k;
+		file_bytes += e->size; /* each at most block_bytes, so no wrap before the check */
+		/* Files never share bytes, so their pieces number at most files + blocks and their
+		 * sizes add up to at most the blocks' bytes. A crafted index whose extents overlap
+		 * would otherwise make the plan (and the output) grow as files x blocks. */
+		if (total > j->n + nb || file_bytes > block_bytes) {
+			free(usize);
+			if (j->problem)
+				j->problem(j->ctx, "(index)", ZN_ERR_CORRUPT,
+					   "index damaged: files overlap in the data blocks");
+			return ZN_ERR_CORRUPT;
+		}
 	}
 	for (uint64_t b = 0; b < nb; b++)
 		j->bstart[b + 1] += j->bstart[b];
@@ -419,42 +464,52 @@ static zn_result build_plan(struct xjob *j)
  * Workers
  * ---------------------------------------------------------------------------------------------- */
 
+/* Opens (creates) entry i's file for writing; on failure marks it failed and names it. */
+static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
+{
+	struct zn_entry *e = &j->ents[i];
+	char base[256];
+	int dfd = parent_fd(j, dc, e, base, sizeof(base));
+	int fd = dfd < 0 ? -1 : create_file(j, dfd, base, e->mode);
+	if (fd < 0) {
+		set_status(j, i, ST_FAILED);
+		report_create_failure(j, e);
+	} else {
+		__atomic_store_n(&j->created[i], 1, __ATOMIC_RELAXED);
+	}
+	return fd;
+}
+
+/* Writes one piece of a file. `data` is NULL when the block could not be used (damaged) or the
+ * job was cancelled: then nothing is created, and a file already created for earlier pieces is
+ * only closed (the clean-up after the workers removes it, as its status is no longer ST_OK). A
+ * file is written only while its status is ST_OK. */
 static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *s,
 			const uint8_t *data)
 {
 	uint64_t i = s->entry;
 	struct zn_entry *e = &j->ents[i];
 	int multi = j->pieces[i] > 1;
+	if (!data && atomic_load(&j->cancel))
+		downgrade_status(j, i, ST_FAILED); /* named by the error that cancelled the job */
+	int usable = data && get_status(j, i) == ST_OK;
 	int fd = -1;
-	char base[256];
 	if (!multi) {
-		int dfd = parent_fd(j, dc, e, base, sizeof(base));
-		fd = dfd < 0 ? -1 : create_file(j, dfd, base, e->mode);
-		if (fd < 0) {
-			set_status(j, i, ST_FAILED);
-			report_create_failure(j, e);
-			return;
-		}
+		if (usable)
+			fd = open_output(j, dc, i);
 	} else {
 		pthread_mutex_t *m = &j->stripes[i % 64];
 		pthread_mutex_lock(m);
-		if (j->fds[i] == -1) {
-			int dfd = parent_fd(j, dc, e, base, sizeof(base));
-			int nfd = dfd < 0 ? -1 : create_file(j, dfd, base, e->mode);
-			if (nfd < 0) {
-				j->fds[i] = -2;
-				set_status(j, i, ST_FAILED);
-				report_create_failure(j, e);
-			} else {
-				j->fds[i] = nfd;
-				if (ftruncate(nfd, (off_t)e->size)) { /* pre-size; a hint only */
-				}
+		if (j->fds[i] == -1 && usable) {
+			int nfd = open_output(j, dc, i);
+			j->fds[i] = nfd < 0 ? -2 : nfd;
+			if (nfd >= 0 && ftruncate(nfd, (off_t)e->size)) { /* pre-size; a hint only */
 			}
 		}
 		fd = j->fds[i];
 		pthread_mutex_unlock(m);
 	}
-	if (fd >= 0 && data) {
+	if (fd >= 0 && usable) {
 		const uint8_t *p = data + s->boff;
 		uint64_t left = s->len, off = s->foff;
 		while (left) {
@@ -474,15 +529,11 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 		}
 		atomic_fetch_add(&j->done_bytes, s->len);
 	}
-	if (!multi) {
-		if (fd >= 0) {
+	if (multi && atomic_fetch_sub(&j->left[i], 1) != 1)
+		return; /* not the last piece */
+	if (fd >= 0) {
+		if (get_status(j, i) == ST_OK)
 			apply_meta_fd(j, fd, e);
-			close(fd);
-		}
-		return;
-	}
-	if (atomic_fetch_sub(&j->left[i], 1) == 1 && fd >= 0) {
-		apply_meta_fd(j, fd, e);
 		close(fd);
 	}
 }
@@ -499,7 +550,7 @@ static void hash_piece(struct xjob *j, int64_t span, const struct xseg *s, const
 			return; /* the block failed to load: already marked damaged */
 		zn_sha256(data + s->boff, s->len, got);
 		if (memcmp(got, e->sha256, 32))
-			set_status(j, i, ST_DAMAGED);
+			downgrade_status(j, i, ST_DAMAGED);
 		return;
 	}
 	/* Multi-block file: feed the shared context in block order (this worker holds the turn). */
@@ -513,7 +564,7 @@ static void hash_piece(struct xjob *j, int64_t span, const struct xseg *s, const
 		uint8_t got[32];
 		SHA256_Final(got, &j->span_ctx);
 		if (!data || memcmp(got, e->sha256, 32))
-			set_status(j, i, ST_DAMAGED);
+			downgrade_status(j, i, ST_DAMAGED);
 		j->span_entry = UINT64_MAX;
 	}
 	(void)span;
@@ -526,6 +577,7 @@ static void *xworker(void *arg)
 	ZSTD_DCtx *dctx = zn_dctx_new();
 	uint8_t *buf = malloc(r->chunk_size);
 	struct dircache dc = {.fd = -1, .len = (size_t)-1};
+	const int hashing = j->verify || (j->opt && j->opt->check_digest);
 	if (!dctx || !buf)
 		system_error(j, ZN_ERR_NOMEM);
 	for (;;) {
@@ -540,9 +592,9 @@ static void *xworker(void *arg)
 		if (!cancel && dctx && buf && zn_block_load(r, b, dctx, buf, &data, &len) != ZN_OK) {
 			data = NULL;
 			for (uint64_t s = j->bstart[b]; s < j->bstart[b + 1]; s++)
-				set_status(j, j->segs[s].entry, ST_DAMAGED);
+				downgrade_status(j, j->segs[s].entry, ST_DAMAGED);
 		}
-		if (j->verify && span >= 0) {
+		if (hashing && span >= 0) {
 			pthread_mutex_lock(&j->mu);
 			while (j->span_turn != span && !atomic_load(&j->cancel))
 				pthread_cond_wait(&j->cv, &j->mu);
@@ -550,17 +602,18 @@ static void *xworker(void *arg)
 		}
 		for (uint64_t s = j->bstart[b]; s < j->bstart[b + 1]; s++) {
 			const struct xseg *g = &j->segs[s];
-			if (j->verify) {
-				if (!cancel)
-					hash_piece(j, span, g, data);
+			/* Extraction with check_digest hashes a piece before writing it: a file
+			 * held in one block that does not match is never written; a longer one is
+			 * removed after the workers when its last piece does not match. */
+			if (hashing && !cancel)
+				hash_piece(j, span, g, data);
+			if (j->verify)
 				atomic_fetch_add(&j->done_bytes, g->len);
-			} else {
-				uint8_t st = get_status(j, g->entry);
-				write_piece(j, &dc, g, (st == ST_OK && !cancel) ? data : NULL);
-			}
+			else
+				write_piece(j, &dc, g, cancel ? NULL : data);
 		}
 		zn_block_release(r, b);
-		if (j->verify && span >= 0) {
+		if (hashing && span >= 0) {
 			pthread_mutex_lock(&j->mu);
 			j->span_turn++;
 			pthread_cond_broadcast(&j->cv);
@@ -618,8 +671,9 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 	size_t n1 = j->n ? j->n : 1;
 	j->ents = calloc(n1, sizeof(*j->ents));
 	j->status = calloc(n1, 1);
+	j->created = calloc(n1, 1);
 	j->pieces = calloc(n1, sizeof(uint64_t));
-	if (!j->ents || !j->status || !j->pieces)
+	if (!j->ents || !j->status || !j->created || !j->pieces)
 		return ZN_ERR_NOMEM;
 	for (uint64_t i = 0; i < j->n; i++) {
 		if (select && !select[i]) {
@@ -644,6 +698,7 @@ static void job_free(struct xjob *j)
 {
 	free(j->ents);
 	free(j->status);
+	free(j->created);
 	free(j->pieces);
 	free(j->bstart);
 	free(j->segs);
@@ -830,23 +885,29 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		atomic_init(&j.left[i], j.pieces[i]);
 	}
 	run_workers(&j, opt.threads);
-	/* Phase 3: empty files, symlinks, hardlinks. */
+	/* Phase 3: empty files, then symlinks and hardlinks (a hardlink to an empty file must find
+	 * the file this job created, not an older one of the same name). */
+	for (uint64_t i = 0; i < j.n && !atomic_load(&j.cancel); i++) {
+		struct zn_entry *e = &j.ents[i];
+		if (j.status[i] != ST_OK || e->type != ZN_TYPE_FILE || e->size)
+			continue;
+		char base[256];
+		int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
+		int fd = dfd < 0 ? -1 : create_file(&j, dfd, base, e->mode);
+		if (fd < 0) {
+			report_create_failure(&j, e);
+			j.status[i] = ST_FAILED;
+			continue;
+		}
+		apply_meta_fd(&j, fd, e);
+		close(fd);
+	}
 	for (uint64_t i = 0; i < j.n && !atomic_load(&j.cancel); i++) {
 		struct zn_entry *e = &j.ents[i];
 		if (j.status[i] != ST_OK)
 			continue;
 		char base[256];
-		if (e->type == ZN_TYPE_FILE && e->size == 0) {
-			int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
-			int fd = dfd < 0 ? -1 : create_file(&j, dfd, base, e->mode);
-			if (fd < 0) {
-				report_create_failure(&j, e);
-				j.status[i] = ST_FAILED;
-				continue;
-			}
-			apply_meta_fd(&j, fd, e);
-			close(fd);
-		} else if (e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) {
+		if (e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) {
 			int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
 			char *target = e->link ? strndup(e->link, e->link_len) : NULL;
 			int rc = -1;
@@ -857,7 +918,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 					    !unlinkat(dfd, base, 0))
 						rc = symlinkat(target, dfd, base);
 					if (!rc)
-						apply_meta_at(&j, dfd, base, e, 1);
+						apply_meta_link(&j, dfd, base, e);
 				} else {
 					rc = -1;
 					uint64_t t;
@@ -909,14 +970,19 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			free(target);
 		}
 	}
-	/* Damaged files: named in path order and removed. */
+	/* Damaged files are named in path order. Files this job created but could not finish
+	 * (damaged, a write error, cancelled) are removed. A file it did not create is left alone,
+	 * except that with --overwrite a damaged file's old namesake goes too (whether a worker
+	 * had already replaced it depends on timing; the result must not). */
 	for (uint64_t i = 0; i < j.n; i++) {
 		struct zn_entry *e = &j.ents[i];
-		if (j.status[i] != ST_DAMAGED || e->type != ZN_TYPE_FILE)
+		if (j.status[i] == ST_OK || e->type != ZN_TYPE_FILE)
 			continue;
-		if (!j.pieces[i])
-			continue; /* reported while planning */
-		xreport(&j, e, ZN_ERR_CHECKSUM, "damaged in the archive; not extracted");
+		int damaged = j.status[i] == ST_DAMAGED && j.pieces[i]; /* else named by the plan */
+		if (damaged)
+			xreport(&j, e, ZN_ERR_CHECKSUM, "damaged in the archive; not extracted");
+		if (!j.created[i] && !(damaged && opt.overwrite))
+			continue;
 		char base[256];
 		int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
 		if (dfd >= 0)
@@ -930,7 +996,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		char base[256];
 		int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
 		if (dfd >= 0)
-			apply_meta_at(&j, dfd, base, e, 0);
+			apply_meta_dir(&j, dfd, base, e);
 	}
 	if (j.progress)
 		j.progress(j.ctx, atomic_load(&j.done_bytes), r->content_bytes);

@@ -30,6 +30,12 @@
  * time it touches it, so a lookup in a large index hashes a few pages instead of all of it. */
 #define ZN_IX_PAGE 4096
 #define ZN_INDEX_HEADER_SIZE 64
+/* A reader refuses an archive claiming more than ZN_ENTRIES_FREE + 16 entries per byte of
+ * stored index: a real index costs several bytes per entry even fully compressed (the writer
+ * keeps the 9-byte-per-entry lookup columns raw in big archives), while a crafted one could
+ * otherwise make a reader allocate a record for each of millions of entries from a few KB. */
+#define ZN_ENTRIES_FREE           65536u
+#define ZN_ENTRIES_PER_INDEX_BYTE 16u
 #define ZN_COLDIR_SIZE 32
 
 enum zn_col_codec { ZN_COL_RAW = 0, ZN_COL_ZSTD = 1 };

@@ -108,6 +108,11 @@ static zn_result parse(struct zn_reader *r)
 	/* Every block occupies at least one byte of the data area. */
 	if (r->nblocks > r->index_offset - ZN_HEADER_SIZE)
 		return fail(r, ZN_ERR_CORRUPT, "block count exceeds the data area");
+	/* Readers keep a record per entry, so a few KB of highly compressed columns must not claim
+	 * millions of entries (see docs/FORMAT.md, "What a reader checks"). */
+	if (r->nentries > ZN_ENTRIES_FREE + ZN_ENTRIES_PER_INDEX_BYTE * r->index_size)
+		return fail(r, ZN_ERR_CORRUPT, "entry count %llu too large for a %llu-byte index",
+			    (unsigned long long)r->nentries, (unsigned long long)r->index_size);
 
 	for (uint32_t i = 0; i < ncols; i++) {
 		const uint8_t *d = ix + ZN_INDEX_HEADER_SIZE + (size_t)i * ZN_COLDIR_SIZE;

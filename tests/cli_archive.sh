@@ -139,6 +139,25 @@ check "message says truncated" grep -q 'truncated' "$T/stderr"
 printf 'not an archive at all, just text padding padding padding padding padding padding\n' >"$T/text.zn"
 code 1 "not an archive" "$Z" info "$T/text.zn"
 
+# ---- a write error cancels the rest and leaves no partial or empty files behind -------------------------
+W=$T/wsrc
+mkdir -p "$W"
+head -c 150000 /dev/urandom >"$W/a" && head -c 100000 /dev/urandom >"$W/b"
+head -c 100000 /dev/urandom >"$W/c" && : >"$W/d" && head -c 300000 /dev/urandom >"$W/e"
+"$Z" create -q --chunk-size 64K -o "$T/w.zn" -C "$W" . >/dev/null
+for limit in 120 200; do # KiB: the first, or a later, file does not fit
+	rm -rf "$T/wout" && mkdir "$T/wout"
+	(trap '' XFSZ; ulimit -f "$limit"; "$Z" extract -q -T1 -C "$T/wout" "$T/w.zn") 2>"$T/stderr"
+	check "write error (limit $limit KiB): exit 3" test $? -eq 3
+	check "write error (limit $limit KiB): the file is named" grep -q 'write failed' "$T/stderr"
+	left=0
+	for f in "$T/wout"/*; do
+		[ -e "$f" ] || continue
+		cmp -s "$f" "$W/${f##*/}" || left=1
+	done
+	check "write error (limit $limit KiB): every file left is complete" test "$left" -eq 0
+done
+
 # ---- unreadable inputs are reported, and the exit code says so ------------------------------------------
 U=$T/unreadable
 mkdir -p "$U" && printf 'secret\n' >"$U/secret" && printf 'public\n' >"$U/public" && chmod 000 "$U/secret"

@@ -9,7 +9,9 @@
 #include <xxhash.h>
 
 #include "archive_format.h"
+#include "archive_internal.h"
 #include "common.h"
+#include "sha256.h"
 #include "test_util.h"
 
 static char *dir;
@@ -20,15 +22,44 @@ struct ent {
 	const char *data_or_link;
 };
 
-/* Write an archive of the given entries, then rewrite path bytes `from` -> `to` (same length) in
- * the index and fix the checksums, as a crafted archive would. */
-static char *make(const char *name, const struct ent *ents, int n, const char *from, const char *to)
+/* Rewrite bytes `from` -> `to` (fl bytes each) wherever they occur in the index of the archive
+ * at `path` and fix the checksums, as a crafted archive would. */
+static void rewrite_index(const char *path, const void *from, const void *to, size_t fl)
+{
+	size_t len;
+	uint8_t *a = tu_read_file(path, &len);
+	uint8_t *foot = a + len - ZN_FOOTER_SIZE;
+	uint64_t ioff = zn_get_le64(foot), isz = zn_get_le64(foot + 8);
+	int hits = 0;
+	for (uint64_t p = ioff; p + fl <= ioff + isz; p++)
+		if (!memcmp(a + p, from, fl)) {
+			memcpy(a + p, to, fl);
+			hits++;
+		}
+	CHECK(hits > 0);
+	/* Recompute the index page checksums and the footer's checksum of them. */
+	uint64_t npages = (isz + ZN_IX_PAGE - 1) / ZN_IX_PAGE;
+	uint8_t *sums = a + ioff + isz;
+	for (uint64_t pg = 0; pg < npages; pg++) {
+		uint64_t plen = isz - pg * ZN_IX_PAGE < ZN_IX_PAGE ? isz - pg * ZN_IX_PAGE : ZN_IX_PAGE;
+		zn_put_le64(sums + pg * 8, XXH3_64bits(a + ioff + pg * ZN_IX_PAGE, plen));
+	}
+	zn_put_le64(foot + 16, XXH3_64bits(sums, npages * 8));
+	zn_put_le64(foot + 48, XXH3_64bits(foot, 48));
+	CHECK(tu_write_file(path, a, len) == 0);
+	free(a);
+}
+
+/* Write an archive of the given entries (with `opt`, or the defaults), then rewrite path bytes
+ * `from` -> `to` (same length) in the index. */
+static char *make_opt(const char *name, const struct ent *ents, int n, const char *from,
+		      const char *to, const struct zn_create_options *opt)
 {
 	char *path = tu_str("%s/%s", dir, name);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, NULL));
+	CHECK_OK(zn_writer_open(&w, fd, opt));
 	for (int i = 0; i < n; i++) {
 		struct zn_entry e = {.path = ents[i].path, .path_len = strlen(ents[i].path),
 				     .type = ents[i].type, .mode = 0644};
@@ -45,45 +76,62 @@ static char *make(const char *name, const struct ent *ents, int n, const char *f
 	zn_writer_free(w);
 	close(fd);
 	if (from) {
-		size_t len;
-		uint8_t *a = tu_read_file(path, &len);
-		uint8_t *foot = a + len - ZN_FOOTER_SIZE;
-		uint64_t ioff = zn_get_le64(foot), isz = zn_get_le64(foot + 8);
-		size_t fl = strlen(from);
-		CHECK(strlen(to) == fl);
-		int hits = 0;
-		for (uint64_t p = ioff; p + fl <= ioff + isz; p++)
-			if (!memcmp(a + p, from, fl)) {
-				memcpy(a + p, to, fl);
-				hits++;
-			}
-		CHECK(hits > 0);
-		/* Recompute the index page checksums and the footer's checksum of them. */
-		uint64_t npages = (isz + ZN_IX_PAGE - 1) / ZN_IX_PAGE;
-		uint8_t *sums = a + ioff + isz;
-		for (uint64_t pg = 0; pg < npages; pg++) {
-			uint64_t plen = isz - pg * ZN_IX_PAGE < ZN_IX_PAGE ? isz - pg * ZN_IX_PAGE
-									  : ZN_IX_PAGE;
-			zn_put_le64(sums + pg * 8, XXH3_64bits(a + ioff + pg * ZN_IX_PAGE, plen));
-		}
-		zn_put_le64(foot + 16, XXH3_64bits(sums, npages * 8));
-		zn_put_le64(foot + 48, XXH3_64bits(foot, 48));
-		CHECK(tu_write_file(path, a, len) == 0);
-		free(a);
+		CHECK(strlen(to) == strlen(from));
+		rewrite_index(path, from, to, strlen(from));
 	}
 	return path;
 }
 
-static zn_result extract(const char *archive, const char *to, int overwrite)
+static char *make(const char *name, const struct ent *ents, int n, const char *from, const char *to)
+{
+	return make_opt(name, ents, n, from, to, NULL);
+}
+
+static unsigned extract_threads = 2;
+
+static zn_result extract_cb(const char *archive, const char *to, int overwrite, int check_digest,
+			    zn_problem_fn problem)
 {
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, archive, NULL, 0));
 	struct zn_extract_options opt;
 	zn_extract_options_init(&opt);
 	opt.overwrite = overwrite;
-	zn_result res = zn_extract(r, to, NULL, &opt, NULL, NULL, NULL);
+	opt.check_digest = check_digest;
+	opt.threads = extract_threads;
+	zn_result res = zn_extract(r, to, NULL, &opt, problem, NULL, NULL);
 	zn_reader_close(r);
 	return res;
+}
+
+static zn_result extract(const char *archive, const char *to, int overwrite)
+{
+	return extract_cb(archive, to, overwrite, 0, NULL);
+}
+
+/* Stands in for a concurrent local attacker: when the extractor reports a problem with entry
+ * "zz" (phase 3, after the directories were made and before their modes are applied), the
+ * extracted directory "d" is replaced by a symlink to the victim. */
+static char *swap_dir, *swap_target;
+static void swap_on_problem(void *ctx, const char *path, zn_result r, const char *what)
+{
+	(void)ctx, (void)r, (void)what;
+	if (strcmp(path, "zz") || !swap_dir)
+		return;
+	char *moved = tu_str("%s.moved", swap_dir);
+	CHECK(rename(swap_dir, moved) == 0);
+	CHECK(symlink(swap_target, swap_dir) == 0);
+	free(moved);
+	swap_dir = NULL;
+}
+
+static int file_is(const char *path, const char *want)
+{
+	size_t len;
+	char *v = tu_read_file(path, &len);
+	int ok = v && len == strlen(want) && !memcmp(v, want, len);
+	free(v);
+	return ok;
 }
 
 static int exists(const char *p)
@@ -183,6 +231,113 @@ int main(int argc, char **argv)
 	v = tu_read_file(victim, &len);
 	CHECK(v && len == 8 && !memcmp(v, "original", 8));
 	free(v);
+
+	/* 7. A damaged block never costs a file that was already there: without --overwrite the
+	 * existing file is kept even though the archive's copy of it is damaged. */
+	struct zn_create_options co;
+	zn_create_options_init(&co);
+	co.chunk_size = 64 << 10;
+	co.threads = 1;
+	size_t big_len = 150000;
+	char *big = malloc(big_len + 1);
+	struct tu_rng g;
+	tu_rng_seed(&g, 7);
+	for (size_t i = 0; i < big_len; i++)
+		big[i] = (char)('a' + tu_rng_below(&g, 26));
+	big[big_len] = 0;
+	struct ent e7[] = {{"f", ZN_TYPE_FILE, big}, {"g", ZN_TYPE_FILE, "fine"}};
+	char *a7 = make_opt("a7.zn", e7, 2, NULL, NULL, &co);
+	{
+		/* Damage block 1, which holds only f's middle: block 0 has by then been found
+		 * to collide with the existing file (extraction runs on one thread here). */
+		struct zn_reader *r;
+		CHECK_OK(zn_reader_open(&r, a7, NULL, 0));
+		struct zn_blockinfo bi;
+		CHECK(r->nblocks >= 3);
+		CHECK_OK(zn_block_info(r, 1, &bi));
+		zn_reader_close(r);
+		size_t alen;
+		uint8_t *a = tu_read_file(a7, &alen);
+		a[bi.offset + bi.csize / 2] ^= 1;
+		CHECK(tu_write_file(a7, a, alen) == 0);
+		free(a);
+	}
+	char *t7 = tu_str("%s/t7", dir), *t7f = tu_str("%s/t7/f", dir), *t7g = tu_str("%s/t7/g", dir);
+	CHECK(mkdir(t7, 0755) == 0);
+	CHECK(tu_write_file(t7f, "precious", 8) == 0);
+	extract_threads = 1;
+	CHECK(extract(a7, t7, 0) != ZN_OK);
+	extract_threads = 2;
+	CHECK(file_is(t7f, "precious"));
+	CHECK(file_is(t7g, "fine"));
+	/* With --overwrite the damaged file is named and nothing half-written is left. */
+	CHECK(extract(a7, t7, 1) == ZN_ERR_DAMAGED);
+	CHECK(!exists(t7f));
+	CHECK(file_is(t7g, "fine"));
+
+	/* 8. A directory's mode is applied through a descriptor opened with O_NOFOLLOW, so a
+	 * symlink swapped in for the directory after it was made does not pass the chmod on. */
+	CHECK(chmod(victim, 0600) == 0);
+	struct ent e8[] = {{"d", ZN_TYPE_DIR, NULL}, {"zz", ZN_TYPE_SYMLINK, "x"}};
+	char *a8 = make("a8.zn", e8, 2, NULL, NULL);
+	char *t8 = tu_str("%s/t8", dir), *t8zz = tu_str("%s/t8/zz", dir);
+	CHECK(mkdir(t8, 0755) == 0);
+	CHECK(tu_write_file(t8zz, "", 0) == 0); /* makes "zz" fail, which triggers the swap */
+	swap_dir = tu_str("%s/t8/d", dir);
+	swap_target = victim;
+	CHECK(extract_cb(a8, t8, 0, 0, swap_on_problem) != ZN_OK);
+	CHECK(!swap_dir); /* the swap happened */
+	CHECK(lstat(victim, &st) == 0 && (st.st_mode & 07777) == 0600);
+
+	/* 9. A hardlink to an empty file links to the file this extraction made, even when it
+	 * sorts before its target and an older file of the target's name was there. */
+	struct ent e9[] = {{"a", ZN_TYPE_HARDLINK, "t"}, {"t", ZN_TYPE_FILE, ""}};
+	char *a9 = make("a9.zn", e9, 2, NULL, NULL);
+	char *t9 = tu_str("%s/t9", dir), *t9a = tu_str("%s/t9/a", dir), *t9t = tu_str("%s/t9/t", dir);
+	CHECK(mkdir(t9, 0755) == 0);
+	CHECK(tu_write_file(t9t, "OLD", 3) == 0);
+	CHECK_OK(extract(a9, t9, 1));
+	struct stat sa, stt;
+	CHECK(lstat(t9a, &sa) == 0 && lstat(t9t, &stt) == 0);
+	CHECK(sa.st_ino == stt.st_ino && sa.st_size == 0);
+
+	/* 10. check_digest: an index whose SHA-256 for a file is wrong (its blocks intact) keeps
+	 * that file out; without the option the blocks' own checks pass and it is extracted. */
+	struct ent e10[] = {{"p", ZN_TYPE_FILE, "AAAA"}, {"q", ZN_TYPE_FILE, "BBBB"}};
+	char *a10 = make("a10.zn", e10, 2, NULL, NULL);
+	uint8_t sa_[32], sb_[32];
+	zn_sha256("AAAA", 4, sa_);
+	zn_sha256("BBBB", 4, sb_);
+	rewrite_index(a10, sa_, sb_, 32); /* p's digest now says BBBB */
+	char *t10 = tu_str("%s/t10", dir), *t10p = tu_str("%s/t10/p", dir);
+	char *t10q = tu_str("%s/t10/q", dir);
+	CHECK(extract_cb(a10, t10, 0, 1, NULL) == ZN_ERR_DAMAGED);
+	CHECK(!exists(t10p));
+	CHECK(file_is(t10q, "BBBB"));
+	CHECK_OK(extract_cb(a10, t10, 1, 0, NULL));
+	CHECK(file_is(t10p, "AAAA"));
+
+	/* 11. Set-id bits survive only with the owner: extracting without restoring ownership
+	 * a setuid file of another user gives a plain executable. */
+	char *a11 = tu_str("%s/a11.zn", dir);
+	fd = open(a11, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK_OK(zn_writer_open(&w, fd, NULL));
+	struct zn_entry su = {.path = "su", .path_len = 2, .type = ZN_TYPE_FILE, .mode = 06755,
+			      .uid = geteuid() + 1, .gid = getegid() + 1, .size = 2};
+	CHECK_OK(zn_writer_add_memory(w, &su, "#!"));
+	CHECK_OK(zn_writer_finish(w));
+	zn_writer_free(w);
+	close(fd);
+	struct zn_reader *r11;
+	CHECK_OK(zn_reader_open(&r11, a11, NULL, 0));
+	struct zn_extract_options o11;
+	zn_extract_options_init(&o11);
+	o11.same_owner = 0;
+	char *t11 = tu_str("%s/t11", dir), *t11su = tu_str("%s/t11/su", dir);
+	CHECK_OK(zn_extract(r11, t11, NULL, &o11, NULL, NULL, NULL));
+	zn_reader_close(r11);
+	CHECK(lstat(t11su, &st) == 0 && (st.st_mode & 07777) == 0755);
 
 	tu_rmtree(dir);
 	free(dir);

@@ -1,0 +1,129 @@
+/* test_archive_crafted.c - indexes that pass every checksum but lie about the layout: files whose
+ * extents overlap (which would make the extraction plan, and the output, grow as files x blocks)
+ * and an entry count far beyond what the index's size can hold (which would make readers
+ * allocate a record for each of millions of entries from a few KB). Both are refused up front. */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "archive_format.h"
+#include "archive_internal.h"
+#include "common.h"
+#include "test_util.h"
+#include "xxh3.h"
+
+static char *dir;
+
+/* Writes header, the data area, the index built from rows and blocks, its page checksums and
+ * the footer, all consistent. */
+static char *write_archive(const char *name, const struct zn_index_row *rows, uint64_t n,
+			   const struct zn_blockinfo *blocks, uint64_t nb, const uint8_t *data,
+			   size_t data_len)
+{
+	uint64_t content = 0;
+	for (uint64_t i = 0; i < n; i++)
+		content += rows[i].size;
+	struct zn_index_input in = {rows, n, blocks, nb, 64 << 10, content, 3, ZN_DIGEST_NONE};
+	uint8_t *ix;
+	size_t ixl;
+	CHECK_OK(zn_index_build(&in, &ix, &ixl));
+	uint64_t npages = (ixl + ZN_IX_PAGE - 1) / ZN_IX_PAGE;
+	size_t len = ZN_HEADER_SIZE + data_len + ixl + npages * 8 + ZN_FOOTER_SIZE;
+	uint8_t *a = calloc(1, len), *p = a;
+	CHECK(a);
+	memcpy(p, ZN_MAGIC, ZN_MAGIC_LEN);
+	zn_put_le32(p + 8, ZN_FORMAT_VERSION);
+	p += ZN_HEADER_SIZE;
+	memcpy(p, data, data_len);
+	p += data_len;
+	uint64_t ioff = (uint64_t)(p - a);
+	memcpy(p, ix, ixl);
+	p += ixl;
+	uint8_t *sums = p;
+	for (uint64_t pg = 0; pg < npages; pg++) {
+		size_t plen = ZN_MIN((size_t)ZN_IX_PAGE, ixl - pg * ZN_IX_PAGE);
+		zn_put_le64(p, zn_xxh3(ix + pg * ZN_IX_PAGE, plen));
+		p += 8;
+	}
+	zn_put_le64(p, ioff);
+	zn_put_le64(p + 8, ixl);
+	zn_put_le64(p + 16, zn_xxh3(sums, npages * 8));
+	zn_put_le64(p + 24, n);
+	zn_put_le64(p + 32, nb);
+	zn_put_le32(p + 40, ZN_FORMAT_VERSION);
+	zn_put_le64(p + 48, zn_xxh3(p, 48));
+	memcpy(p + 56, ZN_FOOTER_MAGIC, 8);
+	char *path = tu_str("%s/%s", dir, name);
+	CHECK(tu_write_file(path, a, len) == 0);
+	free(a);
+	free(ix);
+	return path;
+}
+
+static int problems;
+static void count_problem(void *ctx, const char *path, zn_result r, const char *what)
+{
+	(void)ctx, (void)path, (void)r, (void)what;
+	problems++;
+}
+
+int main(int argc, char **argv)
+{
+	tu_init(argc, argv, "test_archive_crafted");
+	dir = tu_mkdtemp();
+
+	/* 1. Overlap: one stored 4 KiB block; files a and b both claim all of it. */
+	enum { U = 4096 };
+	uint8_t data[U];
+	memset(data, 'x', U);
+	struct zn_blockinfo blk = {.offset = ZN_HEADER_SIZE, .csize = U, .usize = U,
+				   .codec = ZN_BLOCK_STORED};
+	blk.xxh3 = blk.cxxh3 = zn_xxh3(data, U);
+	struct zn_index_row rows[2] = {
+		{.path = "a", .path_len = 1, .uname = "", .gname = "", .type = ZN_TYPE_FILE,
+		 .mode = 0644, .size = U},
+		{.path = "b", .path_len = 1, .uname = "", .gname = "", .type = ZN_TYPE_FILE,
+		 .mode = 0644, .size = U},
+	};
+	char *a1 = write_archive("overlap.zn", rows, 2, &blk, 1, data, U);
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, a1, NULL, 0));
+	problems = 0;
+	CHECK(zn_verify(r, 2, count_problem, NULL, NULL) == ZN_ERR_CORRUPT);
+	CHECK(problems == 1);
+	char *out = tu_str("%s/out", dir);
+	CHECK(zn_extract(r, out, NULL, NULL, NULL, NULL, NULL) == ZN_ERR_CORRUPT);
+	char *fa = tu_str("%s/a", out);
+	struct stat st;
+	CHECK(lstat(fa, &st) != 0); /* nothing was extracted */
+	zn_reader_close(r);
+	/* The same files one after the other in two blocks are fine. */
+	struct zn_blockinfo two[2] = {blk, blk};
+	two[1].offset += U;
+	uint8_t data2[2 * U];
+	memset(data2, 'x', sizeof(data2));
+	rows[1].first_block = 1;
+	char *a2 = write_archive("fine.zn", rows, 2, two, 2, data2, sizeof(data2));
+	CHECK_OK(zn_reader_open(&r, a2, NULL, 0));
+	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	zn_reader_close(r);
+
+	/* 2. 300,000 entries with empty paths and no content compress to a few KB of index. */
+	uint64_t n = 300000;
+	struct zn_index_row *many = calloc(n, sizeof(*many));
+	CHECK(many);
+	for (uint64_t i = 0; i < n; i++)
+		many[i] = (struct zn_index_row){.path = "", .uname = "", .gname = "",
+						.type = ZN_TYPE_FILE, .mode = 0644};
+	char *a3 = write_archive("count.zn", many, n, NULL, 0, NULL, 0);
+	char err[256] = "";
+	CHECK(zn_reader_open(&r, a3, err, sizeof(err)) == ZN_ERR_CORRUPT);
+	CHECK(strstr(err, "entry count"));
+	free(many);
+
+	tu_rmtree(dir);
+	free(dir);
+	puts("ok");
+	return 0;
+}
