@@ -190,11 +190,33 @@ void cli_progress_end(void)
 	}
 }
 
+void cli_put_escaped(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '\\')
+			fputs("\\\\", f);
+		else if (ch == '\n')
+			fputs("\\n", f);
+		else if (ch == '\t')
+			fputs("\\t", f);
+		else if (ch < 32 || ch == 127)
+			fprintf(f, "\\%03o", ch);
+		else
+			fputc(ch, f);
+	}
+}
+
+/* Paths come from the archive: escaped, so that a crafted name cannot send control sequences to
+ * the terminal. */
 void cli_problem_cb(void *ctx, const char *path, zn_result r, const char *what)
 {
 	(void)ctx;
 	(void)r;
-	cli_error("%s: %s", path, what);
+	cli_progress_end();
+	fprintf(stderr, "%s: ", cli_prog);
+	cli_put_escaped(stderr, path, strlen(path));
+	fprintf(stderr, ": %s\n", what);
 }
 
 int cli_path_matches(const char *pattern, const char *path, size_t path_len)

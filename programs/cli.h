@@ -23,6 +23,9 @@ extern int cli_quiet;	      /* --quiet */
 extern int cli_progress;      /* 1 forced on, 0 off, -1 auto (stderr is a terminal) */
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Writes n bytes of s with C escapes for backslash and control characters (as `list` shows
+ * names). */
+void cli_put_escaped(FILE *f, const char *s, size_t n);
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "znippy CMD: message\nTry 'znippy CMD --help'." and return EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

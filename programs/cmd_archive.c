@@ -12,7 +12,7 @@
 #include "cli.h"
 
 enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
-       OPT_OVERWRITE, OPT_JSON };
+       OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST };
 
 static int parse_threads(const char *cmd, const char *arg, unsigned *out)
 {
@@ -280,6 +280,8 @@ static const char extract_help[] =
 	"  -C, --directory DIR   extract into DIR (default: the current directory)\n"
 	"  -T, --threads N       worker threads (default: one per CPU)\n"
 	"      --overwrite       replace existing files (default: refuse)\n"
+	"      --check-digest    also check each file's SHA-256 before it is kept (every\n"
+	"                        block is always checked by its XXH3)\n"
 	"      --progress        show a progress line on stderr\n"
 	"  -q, --quiet           no progress\n"
 	"  -h, --help            this help\n"
@@ -290,6 +292,7 @@ int cmd_extract(int argc, char **argv)
 	static const struct option lo[] = {
 		{"directory", required_argument, 0, 'C'}, {"threads", required_argument, 0, 'T'},
 		{"overwrite", no_argument, 0, OPT_OVERWRITE}, {"progress", no_argument, 0, OPT_PROGRESS},
+		{"check-digest", no_argument, 0, OPT_CHECK_DIGEST},
 		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -306,6 +309,7 @@ int cmd_extract(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case OPT_OVERWRITE: opt.overwrite = 1; break;
+		case OPT_CHECK_DIGEST: opt.check_digest = 1; break;
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(extract_help, stdout); return EXIT_OK;
@@ -350,23 +354,6 @@ static const char list_help[] =
 	"               not UTF-8 in \"path_hex\")\n"
 	"  -h, --help   this help\n"
 	"\n" EXIT_CODES_HELP;
-
-static void put_escaped(FILE *f, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch == '\\')
-			fputs("\\\\", f);
-		else if (ch == '\n')
-			fputs("\\n", f);
-		else if (ch == '\t')
-			fputs("\\t", f);
-		else if (ch < 32 || ch == 127)
-			fprintf(f, "\\%03o", ch);
-		else
-			fputc(ch, f);
-	}
-}
 
 static int valid_utf8(const unsigned char *s, size_t n)
 {
@@ -509,14 +496,14 @@ int cmd_list(int argc, char **argv)
 				snprintf(owner, sizeof(owner), "%u/%u", e.uid, e.gid);
 			fprintf(f, "%s %-17s %12llu %12llu %s ", ms, owner, (unsigned long long)e.size,
 				(unsigned long long)e.stored_size, tbuf);
-			put_escaped(f, e.path, e.path_len);
+			cli_put_escaped(f, e.path, e.path_len);
 			if (e.link) {
 				fputs(e.type == ZN_TYPE_SYMLINK ? " -> " : " link to ", f);
-				put_escaped(f, e.link, e.link_len);
+				cli_put_escaped(f, e.link, e.link_len);
 			}
 			fputc('\n', f);
 		} else {
-			put_escaped(f, e.path, e.path_len);
+			cli_put_escaped(f, e.path, e.path_len);
 			fputc('\n', f);
 		}
 	}
