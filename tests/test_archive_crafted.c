@@ -35,7 +35,8 @@ static char *write_archive(const char *name, const struct zn_index_row *rows, ui
 	memcpy(p, ZN_MAGIC, ZN_MAGIC_LEN);
 	zn_put_le32(p + 8, ZN_FORMAT_VERSION);
 	p += ZN_HEADER_SIZE;
-	memcpy(p, data, data_len);
+	if (data_len)
+		memcpy(p, data, data_len);
 	p += data_len;
 	uint64_t ioff = (uint64_t)(p - a);
 	memcpy(p, ix, ixl);

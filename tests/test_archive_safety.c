@@ -121,7 +121,6 @@ static void swap_on_problem(void *ctx, const char *path, zn_result r, const char
 	char *moved = tu_str("%s.moved", swap_dir);
 	CHECK(rename(swap_dir, moved) == 0);
 	CHECK(symlink(swap_target, swap_dir) == 0);
-	free(moved);
 	swap_dir = NULL;
 }
 
@@ -274,6 +273,7 @@ int main(int argc, char **argv)
 	CHECK(extract(a7, t7, 1) == ZN_ERR_DAMAGED);
 	CHECK(!exists(t7f));
 	CHECK(file_is(t7g, "fine"));
+	free(big);
 
 	/* 8. A directory's mode is applied through a descriptor opened with O_NOFOLLOW, so a
 	 * symlink swapped in for the directory after it was made does not pass the chmod on. */
