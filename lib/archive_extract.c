@@ -910,6 +910,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		if (e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) {
 			int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
 			char *target = e->link ? strndup(e->link, e->link_len) : NULL;
+			const char *why = NULL; /* a reason that errno does not carry */
 			int rc = -1;
 			if (dfd >= 0 && target) {
 				if (e->type == ZN_TYPE_SYMLINK) {
@@ -956,11 +957,15 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 							}
 						}
 					} else {
-						errno = ENOENT;
+						why = "cannot create hardlink: its target was not "
+						      "extracted";
 					}
 				}
 			}
-			if (rc) {
+			if (rc && why) {
+				xreport(&j, e, ZN_ERR_IO, why);
+				j.status[i] = ST_FAILED;
+			} else if (rc) {
 				xreport_errno(&j, e,
 					      e->type == ZN_TYPE_SYMLINK ? "cannot create symlink"
 									 : "cannot create hardlink",
