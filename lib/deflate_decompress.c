@@ -297,8 +297,10 @@ static int read_gzip_header(struct zn_inflater *d, struct io *io)
 		if (g == 0)
 			return R_IN;
 		if (g < 0) {
-			if (d->subsequent && step <= 1) {
-				d->garbage_back = step; /* the 0x1f read already */
+			/* The input ends between members: done. A lone 0x1f at the end is the start
+			 * of a member cut short, as GNU gzip reports it, not trailing garbage. */
+			if (d->subsequent && step == 0) {
+				d->garbage_back = 0;
 				goto garbage;
 			}
 			return fail(d, ZN_ERR_TRUNCATED);

@@ -1124,14 +1124,15 @@ static void more_cases(void)
 	}
 	expect("gzip_all_fields", 2, &b, ZN_OK, "x", 1, ZL_OK, (size_t)-1);
 
-	/* After a good member: half a magic, and a magic's first byte with another second byte,
-	 * are trailing garbage. */
+	/* After a good member: a magic's first byte with another second byte is trailing garbage;
+	 * half a magic at the very end is a member cut short (as GNU gzip reports it). */
 	for (int k = 0; k < 2; k++) {
 		struct bs z = {0};
 		bs_bytes(&z, b.buf, b.len);
 		bs_bytes(&z, k ? "\x1f\x00\x1f" : "\x1f", k ? 3 : 1);
 		expect(k ? "gzip_trailing_1f00" : "gzip_trailing_1f", 2, &z,
-		       ZN_ERR_TRAILING_GARBAGE, "x", 1, ZL_SKIP, b.len);
+		       k ? ZN_ERR_TRAILING_GARBAGE : ZN_ERR_TRUNCATED, "x", 1, ZL_SKIP,
+		       k ? b.len : (size_t)-1);
 		bs_free(&z);
 	}
 	/* A whole magic with nothing after it, a magic with method 7: the contract does not

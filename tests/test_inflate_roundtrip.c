@@ -226,10 +226,8 @@ int main(int argc, char **argv)
 		CHECK(zn_inflate(dg, comp, clen + 1, out, l1 + l2, &info) ==
 		      ZN_ERR_TRAILING_GARBAGE);
 		CHECK_EQ_U64(info.in_used, clen);
-		comp[clen] = 0x1f; /* looks like a member, but is not */
-		CHECK(zn_inflate(dg, comp, clen + 1, out, l1 + l2, &info) ==
-		      ZN_ERR_TRAILING_GARBAGE);
-		CHECK_EQ_U64(info.in_used, clen);
+		comp[clen] = 0x1f; /* a member cut short after one byte, as GNU gzip sees it */
+		CHECK(zn_inflate(dg, comp, clen + 1, out, l1 + l2, &info) == ZN_ERR_TRUNCATED);
 		comp[clen + 1] = 'x';
 		CHECK(zn_inflate(dg, comp, clen + 2, out, l1 + l2, &info) ==
 		      ZN_ERR_TRAILING_GARBAGE);
