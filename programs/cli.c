@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,4 +239,48 @@ int cli_path_matches(const char *pattern, const char *path, size_t path_len)
 	if (p != stack)
 		free(p);
 	return hit;
+}
+
+static const char *volatile cleanup_path;
+
+void cli_set_cleanup(const char *path)
+{
+	cleanup_path = path;
+}
+
+static void on_fatal_signal(int sig)
+{
+	const char *p = cleanup_path;
+	if (p)
+		unlink(p);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Archives (and gzip inputs) are read through memory maps: if a file shrinks under the reader
+ * (another program truncates it) or its storage fails, the access raises SIGBUS. That is an I/O
+ * error, reported as one, not a crash. */
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	static const char msg[] = "znippy: an input file was truncated or could not be read while "
+				  "in use (SIGBUS)\n";
+	const char *p = cleanup_path;
+	if (p)
+		unlink(p);
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	_exit(EXIT_SYSTEM);
+}
+
+void cli_install_signals(void)
+{
+	static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigaction(SIGBUS, &sa, NULL);
+	sa.sa_handler = on_fatal_signal;
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(fatal[i], &sa, NULL);
 }

@@ -55,6 +55,14 @@ double cli_now(void);
 /* Write all len bytes to fd, retrying short writes and EINTR. 0, or -1 with errno set. */
 int cli_write_all(int fd, const void *buf, size_t len);
 
+/* Signals: INT, TERM, HUP, PIPE and XFSZ (unless ignored at start) first remove the file named by
+ * cli_set_cleanup(), then take their default action; SIGBUS (a mapped input that shrank or could
+ * not be read) removes it, says so and exits with EXIT_SYSTEM. Called once from main. */
+void cli_install_signals(void);
+/* The partial output file to remove if a signal ends the process (NULL: none). The string must
+ * stay valid until replaced. */
+void cli_set_cleanup(const char *path);
+
 int cmd_create(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -1,8 +1,10 @@
 /* cmd_gunzip.c - `znippy gunzip` and `znippy zcat`: gzip's conventions on znippy's decoder. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -18,19 +20,22 @@ static const char gunzip_help[] =
         "is -, read standard input and write standard output. Several gzip members in a row are\n"
         "decoded as one stream; zero bytes after the last are ignored, other trailing bytes give "
         "a\n"
-        "warning.\n"
+        "warning. Output files are written under a temporary name and renamed into place once\n"
+        "the stream checked out, so no partial output is ever left (not even after a signal).\n"
         "  -c, --stdout       write to standard output, keep the input files\n"
         "  -k, --keep         keep the input files\n"
-        "  -f, --force        overwrite existing output files\n"
+        "  -f, --force        overwrite existing output files; also decode inputs that are\n"
+        "                     symlinks, have other links or set-id bits\n"
         "  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
         "  -o, --output OUT   write all output to OUT\n"
         "  -q, --quiet        no warnings\n"
         "  -h, --help         this help\n" EXIT_CODES_HELP;
 
+struct out;
 struct opts {
 	int to_stdout, keep, force, test;
 	const char *out_path;
-	int out_fd; /* -o: opened once */
+	struct out *out; /* -o: opened once, renamed into place at the end */
 };
 
 /* Describe a decoding fault: "bad stream header (at input byte 0)". */
@@ -47,7 +52,7 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 {
 	struct stat st;
 	uint8_t *map = NULL, *buf = NULL;
-	size_t map_len = 0, buf_cap = 1 << 20, have = 0, pos = 0;
+	size_t map_len = 0, buf_cap = 1 << 20, have = 0, pos = 0, released = 0;
 	int eof = 0, rc = EXIT_OK;
 	zn_result r = zn_inflate_stream_reset(d);
 	if (r != ZN_OK) {
@@ -91,6 +96,13 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 		int done;
 		r = zn_inflate_stream(d, in + pos, have - pos, eof, &used, &o, &olen, &done);
 		pos += used;
+		if (map && pos - released >= (64u << 20)) {
+			/* Input already decoded is not needed again: drop it from the process's
+			 * memory, so that a big file does not count against its limit. */
+			size_t upto = pos & ~(size_t)((1u << 20) - 1);
+			madvise(map + released, upto - released, MADV_DONTNEED);
+			released = upto;
+		}
 		if (olen && out_fd >= 0 && cli_write_all(out_fd, o, olen)) {
 			cli_error("%s: write error: %s", out_name, strerror(errno));
 			rc = EXIT_SYSTEM;
@@ -122,13 +134,13 @@ static char *output_name(const char *in)
 	static const struct {
 		const char *from, *to;
 	} sfx[] = {{".gz", ""}, {".tgz", ".tar"}, {".taz", ".tar"}, {".z", ""},
-	           {"-gz", ""}, {"_z", ""},       {".Z", ""}};
+	           {"-gz", ""}, {"-z", ""},       {"_z", ""}}; /* any case, as gzip */
 	size_t n = strlen(in);
 	const char *base = strrchr(in, '/');
 	base = base ? base + 1 : in;
 	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
 		size_t f = strlen(sfx[i].from);
-		if (n > f && strcmp(in + n - f, sfx[i].from) == 0 && (size_t)(in + n - base) > f) {
+		if (n > f && strcasecmp(in + n - f, sfx[i].from) == 0 && (size_t)(in + n - base) > f) {
 			char *o = malloc(n - f + strlen(sfx[i].to) + 1);
 			if (!o)
 				return NULL;
@@ -140,6 +152,138 @@ static char *output_name(const char *in)
 	return NULL;
 }
 
+/*
+ * An output file is written under a temporary name in its directory and renamed into place only
+ * once its stream decoded and checked completely, so that no partial output is ever left under
+ * the real name (a signal removes the temporary file too, see cli_install_signals). The rename
+ * replaces an existing name (with -f) without writing through it: a symlink or a hardlink to the
+ * input stays what it pointed to. Only -o naming a device, pipe or socket (/dev/null,
+ * /dev/stdout) is written in place.
+ */
+struct out {
+	char *final, *tmp; /* tmp NULL: writing to `final` itself */
+	int fd;
+	dev_t dev; /* the regular file that `final` named before, if any, to refuse inputs */
+	ino_t ino; /* that are the same file */
+	int existed;
+};
+
+static int out_open(struct out *o, const char *final, int force, int allow_device)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	struct stat st;
+	if (allow_device && stat(final, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		o->fd = open(final, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (o->fd < 0) {
+			cli_error("%s: %s", final, strerror(errno));
+			return EXIT_SYSTEM;
+		}
+		return EXIT_OK;
+	}
+	if (lstat(final, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			cli_error("%s: is a directory", final);
+			return EXIT_DAMAGED;
+		}
+		if (!force) {
+			cli_error("%s: already exists; use -f to overwrite", final);
+			return EXIT_DAMAGED;
+		}
+		if (stat(final, &st) == 0 && S_ISREG(st.st_mode)) {
+			o->existed = 1;
+			o->dev = st.st_dev;
+			o->ino = st.st_ino;
+		}
+	}
+	const char *slash = strrchr(final, '/');
+	size_t dlen = slash ? (size_t)(slash - final) + 1 : 0;
+	o->final = strdup(final);
+	o->tmp = malloc(strlen(final) + 16);
+	if (!o->final || !o->tmp) {
+		cli_error("out of memory");
+		return EXIT_SYSTEM;
+	}
+	memcpy(o->tmp, final, dlen);
+	sprintf(o->tmp + dlen, ".%s.XXXXXX", final + dlen);
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0) {
+		cli_error("%s: cannot create a temporary file beside it: %s", final, strerror(errno));
+		free(o->tmp);
+		o->tmp = NULL;
+		return EXIT_SYSTEM;
+	}
+	cli_set_cleanup(o->tmp);
+	return EXIT_OK;
+}
+
+/* Refuses to read the file that the output would replace. */
+static int out_is_input(const struct out *o, int in_fd)
+{
+	struct stat st;
+	return o->existed && fstat(in_fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
+}
+
+/* Close; on success rename into place (without -f never over a name that appeared meanwhile);
+ * otherwise remove the temporary file. Returns rc, or EXIT_SYSTEM if closing or renaming
+ * failed. */
+static int out_close(struct out *o, int rc, int force)
+{
+	if (o->fd >= 0 && close(o->fd) && rc == EXIT_OK) {
+		cli_error("%s: %s", o->final ? o->final : "output", strerror(errno));
+		rc = EXIT_SYSTEM;
+	}
+	o->fd = -1;
+	if (o->tmp && rc == EXIT_OK) {
+		int e = force ? rename(o->tmp, o->final)
+		              : renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->final, RENAME_NOREPLACE);
+		if (e && !force && (errno == EINVAL || errno == ENOSYS)) {
+			/* A file system without RENAME_NOREPLACE: link() refuses to replace too. */
+			e = link(o->tmp, o->final);
+			if (!e)
+				unlink(o->tmp);
+		}
+		if (e) {
+			if (errno == EEXIST)
+				cli_error("%s: already exists; use -f to overwrite", o->final);
+			else
+				cli_error("%s: %s", o->final, strerror(errno));
+			rc = errno == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
+		}
+	}
+	if (o->tmp && rc != EXIT_OK)
+		unlink(o->tmp);
+	cli_set_cleanup(NULL);
+	free(o->tmp);
+	free(o->final);
+	o->tmp = o->final = NULL;
+	return rc;
+}
+
+/* In place (FILE.gz -> FILE, then FILE.gz removed), an input must be a regular file; as gzip
+ * does, a symlink, a set-id or sticky file or one with other links is refused without -f. */
+static int check_in_place_input(const char *path, int in_fd, const struct stat *st, int force)
+{
+	(void)in_fd;
+	if (!S_ISREG(st->st_mode)) {
+		cli_error("%s: is not a directory or a regular file -- ignored", path);
+		return EXIT_DAMAGED;
+	}
+	if (force)
+		return EXIT_OK;
+	if (st->st_mode & 07000) {
+		cli_error("%s: has the set-user-id, set-group-id or sticky bit -- unchanged (use -f)",
+		          path);
+		return EXIT_DAMAGED;
+	}
+	if (st->st_nlink > 1) {
+		cli_error("%s: has %llu other links -- unchanged (use -f)", path,
+		          (unsigned long long)st->st_nlink - 1);
+		return EXIT_DAMAGED;
+	}
+	return EXIT_OK;
+}
+
 static int do_file(struct zn_inflater *d, const char *path, const struct opts *op)
 {
 	if (!strcmp(path, "-")) {
@@ -147,13 +291,20 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 			cli_error("compressed data not read from a terminal; use -f to force");
 			return EXIT_USAGE;
 		}
-		int out_fd = op->test ? -1 : op->out_fd >= 0 ? op->out_fd : 1;
+		int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
 		return decode_fd(d, 0, out_fd, "(stdin)", op->out_path ? op->out_path : "(stdout)");
 	}
-	int in_fd = open(path, O_RDONLY | O_CLOEXEC);
+	int in_place = !(op->test || op->to_stdout || op->out);
+	/* O_NONBLOCK: a FIFO given to in-place decoding is refused, not waited on (it has no
+	 * effect on regular files). */
+	int in_fd = open(path, O_RDONLY | O_CLOEXEC |
+	                               (in_place ? O_NONBLOCK | (op->force ? 0 : O_NOFOLLOW) : 0));
 	if (in_fd < 0) {
-		cli_error("%s: %s", path, strerror(errno));
-		return errno == ENOENT ? EXIT_DAMAGED : EXIT_SYSTEM;
+		if (errno == ELOOP)
+			cli_error("%s: is a symbolic link -- ignored (use -f)", path);
+		else
+			cli_error("%s: %s", path, strerror(errno));
+		return errno == ENOENT || errno == ELOOP ? EXIT_DAMAGED : EXIT_SYSTEM;
 	}
 	struct stat st;
 	if (fstat(in_fd, &st) || S_ISDIR(st.st_mode)) {
@@ -161,53 +312,52 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 		close(in_fd);
 		return EXIT_DAMAGED;
 	}
-	if (op->test || op->to_stdout || op->out_fd >= 0) {
-		int out_fd = op->test ? -1 : op->out_fd >= 0 ? op->out_fd : 1;
+	if (!in_place) {
+		if (op->out && out_is_input(op->out, in_fd)) {
+			cli_error("%s: is the output file -- ignored", path);
+			close(in_fd);
+			return EXIT_DAMAGED;
+		}
+		int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
 		int rc =
 		        decode_fd(d, in_fd, out_fd, path, op->out_path ? op->out_path : "(stdout)");
 		close(in_fd);
 		return rc;
 	}
-	char *out_path = output_name(path);
-	if (!out_path) {
+	int rc = check_in_place_input(path, in_fd, &st, op->force);
+	char *out_path = rc == EXIT_OK ? output_name(path) : NULL;
+	if (rc == EXIT_OK && !out_path) {
 		cli_error("%s: unknown suffix -- ignored", path);
-		close(in_fd);
-		return EXIT_DAMAGED;
+		rc = EXIT_DAMAGED;
 	}
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (op->force ? O_TRUNC : O_EXCL);
-	int out_fd = open(out_path, flags, 0600);
-	if (out_fd < 0) {
-		if (errno == EEXIST)
-			cli_error("%s: already exists; use -f to overwrite", out_path);
-		else
-			cli_error("%s: %s", out_path, strerror(errno));
-		free(out_path);
+	struct out out;
+	if (rc == EXIT_OK)
+		rc = out_open(&out, out_path, op->force, 0);
+	free(out_path);
+	if (rc != EXIT_OK) {
 		close(in_fd);
-		return errno == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
+		return rc;
 	}
-	int rc = decode_fd(d, in_fd, out_fd, path, out_path);
+	rc = decode_fd(d, in_fd, out.fd, path, out.final);
 	if (rc == EXIT_OK) {
-		/* As gzip does: the output takes the input's mode and times. */
-		fchmod(out_fd, st.st_mode & 07777);
+		/* As gzip does: the output takes the input's owner (where allowed), mode and
+		 * times. */
+		(void)!fchown(out.fd, st.st_uid, st.st_gid);
+		fchmod(out.fd, st.st_mode & 07777);
 		struct timespec ts[2] = {st.st_atim, st.st_mtim};
-		futimens(out_fd, ts);
-	}
-	if (close(out_fd) && rc == EXIT_OK) {
-		cli_error("%s: %s", out_path, strerror(errno));
-		rc = EXIT_SYSTEM;
+		futimens(out.fd, ts);
 	}
 	close(in_fd);
-	if (rc != EXIT_OK)
-		unlink(out_path); /* never leave a partial file behind */
-	else if (!op->keep && unlink(path))
+	rc = out_close(&out, rc, op->force);
+	if (rc == EXIT_OK && !op->keep && unlink(path))
 		cli_warn("%s: cannot remove: %s", path, strerror(errno));
-	free(out_path);
 	return rc;
 }
 
 int cmd_gunzip(int argc, char **argv, int zcat)
 {
-	struct opts op = {.to_stdout = zcat, .out_fd = -1};
+	struct opts op = {.to_stdout = zcat};
+	struct out out;
 	const char *cmd = zcat ? "zcat" : "gunzip";
 	int nfiles = 0, only_files = 0;
 	char **files = calloc((size_t)argc + 1, sizeof(char *));
@@ -291,36 +441,34 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 	if (nfiles == 0)
 		files[nfiles++] = "-";
 	if (op.out_path && !op.test) {
-		op.out_fd =
-		        open(op.out_path,
-		             O_WRONLY | O_CREAT | O_CLOEXEC | (op.force ? O_TRUNC : O_EXCL), 0666);
-		if (op.out_fd < 0) {
-			if (errno == EEXIST)
-				cli_error("%s: already exists; use -f to overwrite", op.out_path);
-			else
-				cli_error("%s: %s", op.out_path, strerror(errno));
+		int orc = out_open(&out, op.out_path, op.force, 1);
+		if (orc != EXIT_OK) {
 			free(files);
-			return errno == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
+			return orc;
 		}
+		if (out.tmp) { /* mkostemp made it 0600; a new file is 0666 less the umask */
+			mode_t mask = umask(0);
+			umask(mask);
+			fchmod(out.fd, 0666 & ~mask);
+		}
+		op.out = &out;
 	}
 	struct zn_inflater *d;
 	zn_result r = zn_inflater_new(&d, ZN_FORMAT_GZIP);
+	int rc = EXIT_OK;
 	if (r != ZN_OK) {
 		cli_error("%s", zn_result_message(r));
-		free(files);
-		return cli_exit_code(r);
+		rc = cli_exit_code(r);
 	}
-	int rc = EXIT_OK;
-	for (int i = 0; i < nfiles; i++) {
+	for (int i = 0; r == ZN_OK && i < nfiles; i++) {
 		int frc = do_file(d, files[i], &op);
 		if (frc > rc)
 			rc = frc;
 	}
 	zn_inflater_free(d);
-	if (op.out_fd >= 0 && close(op.out_fd) && rc == EXIT_OK) {
-		cli_error("%s: %s", op.out_path, strerror(errno));
-		rc = EXIT_SYSTEM;
-	}
+	/* -o: the output is kept only if every input decoded completely. */
+	if (op.out)
+		rc = out_close(op.out, rc, op.force);
 	free(files);
 	return rc;
 missing:

@@ -1,8 +1,6 @@
 /* znippy.c - the command's entry point: dispatches to the subcommands. */
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -26,24 +24,9 @@ static const char usage[] =
 	"  -V, --version   print the version\n"
 	"\n" EXIT_CODES_HELP;
 
-/* Archives (and gzip inputs) are read through memory maps: if a file shrinks under the reader
- * (another program truncates it) or its storage fails, the access raises SIGBUS. That is an I/O
- * error, reported as one, not a crash. */
-static void on_sigbus(int sig)
-{
-	(void)sig;
-	static const char msg[] = "znippy: an input file was truncated or could not be read while "
-				  "in use (SIGBUS)\n";
-	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-	_exit(EXIT_SYSTEM);
-}
-
 int main(int argc, char **argv)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigbus;
-	sigaction(SIGBUS, &sa, NULL);
+	cli_install_signals();
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;

@@ -50,6 +50,43 @@ printf 'not gzip at all' >n.gz
 "$Z" gunzip -t n.gz 2>err && fail "bad header gave exit 0"
 grep -q "bad stream header" err || fail "message for bad header"
 "$Z" gunzip n.gz 2>/dev/null; [ -e n ] && fail "partial output left behind"
+# output files: written under a temporary name and renamed, never through a link
+gzip -c a.orig >x.gz && ln -s x.gz x
+"$Z" gunzip -f x.gz || fail "gunzip -f over a symlink to the input"
+[ -f x ] && [ ! -L x ] && cmp -s x a.orig || fail "-f over a symlink: x is not the output"
+gzip -c a.orig >y.gz && echo victim >yt && ln -s yt y
+"$Z" gunzip -f y.gz && [ "$(cat yt)" = victim ] || fail "-f wrote through a symlink"
+gzip -c a.orig >o.gz
+"$Z" gunzip -f -o o.gz o.gz 2>err && fail "-o naming its own input gave exit 0"
+gzip -dc o.gz | cmp -s - a.orig || fail "-o naming its own input damaged it"
+"$Z" gunzip -o out1 t.gz 2>/dev/null; [ -e out1 ] && fail "-o: partial output left behind"
+"$Z" gunzip -o out2 missing.gz 2>/dev/null; [ -e out2 ] && fail "-o: empty output left behind"
+"$Z" gunzip -f -o /dev/null o.gz && [ -c /dev/null ] || fail "-o /dev/null"
+[ "$("$Z" gunzip -o /dev/stdout o.gz | wc -c)" = "$(wc -c <a.orig)" ] || fail "-o /dev/stdout"
+ls -A | grep -q '^\.' && fail "a temporary file was left: $(ls -A)"
+# in place, the input must be a plain regular file unless -f (as gzip)
+gzip -c a.orig >l0.gz && ln -s l0.gz l.gz
+"$Z" gunzip l.gz 2>err && fail "symlink input accepted without -f"
+[ -L l.gz ] || fail "symlink input removed"
+mkfifo p.gz && { "$Z" gunzip -f p.gz 2>err; [ $? = 1 ] || fail "FIFO input"; }
+gzip -c a.orig >h.gz && ln h.gz h2.gz
+"$Z" gunzip h.gz 2>err && fail "input with another link accepted without -f"
+grep -q "other links" err || fail "message for links: $(cat err)"
+# suffixes in any case, and gzip's -z
+for f in s.GZ u.Gz v-z; do gzip -c a.orig >"$f"; "$Z" gunzip "$f" || fail "suffix of $f"; done
+gzip -c a.orig >T.TGZ && "$Z" gunzip T.TGZ && [ -f T.tar ] || fail ".TGZ -> .tar"
+[ -f s ] && [ -f u ] && [ -f v ] || fail "suffix outputs"
+# a signal removes the partial output: decoding waits on a FIFO holding half a stream
+mkfifo feed
+"$Z" gunzip -o zo <feed & pid=$!
+exec 3>feed
+head -c 2000 o.gz >&3
+for i in $(seq 200); do ls -A | grep -q '^\.zo\.' && break; sleep 0.05; done
+ls -A | grep -q '^\.zo\.' || fail "no temporary output file while decoding"
+kill -TERM $pid; wait $pid
+exec 3>&-
+[ -e zo ] && fail "output left after SIGTERM"
+ls -A | grep -q '^\.zo\.' && fail "temporary file left after SIGTERM"
 "$Z" gunzip --help | grep -q Usage || fail "--help"
 "$Z" gunzip --bogus 2>/dev/null; [ $? = 2 ] || fail "usage error exit code"
 echo ok
