@@ -110,7 +110,9 @@ struct zn_create_options {
 	int level;		 /* zstd level, 1..19; default 3 */
 	unsigned threads;	 /* worker threads; 0 = one per online CPU */
 	uint64_t chunk_size;	 /* block size in bytes; default 4 MiB; 64 KiB .. 256 MiB */
-	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default */
+	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default; at
+				    least 4 x (chunk_size + its zstd bound), about 8 x chunk_size,
+				    else zn_writer_open fails with ZN_ERR_INVALID_ARG */
 	int no_skip;		 /* 1: compress even known-compressed file types */
 	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
 	int no_uring;		 /* 1: read with plain system calls even where io_uring works */
@@ -170,8 +172,14 @@ struct zn_write_stats {
 	uint64_t archive_bytes; /* everything written */
 	uint64_t blocks, stored_blocks;
 	uint64_t index_bytes;
+	int complete;	 /* 1 when the whole archive (blocks, index, footer) was written */
+	int write_errno; /* errno of the first failed write of the archive; 0 if none */
 };
 ZN_API void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st);
+
+/* Never archive the file with this device and inode number (the archive's own output file is
+ * skipped anyway): for a program that writes a new archive beside an old one it will replace. */
+ZN_API void zn_writer_skip_inode(struct zn_writer *w, uint64_t dev, uint64_t ino);
 
 /* ------------------------------------------------------------------------------------------------
  * Reading archives

@@ -132,6 +132,9 @@ struct zn_writer {
 	int fd;
 	dev_t out_dev; /* the archive itself, when it is a file: never archived into itself */
 	ino_t out_ino;
+	dev_t skip_dev; /* zn_writer_skip_inode(): e.g. the file the archive will replace */
+	ino_t skip_ino;
+	int out_errno;	/* the first failed write of the archive (writer thread, then finish) */
 	zn_problem_fn problem;
 	zn_filter_fn filter;
 	zn_progress_fn progress;
@@ -429,8 +432,11 @@ zn_result zn_write_all(int fd, const void *buf, uint64_t n)
 		ssize_t k = write(fd, p, n > (1u << 30) ? (1u << 30) : n);
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k <= 0)
+		if (k <= 0) {
+			if (k == 0)
+				errno = ENOSPC;
 			return ZN_ERR_IO;
+		}
 		p += k;
 		n -= (uint64_t)k;
 	}
@@ -440,8 +446,11 @@ zn_result zn_write_all(int fd, const void *buf, uint64_t n)
 static void writer_emit(struct zn_writer *w, struct slot *s)
 {
 	const uint8_t *data = s->codec == ZN_BLOCK_STORED ? s->in : s->out; /* stored: no copy */
-	if (!atomic_load(&w->cancel) && zn_write_all(w->fd, data, s->csize) != ZN_OK)
+	if (!atomic_load(&w->cancel) && zn_write_all(w->fd, data, s->csize) != ZN_OK) {
+		if (!w->out_errno)
+			w->out_errno = errno;
 		set_error(w, ZN_ERR_IO);
+	}
 	if (grow((void **)&w->blocks, &w->blocks_cap, w->write_seq + 1, sizeof(*w->blocks))) {
 		set_error(w, ZN_ERR_NOMEM);
 		return;
@@ -740,7 +749,13 @@ static void fill_stat(struct zn_writer *w, struct went *e, const struct stat *st
 	e->gid = st->st_gid;
 	e->uname = lookup_name(w, &w->ucache, st->st_uid, 0);
 	e->gname = lookup_name(w, &w->gcache, st->st_gid, 1);
-	e->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	/* Nanoseconds in 64 bits reach from 1677 to 2262; times outside are clamped (the
+	 * multiplication would overflow). */
+	const int64_t lim = INT64_MAX / 1000000000 - 1;
+	int64_t sec = st->st_mtim.tv_sec;
+	e->mtime_ns = sec > lim    ? INT64_MAX
+	              : sec < -lim ? INT64_MIN
+	                           : sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
 /* Hardlinked inodes seen so far: returns the entry that first stored this inode, or -1. */
@@ -842,7 +857,7 @@ static zn_result read_batch_plain(struct zn_writer *w)
 		struct slot *s;
 		RETURN_IF_ERROR(place_small_now(w, idx, &s, &off));
 		int fd = openat(w->pend_dirfd, w->pend[k].name,
-				O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+				O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0) {
 			report_errno(w, w->ents[idx].path, "cannot open; not stored", errno);
 			w->ents[idx].dropped = 1;
@@ -912,7 +927,8 @@ static zn_result read_batch_uring(struct zn_writer *w)
 		 * unless it shrank (then the short count is caught above). */
 		struct io_uring_sqe *q = io_uring_get_sqe(&w->ring);
 		io_uring_prep_openat_direct(q, w->pend_dirfd, w->pend[k].name,
-					    O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0, (unsigned)k);
+					    O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0,
+					    (unsigned)k);
 		q->flags |= IOSQE_IO_HARDLINK;
 		q->user_data = (uint64_t)k << 2;
 		q = io_uring_get_sqe(&w->ring);
@@ -983,7 +999,8 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 		report(w, rel, ZN_ERR_UNSUPPORTED, msg);
 		return ZN_OK;
 	}
-	if (w->out_ino && st->st_ino == w->out_ino && st->st_dev == w->out_dev) {
+	if ((w->out_ino && st->st_ino == w->out_ino && st->st_dev == w->out_dev) ||
+	    (w->skip_ino && st->st_ino == w->skip_ino && st->st_dev == w->skip_dev)) {
 		report(w, rel, ZN_OK, "is the archive being written; skipped");
 		return ZN_OK;
 	}
@@ -1013,7 +1030,9 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 		return ZN_OK;
 	}
 	RETURN_IF_ERROR(flush_pending(w));
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: if a FIFO replaced the file since the scan, reading it fails at once
+	 * instead of waiting for a writer (no effect on regular files). */
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		report_errno(w, rel, "cannot open; not stored", errno);
 		w->ents[idx].dropped = 1;
@@ -1088,6 +1107,8 @@ out:
 }
 
 /* The stored name of a filesystem path: without leading '/', "." and ".." parts. */
+#define ZN_MIN_SLOTS 4
+
 static size_t normalize_name(const char *in, char *out)
 {
 	size_t o = 0;
@@ -1099,7 +1120,9 @@ static size_t normalize_name(const char *in, char *out)
 		while (*q && *q != '/')
 			q++;
 		size_t len = (size_t)(q - p);
-		if (len && !(len == 1 && p[0] == '.') && !(len == 2 && p[0] == '.' && p[1] == '.')) {
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			o = 0; /* as tar: everything up to the last ".." goes */
+		else if (len && !(len == 1 && p[0] == '.')) {
 			if (o)
 				out[o++] = '/';
 			memcpy(out + o, p, len);
@@ -1145,6 +1168,10 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	}
 	if (opt.threads > 256)
 		opt.threads = 256;
+	/* The pipeline needs ZN_MIN_SLOTS buffers of a chunk and its compressed bound to overlap
+	 * reading, compressing and writing: a smaller memory bound cannot be kept. */
+	if (opt.memory_limit / (opt.chunk_size + ZSTD_compressBound(opt.chunk_size)) < ZN_MIN_SLOTS)
+		return ZN_ERR_INVALID_ARG;
 
 	struct zn_writer *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -1164,7 +1191,7 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 
 	uint64_t per_slot = opt.chunk_size + ZSTD_compressBound(opt.chunk_size);
 	uint64_t want = 2ull * opt.threads + 2, fit = opt.memory_limit / per_slot;
-	w->nslots = (unsigned)ZN_MAX(4, ZN_MIN(want, fit));
+	w->nslots = (unsigned)ZN_MIN(want, fit);
 	w->slots = calloc(w->nslots, sizeof(*w->slots));
 	w->queue = calloc(w->nslots, sizeof(*w->queue));
 	w->workers = calloc(opt.threads, sizeof(pthread_t));
@@ -1228,20 +1255,30 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 	if (grow((void **)&w->pathbuf, &w->pathbuf_cap, strlen(src) + 2, 1))
 		return ZN_ERR_NOMEM;
 	size_t rel_len = normalize_name(src, w->pathbuf);
-	struct stat st;
-	if (lstat(fs_path, &st)) {
-		report_errno(w, fs_path, "cannot stat", errno);
-		return ZN_OK;
-	}
-	if (rel_len && w->filter && !w->filter(w->hook_ctx, w->pathbuf, S_ISDIR(st.st_mode)))
-		return ZN_OK;
-	/* Open the parent directory so every later lookup is relative to a descriptor. */
+	for (const char *p = src; (p = strstr(p, "..")) != NULL; p += 2)
+		if ((p == src || p[-1] == '/') && (!p[2] || p[2] == '/')) {
+			report(w, src, ZN_OK, "stored without the part up to its last '..'");
+			break;
+		}
+	/* Trailing slashes go before the lstat, so that "link/" is the symlink, as it is for
+	 * the later open (which never follows one). */
 	char *copy = strdup(fs_path);
 	if (!copy)
 		return ZN_ERR_NOMEM;
 	size_t len = strlen(copy);
 	while (len > 1 && copy[len - 1] == '/')
 		copy[--len] = 0;
+	struct stat st;
+	if (lstat(copy, &st)) {
+		report_errno(w, fs_path, "cannot stat", errno);
+		free(copy);
+		return ZN_OK;
+	}
+	if (rel_len && w->filter && !w->filter(w->hook_ctx, w->pathbuf, S_ISDIR(st.st_mode))) {
+		free(copy);
+		return ZN_OK;
+	}
+	/* Open the parent directory so every later lookup is relative to a descriptor. */
 	char *slash = strrchr(copy, '/');
 	const char *base = copy;
 	int dirfd = AT_FDCWD;
@@ -1391,8 +1428,12 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		const struct went *e = &w->ents[order[i]];
 		if (m) {
 			const struct went *p = &w->ents[order[m - 1]];
-			if (p->path_len == e->path_len && !memcmp(p->path, e->path, e->path_len))
+			if (p->path_len == e->path_len && !memcmp(p->path, e->path, e->path_len)) {
+				if (e->type != ZN_TYPE_DIR || p->type != ZN_TYPE_DIR)
+					report(w, e->path, ZN_OK,
+					       "given more than once; stored once (the first)");
 				continue;
+			}
 		}
 		order[m++] = order[i];
 	}
@@ -1468,6 +1509,8 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		r = zn_write_all(w->fd, sums, npages * 8);
 	if (r == ZN_OK)
 		r = zn_write_all(w->fd, foot, sizeof(foot));
+	if (r != ZN_OK && !w->out_errno)
+		w->out_errno = errno;
 	free(index);
 	free(sums);
 	w->stats.entries = m;
@@ -1478,12 +1521,20 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	w->stats.index_bytes = index_len;
 	if (r != ZN_OK)
 		return r;
+	w->stats.complete = 1;
 	return w->input_err;
 }
 
 void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st)
 {
 	*st = w->stats;
+	st->write_errno = w->out_errno;
+}
+
+void zn_writer_skip_inode(struct zn_writer *w, uint64_t dev, uint64_t ino)
+{
+	w->skip_dev = (dev_t)dev;
+	w->skip_ino = (ino_t)ino;
 }
 
 void zn_writer_free(struct zn_writer *w)

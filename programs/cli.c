@@ -213,7 +213,8 @@ void cli_put_escaped(FILE *f, const char *s, size_t n)
 void cli_problem_cb(void *ctx, const char *path, zn_result r, const char *what)
 {
 	(void)ctx;
-	(void)r;
+	if (r == ZN_OK && cli_quiet)
+		return; /* a warning: nothing went wrong */
 	cli_progress_end();
 	fprintf(stderr, "%s: ", cli_prog);
 	cli_put_escaped(stderr, path, strlen(path));

@@ -36,19 +36,22 @@ static zn_result open_reader(const char *path, struct zn_reader **r)
 
 static const char create_help[] =
 	"Usage: znippy create -o OUT [OPTIONS] PATH...\n"
-	"Pack files and directory trees into an archive. Stored paths are relative (a leading '/'\n"
-	"and '.'/'..' parts are removed); directories are walked in byte order of names.\n"
+	"Pack files and directory trees into an archive. Stored paths are relative (a leading '/',\n"
+	"'.' parts and everything up to a last '..' are removed, with a warning); directories\n"
+	"are walked in byte order of names. OUT is written under a temporary name and renamed\n"
+	"when complete (a device, FIFO or symlink OUT is written in place).\n"
 	"\n"
 	"  -o, --output OUT      archive to write ('-' for standard output)\n"
 	"  -l, --level N         zstd level 1..19 (default 3)\n"
 	"  -T, --threads N       worker threads (default: one per CPU)\n"
 	"      --chunk-size SIZE block size, 64K..256M (default 4M); small files are packed\n"
 	"                        together into blocks of this size, larger files cut into chunks\n"
-	"      --memory SIZE     bound on pipeline buffers (default 256M)\n"
+	"      --memory SIZE     bound on pipeline buffers (default 256M; at least 8 times\n"
+	"                        the chunk size)\n"
 	"      --no-skip         compress known-compressed types too (jar, png, gz, ...)\n"
 	"      --digest KIND     per-file digest: sha256 (default) or none\n"
 	"      --exclude GLOB    skip paths (or names) matching GLOB; repeatable\n"
-	"  -C, --directory DIR   change to DIR before reading PATHs\n"
+	"  -C, --directory DIR   change to DIR before reading PATHs (once)\n"
 	"      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
 	"  -q, --quiet           no progress, no warnings\n"
 	"  -h, --help            this help\n"
@@ -138,7 +141,11 @@ int cmd_create(int argc, char **argv)
 				return cli_usage_error("create", "too many --exclude options");
 			cc.ex.globs[cc.ex.n++] = optarg;
 			break;
-		case 'C': dir = optarg; break;
+		case 'C':
+			if (dir) /* tar's positional -C is not supported: refuse rather than guess */
+				return cli_usage_error("create", "-C may be given only once");
+			dir = optarg;
+			break;
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(create_help, stdout); return EXIT_OK;
@@ -149,25 +156,50 @@ int cmd_create(int argc, char **argv)
 		return cli_usage_error("create", "missing -o OUT");
 	if (optind >= argc)
 		return cli_usage_error("create", "no input PATH given");
-	if (opt.chunk_size * 2 > opt.memory_limit)
-		return cli_usage_error("create", "--memory must be at least twice the chunk size");
+	/* The pipeline keeps 4 buffers of a chunk and its compressed bound (zn_writer_open). */
+	if (opt.memory_limit / (opt.chunk_size + opt.chunk_size / 128 + (64u << 10)) < 4)
+		return cli_usage_error("create", "--memory must be at least 8 times the chunk size "
+						 "(4 buffers of input and compressed output)");
 
-	/* Write to a temporary name beside OUT and rename on success, so a failed run never leaves a
-	 * half-written archive under the final name. Paths are resolved before -C. */
+	/* A new or plain OUT is written under a temporary name beside it (mkstemp: unpredictable,
+	 * never through a symlink) and renamed on success, so a failed run never leaves a half-
+	 * written archive under the final name. Anything else (a device, a FIFO, a symlink, a file
+	 * with other links) is written in place, as tar does. Paths are resolved before -C. */
 	int to_stdout = !strcmp(out, "-");
 	char *tmp = NULL;
 	int fd = 1;
+	struct stat ost;
+	int out_exists = lstat(out, &ost) == 0;
 	if (to_stdout) {
 		if (isatty(1))
 			return cli_usage_error("create", "refusing to write an archive to a terminal");
-	} else {
-		tmp = malloc(strlen(out) + 16);
-		sprintf(tmp, "%s.tmp%ld", out, (long)getpid());
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			cli_error("%s: cannot create: %s", out, strerror(errno));
+	} else if (out_exists && (!S_ISREG(ost.st_mode) || ost.st_nlink > 1)) {
+		if (S_ISDIR(ost.st_mode)) {
+			cli_error("%s: is a directory", out);
 			return EXIT_SYSTEM;
 		}
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+		if (fd < 0) {
+			cli_error("%s: cannot open: %s", out, strerror(errno));
+			return EXIT_SYSTEM;
+		}
+		to_stdout = 1; /* written in place: no rename, nothing to remove */
+		out_exists = 0;
+	} else {
+		tmp = malloc(strlen(out) + 8);
+		if (!tmp)
+			return EXIT_SYSTEM;
+		sprintf(tmp, "%s.XXXXXX", out);
+		fd = mkostemp(tmp, O_CLOEXEC);
+		if (fd < 0) {
+			cli_error("%s: cannot create: %s", out, strerror(errno));
+			free(tmp);
+			return EXIT_SYSTEM;
+		}
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(fd, 0666 & ~mask); /* mkostemp made it 0600 */
+		cli_set_cleanup(tmp);
 	}
 	int cwd = -1;
 	if (dir) {
@@ -185,6 +217,8 @@ int cmd_create(int argc, char **argv)
 	}
 	zn_writer_set_hooks(w, cli_problem_cb, cc.ex.n ? create_filter : NULL,
 			    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
+	if (out_exists && tmp) /* the old archive the new one replaces is not archived either */
+		zn_writer_skip_inode(w, (uint64_t)ost.st_dev, (uint64_t)ost.st_ino);
 	for (int i = optind; i < argc && res == ZN_OK; i++)
 		res = zn_writer_add_path(w, argv[i], NULL);
 	zn_result fin = zn_writer_finish(w);
@@ -196,23 +230,34 @@ int cmd_create(int argc, char **argv)
 	zn_writer_free(w);
 	if (cwd >= 0 && fchdir(cwd)) {
 	}
-	int complete = res == ZN_OK || (res == ZN_ERR_IO && fin == ZN_ERR_IO && st.archive_bytes);
-	if (!to_stdout) {
+	/* Complete: every byte of the archive was written (inputs that could not be read are
+	 * named above and left out; that alone does not cost the archive). */
+	int complete = st.complete && (res == ZN_OK || res == ZN_ERR_IO);
+	int write_failed = !st.complete && st.write_errno;
+	if (write_failed)
+		cli_error("%s: write failed: %s", strcmp(out, "-") ? out : "(standard output)",
+			  strerror(st.write_errno));
+	if (tmp) {
 		if (close(fd) && complete) {
 			cli_error("%s: write failed: %s", out, strerror(errno));
 			complete = 0;
-			res = ZN_ERR_IO;
+			write_failed = 1;
 		}
 		if (complete && rename(tmp, out)) {
 			cli_error("%s: cannot rename: %s", out, strerror(errno));
 			complete = 0;
-			res = ZN_ERR_IO;
+			write_failed = 1;
 		}
 		if (!complete)
 			unlink(tmp);
+		cli_set_cleanup(NULL);
+	} else if (fd != 1) {
+		close(fd);
 	}
 	free(tmp);
-	if (res != ZN_OK && res != ZN_ERR_IO)
+	if (write_failed)
+		res = ZN_ERR_IO;
+	else if (res != ZN_OK && res != ZN_ERR_IO)
 		cli_error("create: %s", zn_result_message(res));
 	else if (res == ZN_ERR_IO && complete)
 		cli_error("create: some inputs could not be read (see above); archive written without them");
@@ -226,9 +271,10 @@ int cmd_create(int argc, char **argv)
 					 : 0.0);
 	return res == ZN_OK ? EXIT_OK : res == ZN_ERR_IO ? EXIT_SYSTEM : cli_exit_code(res);
 fail_early:
-	if (!to_stdout) {
+	if (tmp) {
 		close(fd);
 		unlink(tmp);
+		cli_set_cleanup(NULL);
 	}
 	free(tmp);
 	return EXIT_SYSTEM;

@@ -158,6 +158,44 @@ for limit in 120 200; do # KiB: the first, or a later, file does not fit
 	check "write error (limit $limit KiB): every file left is complete" test "$left" -eq 0
 done
 
+# ---- the output file --------------------------------------------------------------------------------------
+O=$T/osrc
+mkdir -p "$O/in" && printf 'x\n' >"$O/in/f"
+"$Z" create -q -o "$O/in/a.zn" -C "$O" in && "$Z" create -q -o "$O/in/a.zn" -C "$O" in
+check "an archive inside the tree does not take in the one it replaces" \
+	test "$("$Z" list "$O/in/a.zn" | tr '\n' ' ')" = "in in/f "
+check "no temporary file left beside the archive" test "$(ls "$O/in" | tr '\n' ' ')" = "a.zn f "
+printf 'old\n' >"$O/target" && ln -s target "$O/link.zn"
+"$Z" create -q -o "$O/link.zn" -C "$O" in
+check "a symlink OUT is written through, as tar does" test -L "$O/link.zn"
+check "...and holds the archive" "$Z" verify -q "$O/link.zn"
+mkfifo "$O/fifo.zn"
+(cat "$O/fifo.zn" >"$O/from-fifo.zn") &
+"$Z" create -q -o "$O/fifo.zn" -C "$O" in
+wait
+check "a FIFO OUT is written in place" "$Z" verify -q "$O/from-fifo.zn"
+code 2 "-C given twice" "$Z" create -q -o "$O/c.zn" -C "$O" in -C "$O" in
+code 2 "--memory below 8 chunks" "$Z" create -q -o "$O/c.zn" --memory 16M --chunk-size 4M -C "$O" in
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$O/mnt" && mount -t tmpfs -o size=200k tmpfs "$O/mnt" 2>/dev/null; then
+	mkdir -p "$O/many" && for i in $(seq 3000); do : >"$O/many/f$i"; done
+	dd if=/dev/zero of="$O/mnt/fill" bs=1k count=188 2>/dev/null
+	printf 'good\n' >"$O/mnt/b.zn"
+	"$Z" create -q -o "$O/mnt/b.zn" -C "$O" many 2>"$T/stderr"
+	check "disk full while writing the index: exit 3" test $? -eq 3
+	check "disk full: the message says why" grep -q 'No space left' "$T/stderr"
+	check "disk full: the old archive is untouched" test "$(cat "$O/mnt/b.zn")" = good
+	check "disk full: no temporary file left" test "$(ls "$O/mnt" | tr '\n' ' ')" = "b.zn fill "
+	umount "$O/mnt"
+fi
+
+# ---- input paths: '..', a symlink given with a trailing slash ------------------------------------------------
+mkdir -p "$O/p/d/sub" "$O/real" && printf 'f\n' >"$O/p/d/f" && ln -s ../real "$O/p/ldir"
+(cd "$O/p" && "$Z" create -o "$O/p.zn" d/sub/../f ldir/) 2>"$T/stderr"
+check "'..' in a PATH: stored without the part up to it" test "$("$Z" list "$O/p.zn" | tr '\n' ' ')" = "f ldir "
+check "'..' in a PATH: a warning" grep -q "up to its last '..'" "$T/stderr"
+check "a symlink given as 'link/' is stored as the symlink" \
+	grep -q '^l' <("$Z" list -l "$O/p.zn" ldir)
+
 # ---- unreadable inputs are reported, and the exit code says so ------------------------------------------
 U=$T/unreadable
 mkdir -p "$U" && printf 'secret\n' >"$U/secret" && printf 'public\n' >"$U/public" && chmod 000 "$U/secret"

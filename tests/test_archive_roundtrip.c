@@ -104,7 +104,7 @@ static char *write_archive(const char *dir, const char *name, unsigned threads, 
 	zn_create_options_init(&opt);
 	opt.threads = threads;
 	opt.chunk_size = chunk;
-	opt.memory_limit = chunk * 8;
+	opt.memory_limit = chunk * 9; /* just above the 4 buffers the pipeline needs */
 	struct zn_writer *w;
 	CHECK_OK(zn_writer_open(&w, fd, &opt));
 	/* Add in a scrambled order: the index must come out sorted anyway. */
