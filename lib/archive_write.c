@@ -1038,10 +1038,25 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 		w->ents[idx].dropped = 1;
 		return ZN_OK;
 	}
+	struct stat fst;
+	if (fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st->st_ino ||
+	    fst.st_dev != st->st_dev) {
+		/* Replaced since the directory was read (by a FIFO, another file, ...). */
+		report(w, rel, ZN_ERR_CHANGED, "replaced while being archived; not stored");
+		w->input_err = ZN_ERR_IO;
+		w->ents[idx].dropped = 1;
+		close(fd);
+		return ZN_OK;
+	}
 	struct source src = {.fd = fd};
 	if (e->size >= w->opt.chunk_size)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	zn_result r = emit_content(w, idx, &src);
+	/* As tar: a file written to while it was read is stored as read, with a warning. */
+	if (r == ZN_OK && !w->ents[idx].dropped && !fstat(fd, &fst) &&
+	    (fst.st_size != st->st_size || fst.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+	     fst.st_mtim.tv_nsec != st->st_mtim.tv_nsec))
+		report(w, rel, ZN_ERR_CHANGED, "file changed as we read it; stored as read");
 	close(fd);
 	return r;
 }
