@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -271,6 +272,15 @@ static void on_sigbus(int sig)
 		unlink(p);
 	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	_exit(EXIT_SYSTEM);
+}
+
+void cli_raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max < (1u << 20) ? rl.rlim_max : (1u << 20);
+	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 void cli_install_signals(void)

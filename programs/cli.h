@@ -59,6 +59,9 @@ int cli_write_all(int fd, const void *buf, size_t len);
  * cli_set_cleanup(), then take their default action; SIGBUS (a mapped input that shrank or could
  * not be read) removes it, says so and exits with EXIT_SYSTEM. Called once from main. */
 void cli_install_signals(void);
+/* Raise the soft limit on open files to the hard one (at most 2^20): a directory walk keeps one
+ * descriptor per level, and the default soft limit of 1024 cuts off trees deeper than that. */
+void cli_raise_fd_limit(void);
 /* The partial output file to remove if a signal ends the process (NULL: none). The string must
  * stay valid until replaced. */
 void cli_set_cleanup(const char *path);

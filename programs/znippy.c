@@ -27,6 +27,7 @@ static const char usage[] =
 int main(int argc, char **argv)
 {
 	cli_install_signals();
+	cli_raise_fd_limit();
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;
