@@ -340,14 +340,31 @@ static void apply_meta_link(struct xjob *j, int dfd, const char *base, const str
  * AT_SYMLINK_NOFOLLOW, so a name-based chmod would follow it). */
 static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const struct zn_entry *e)
 {
-	int fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return; /* not fatal, as with tar */
-	int chowned;
-	fchmod(fd, apply_owner(j, fd, e, &chowned));
 	struct timespec ts[2];
 	entry_times(e, ts);
-	futimens(fd, ts);
+	int chowned;
+	int fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		fchmod(fd, apply_owner(j, fd, e, &chowned));
+		futimens(fd, ts);
+		close(fd);
+		return;
+	}
+	/* A directory this user may not read (an existing one, with --overwrite): an O_PATH
+	 * descriptor pins it without following a symlink, and its /proc/self/fd name reaches
+	 * exactly that directory. Failures are not fatal, as with tar. */
+	fd = openat(dfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	uint32_t mode = e->mode & 01777;
+	if (e->uid == j->euid && e->gid == j->egid)
+		mode = e->mode & 07777;
+	else if (j->same_owner && !fchownat(fd, "", e->uid, e->gid, AT_EMPTY_PATH))
+		mode = e->mode & 07777;
+	(void)!chmod(self, mode);
+	utimensat(AT_FDCWD, self, ts, 0);
 	close(fd);
 }
 
@@ -529,8 +546,15 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 		}
 		atomic_fetch_add(&j->done_bytes, s->len);
 	}
-	if (multi && atomic_fetch_sub(&j->left[i], 1) != 1)
-		return; /* not the last piece */
+	if (multi) {
+		if (atomic_fetch_sub(&j->left[i], 1) != 1)
+			return; /* not the last piece */
+		/* The last piece closes the file, whichever worker opened it: this one may have
+		 * read fds[i] before another worker's piece created the file. */
+		pthread_mutex_lock(&j->stripes[i % 64]);
+		fd = j->fds[i];
+		pthread_mutex_unlock(&j->stripes[i % 64]);
+	}
 	if (fd >= 0) {
 		if (get_status(j, i) == ST_OK)
 			apply_meta_fd(j, fd, e);
@@ -599,6 +623,9 @@ static void *xworker(void *arg)
 			while (j->span_turn != span && !atomic_load(&j->cancel))
 				pthread_cond_wait(&j->cv, &j->mu);
 			pthread_mutex_unlock(&j->mu);
+			/* Released by a cancellation rather than by its turn: the shared digest
+			 * context is not this worker's to feed. */
+			cancel = cancel || atomic_load(&j->cancel);
 		}
 		for (uint64_t s = j->bstart[b]; s < j->bstart[b + 1]; s++) {
 			const struct xseg *g = &j->segs[s];

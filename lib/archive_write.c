@@ -1439,6 +1439,7 @@ zn_result zn_writer_finish(struct zn_writer *w)
 			order[n++] = i;
 	qsort_r(order, n, sizeof(uint64_t), cmp_entries, w->ents);
 	size_t m = 0;
+	uint8_t *dup = NULL; /* entries left out as duplicates */
 	for (size_t i = 0; i < n; i++) {
 		const struct went *e = &w->ents[order[i]];
 		if (m) {
@@ -1447,10 +1448,32 @@ zn_result zn_writer_finish(struct zn_writer *w)
 				if (e->type != ZN_TYPE_DIR || p->type != ZN_TYPE_DIR)
 					report(w, e->path, ZN_OK,
 					       "given more than once; stored once (the first)");
+				if (!dup && !(dup = calloc(w->nents, 1))) {
+					free(order);
+					return ZN_ERR_NOMEM;
+				}
+				dup[order[i]] = 1;
 				continue;
 			}
 		}
 		order[m++] = order[i];
+	}
+	if (dup) {
+		/* A hardlink to an entry left out would name the kept entry of that path, whose
+		 * content is another file's: such links are left out, and named. */
+		size_t k = 0;
+		for (size_t i = 0; i < m; i++) {
+			const struct went *e = &w->ents[order[i]];
+			if (e->type == ZN_TYPE_HARDLINK && e->link_entry >= 0 && dup[e->link_entry]) {
+				report(w, e->path, ZN_ERR_EXISTS,
+				       "hardlink to a path given twice; not stored");
+				w->input_err = ZN_ERR_IO;
+				continue;
+			}
+			order[k++] = order[i];
+		}
+		m = k;
+		free(dup);
 	}
 
 	struct zn_index_input in = {

@@ -191,15 +191,28 @@ int cmd_create(int argc, char **argv)
 			return EXIT_SYSTEM;
 		sprintf(tmp, "%s.XXXXXX", out);
 		fd = mkostemp(tmp, O_CLOEXEC);
+		int e = errno;
+		if (fd < 0 && out_exists && (e == EACCES || e == EPERM || e == EROFS)) {
+			/* A file we may write in a directory we may not: written in place, as tar
+			 * does (a failure then leaves it incomplete). */
+			free(tmp);
+			tmp = NULL;
+			fd = open(out, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+			e = errno;
+			to_stdout = 1;
+			out_exists = 0;
+		}
 		if (fd < 0) {
-			cli_error("%s: cannot create: %s", out, strerror(errno));
+			cli_error("%s: cannot create: %s", out, strerror(e));
 			free(tmp);
 			return EXIT_SYSTEM;
 		}
-		mode_t mask = umask(0);
-		umask(mask);
-		fchmod(fd, 0666 & ~mask); /* mkostemp made it 0600 */
-		cli_set_cleanup(tmp);
+		if (tmp) {
+			mode_t mask = umask(0);
+			umask(mask);
+			fchmod(fd, 0666 & ~mask); /* mkostemp made it 0600 */
+			cli_set_cleanup(tmp);
+		}
 	}
 	int cwd = -1;
 	if (dir) {
@@ -212,7 +225,11 @@ int cmd_create(int argc, char **argv)
 	struct zn_writer *w;
 	zn_result res = zn_writer_open(&w, fd, &opt);
 	if (res != ZN_OK) {
-		cli_error("create: %s", zn_result_message(res));
+		if (res == ZN_ERR_IO) /* the header could not be written */
+			cli_error("%s: write failed: %s", strcmp(out, "-") ? out : "(standard output)",
+				  strerror(errno));
+		else
+			cli_error("create: %s", zn_result_message(res));
 		goto fail_early;
 	}
 	zn_writer_set_hooks(w, cli_problem_cb, cc.ex.n ? create_filter : NULL,

@@ -208,9 +208,20 @@ static int out_open(struct out *o, const char *final, int force, int allow_devic
 	sprintf(o->tmp + dlen, ".%s.XXXXXX", final + dlen);
 	o->fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (o->fd < 0) {
-		cli_error("%s: cannot create a temporary file beside it: %s", final, strerror(errno));
+		int e = errno;
 		free(o->tmp);
 		o->tmp = NULL;
+		if (o->existed && (e == EACCES || e == EPERM || e == EROFS)) {
+			/* -f over a file we may write in a directory we may not (or a bind-mounted
+			 * file): written in place, as `gzip -dc > FILE` would. */
+			o->fd = open(final, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+			if (o->fd >= 0)
+				return EXIT_OK;
+			e = errno;
+		}
+		cli_error("%s: cannot create a temporary file beside it: %s", final, strerror(e));
+		free(o->final);
+		o->final = NULL;
 		return EXIT_SYSTEM;
 	}
 	cli_set_cleanup(o->tmp);
@@ -244,11 +255,12 @@ static int out_close(struct out *o, int rc, int force)
 				unlink(o->tmp);
 		}
 		if (e) {
-			if (errno == EEXIST)
+			int err = errno;
+			if (err == EEXIST)
 				cli_error("%s: already exists; use -f to overwrite", o->final);
 			else
-				cli_error("%s: %s", o->final, strerror(errno));
-			rc = errno == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
+				cli_error("%s: %s", o->final, strerror(err));
+			rc = err == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
 		}
 	}
 	if (o->tmp && rc != EXIT_OK)

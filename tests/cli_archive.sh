@@ -196,6 +196,14 @@ check "'..' in a PATH: a warning" grep -q "up to its last '..'" "$T/stderr"
 check "a symlink given as 'link/' is stored as the symlink" \
 	grep -q '^l' <("$Z" list -l "$O/p.zn" ldir)
 
+# a hardlink to a path given twice is left out and named, not stored pointing at the wrong file
+mkdir -p "$O/hl/sub" && printf 'outer\n' >"$O/hl/p" && printf 'inner\n' >"$O/hl/sub/p"
+ln "$O/hl/sub/p" "$O/hl/sub/q"
+(cd "$O/hl/sub" && "$Z" create -o "$O/hl.zn" ../p p q) 2>"$T/stderr"
+check "hardlink to a duplicated path: exit 3" test $? -eq 3
+check "hardlink to a duplicated path: named" grep -q 'q: hardlink to a path given twice' "$T/stderr"
+check "hardlink to a duplicated path: not stored" test "$("$Z" list "$O/hl.zn" | tr '\n' ' ')" = "p "
+
 # ---- unreadable inputs are reported, and the exit code says so ------------------------------------------
 U=$T/unreadable
 mkdir -p "$U" && printf 'secret\n' >"$U/secret" && printf 'public\n' >"$U/public" && chmod 000 "$U/secret"

@@ -87,6 +87,14 @@ kill -TERM $pid; wait $pid
 exec 3>&-
 [ -e zo ] && fail "output left after SIGTERM"
 ls -A | grep -q '^\.zo\.' && fail "temporary file left after SIGTERM"
+# -f -o over a writable file in a directory this user may not write: written in place
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	mkdir ro && printf 'old\n' >ro/existing && chmod 666 ro/existing && chmod 755 ro
+	chmod 755 . && chmod 644 o.gz
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$Z" gunzip -f -o ro/existing o.gz ||
+		fail "-f -o into a read-only directory"
+	cmp -s ro/existing a.orig || fail "-f -o into a read-only directory: content"
+fi
 "$Z" gunzip --help | grep -q Usage || fail "--help"
 "$Z" gunzip --bogus 2>/dev/null; [ $? = 2 ] || fail "usage error exit code"
 echo ok
