@@ -161,8 +161,8 @@ static int open_dir_beneath(int rootfd, const char *rel, int create)
 			return (int)fd;
 		if (errno == ENOSYS || errno == EPERM)
 			atomic_store(&have_openat2, 0);
-		else if (errno != ENOENT || !create)
-			return -1;
+		else if (errno != ENAMETOOLONG && (errno != ENOENT || !create))
+			return -1; /* a path over PATH_MAX is walked component by component below */
 	}
 	/* Component by component. */
 	int fd = dup(rootfd);
@@ -865,12 +865,14 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	zn_result res = job_init(&j, r, select);
 	if (res != ZN_OK)
 		goto out;
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		res = ZN_ERR_IO;
-		goto out;
-	}
-	j.rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (j.rootfd < 0) {
+	if ((mkdir(dir, 0755) && errno != EEXIST) ||
+	    (j.rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		if (problem) {
+			char msg[128];
+			snprintf(msg, sizeof(msg), "cannot use as the target directory: %s",
+				 strerror(errno));
+			problem(ctx, dir, ZN_ERR_IO, msg);
+		}
 		res = ZN_ERR_IO;
 		goto out;
 	}
@@ -991,6 +993,9 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			}
 			if (rc && why) {
 				xreport(&j, e, ZN_ERR_IO, why);
+				j.status[i] = ST_FAILED;
+			} else if (rc && errno == EEXIST && !opt.overwrite) {
+				report_create_failure(&j, e); /* "not overwritten (use --overwrite)" */
 				j.status[i] = ST_FAILED;
 			} else if (rc) {
 				xreport_errno(&j, e,

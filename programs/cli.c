@@ -222,6 +222,21 @@ void cli_problem_cb(void *ctx, const char *path, zn_result r, const char *what)
 	fprintf(stderr, ": %s\n", what);
 }
 
+void cli_normalize_path(char *s)
+{
+	char *o = s;
+	const char *p = s;
+	while (p[0] == '.' && p[1] == '/')
+		for (p += 2; *p == '/'; p++) {
+		}
+	for (; *p; p++)
+		if (*p != '/' || (o > s && o[-1] != '/'))
+			*o++ = *p;
+	while (o > s + 1 && o[-1] == '/')
+		o--;
+	*o = 0;
+}
+
 int cli_path_matches(const char *pattern, const char *path, size_t path_len)
 {
 	char stack[512];

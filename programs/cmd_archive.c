@@ -27,6 +27,13 @@ static zn_result open_reader(const char *path, struct zn_reader **r)
 {
 	char err[256] = "";
 	zn_result res = zn_reader_open(r, path, err, sizeof(err));
+	if (res == ZN_ERR_INVALID_ARG) {
+		/* Not a regular file (a pipe, a directory, standard input): the index is at the
+		 * end, so an archive is read from a file it can seek in. An I/O matter, not usage. */
+		cli_error("%s: not a regular file; archives are read from a seekable file (the "
+			  "index is at the end)", path);
+		return ZN_ERR_IO;
+	}
 	if (res != ZN_OK)
 		cli_error("%s: %s", path, err[0] ? err : zn_result_message(res));
 	return res;
@@ -306,6 +313,8 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 	uint64_t n = zn_reader_count(r);
 	int missing = 0;
 	uint8_t *hit = calloc((size_t)npats + 1, 1);
+	for (int k = 0; k < npats; k++)
+		cli_normalize_path(pats[k]);
 	for (uint64_t i = 0; i < n; i++) {
 		struct zn_entry e;
 		if (zn_reader_entry(r, i, &e) != ZN_OK) {
@@ -398,9 +407,12 @@ int cmd_extract(int argc, char **argv)
 	free(sel);
 	zn_reader_close(r);
 	if (res != ZN_OK) {
-		cli_error("%s: %s", path,
-			  res == ZN_ERR_DAMAGED ? "some entries are damaged or unsafe (see above)"
-						: zn_result_message(res));
+		if (res == ZN_ERR_DAMAGED)
+			cli_error("%s: some entries are damaged or unsafe (see above)", path);
+		else if (res == ZN_ERR_IO)
+			cli_error("some entries could not be written (see above)");
+		else
+			cli_error("%s: %s", path, zn_result_message(res));
 		return cli_exit_code(res);
 	}
 	return missing ? EXIT_DAMAGED : EXIT_OK;
@@ -423,11 +435,16 @@ static int valid_utf8(const unsigned char *s, size_t n)
 	for (size_t i = 0; i < n;) {
 		unsigned char c = s[i];
 		size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-		if (!k || i + k > n || (k == 2 && c < 0xc2))
+		if (!k || i + k > n || (k == 2 && c < 0xc2) || c > 0xf4)
 			return 0;
 		for (size_t j = 1; j < k; j++)
 			if ((s[i + j] & 0xc0) != 0x80)
 				return 0;
+		/* No overlong forms, no surrogates, nothing above U+10FFFF (RFC 3629). */
+		unsigned char c1 = k > 1 ? s[i + 1] : 0;
+		if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) || (c == 0xf0 && c1 < 0x90) ||
+		    (c == 0xf4 && c1 > 0x8f))
+			return 0;
 		i += k;
 	}
 	return 1;
@@ -647,10 +664,15 @@ static const char cat_help[] =
 	"blocks that hold them. Each block and the file's SHA-256 are checked.\n"
 	"\n" EXIT_CODES_HELP;
 
+static int stdout_err; /* errno of a failed write to standard output, else 0 */
+
 static zn_result sink_stdout(void *ctx, const void *data, size_t len)
 {
 	(void)ctx;
-	return cli_write_all(1, data, len) ? ZN_ERR_IO : ZN_OK;
+	if (!cli_write_all(1, data, len))
+		return ZN_OK;
+	stdout_err = errno ? errno : EIO;
+	return ZN_ERR_IO;
 }
 
 int cmd_cat(int argc, char **argv)
@@ -668,15 +690,20 @@ int cmd_cat(int argc, char **argv)
 		return cli_exit_code(res);
 	int rc = EXIT_OK;
 	for (int i = 2; i < argc; i++) {
-		const char *name = argv[i];
-		while (name[0] == '.' && name[1] == '/')
-			name += 2;
+		char *name = argv[i];
+		cli_normalize_path(name);
 		uint64_t idx;
 		res = zn_reader_find(r, name, strlen(name), &idx);
+		stdout_err = 0;
 		if (res == ZN_OK)
 			res = zn_reader_read_entry(r, idx, sink_stdout, NULL);
 		if (res == ZN_OK)
 			continue;
+		if (stdout_err) { /* our own output failed, not the archive */
+			cli_error("write error on standard output: %s", strerror(stdout_err));
+			rc = EXIT_SYSTEM;
+			break;
+		}
 		if (res == ZN_ERR_NOT_FOUND)
 			cli_error("%s: not found in archive", argv[i]);
 		else if (res == ZN_ERR_INVALID_ARG)

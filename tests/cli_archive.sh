@@ -204,6 +204,35 @@ check "hardlink to a duplicated path: exit 3" test $? -eq 3
 check "hardlink to a duplicated path: named" grep -q 'q: hardlink to a path given twice' "$T/stderr"
 check "hardlink to a duplicated path: not stored" test "$("$Z" list "$O/hl.zn" | tr '\n' ' ')" = "p "
 
+# ---- the read side: patterns and paths as typed, messages that name the right thing -----------------------
+R=$T/rd
+mkdir -p "$R/dir" && printf 'a\n' >"$R/dir/a.txt"
+printf 'x' >"$R/"$'\xe0\x80\x80-overlong' && printf 'x' >"$R/"$'\xed\xa0\x80-surrogate'
+"$Z" create -q -o "$R.zn" -C "$R" .
+check "a pattern with a trailing slash selects the directory" \
+	test "$("$Z" list "$R.zn" dir/ | tr '\n' ' ')" = "dir dir/a.txt "
+check "cat of 'dir//a.txt/' finds dir/a.txt" test "$("$Z" cat "$R.zn" dir//a.txt/)" = a
+check "list --json is strict UTF-8 (overlong forms and surrogates go to path_hex)" \
+	python3 -c 'import sys, json
+for l in open(sys.argv[1], "rb"): json.loads(l.decode("utf-8", "strict"))' <("$Z" list --json "$R.zn")
+printf 'not a dir\n' >"$R/afile"
+code 3 "extract -C onto a file" "$Z" extract -q "$R.zn" -C "$R/afile"
+check "...names the directory" grep -q "afile: cannot use as the target directory" "$T/stderr"
+code 3 "an archive on a pipe" bash -c 'cat "$1" | "$2" list /dev/stdin' _ "$R.zn" "$Z"
+check "...says why" grep -q "seekable" "$T/stderr"
+if [ -w /dev/full ]; then
+	"$Z" cat "$R.zn" dir/a.txt >/dev/full 2>"$T/stderr"
+	check "cat to a full device: exit 3" test $? -eq 3
+	check "...blames standard output" grep -q "write error on standard output" "$T/stderr"
+fi
+# a tree whose paths are longer than PATH_MAX extracts whole (openat2 refuses such paths)
+(mkdir -p "$R/deep" && cd "$R/deep" && for i in $(seq 40); do
+	d=$(printf 'D%.0s' $(seq 120)); mkdir "$d" && cd "$d"; done && printf 'leaf\n' >leaf)
+"$Z" create -q -o "$R/deep.zn" -C "$R" deep
+rm -rf "$R/xdeep"
+code 0 "extract paths over PATH_MAX" "$Z" extract -q "$R/deep.zn" -C "$R/xdeep"
+check "...the leaf is there" test "$(find "$R/xdeep" -name leaf | wc -l)" -eq 1
+
 # ---- unreadable inputs are reported, and the exit code says so ------------------------------------------
 U=$T/unreadable
 mkdir -p "$U" && printf 'secret\n' >"$U/secret" && printf 'public\n' >"$U/public" && chmod 000 "$U/secret"
