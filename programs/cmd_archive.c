@@ -568,12 +568,24 @@ int cmd_list(int argc, char **argv)
 			struct tm tm;
 			localtime_r(&t, &tm);
 			strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M", &tm);
-			char owner[128];
-			snprintf(owner, sizeof(owner), "%.*s/%.*s", (int)(e.uname_len < 60 ? e.uname_len : 60),
-				 e.uname_len ? e.uname : "", (int)(e.gname_len < 60 ? e.gname_len : 60),
-				 e.gname_len ? e.gname : "");
-			if (!e.uname_len)
-				snprintf(owner, sizeof(owner), "%u/%u", e.uid, e.gid);
+			/* user/group, each its name when the archive has one, else its number (as
+			 * tar); names come from the archive, so control characters become '?'. */
+			char owner[160];
+			size_t o = 0;
+			for (int g = 0; g < 2; g++) {
+				const char *nm = g ? e.gname : e.uname;
+				size_t nl = g ? e.gname_len : e.uname_len;
+				if (g)
+					owner[o++] = '/';
+				if (!nl) {
+					o += (size_t)snprintf(owner + o, sizeof(owner) - o, "%u",
+							      g ? e.gid : e.uid);
+					continue;
+				}
+				for (size_t k = 0; k < nl && k < 60; k++)
+					owner[o++] = (unsigned char)nm[k] < 32 || nm[k] == 127 ? '?' : nm[k];
+			}
+			owner[o] = 0;
 			fprintf(f, "%s %-17s %12llu %12llu %s ", ms, owner, (unsigned long long)e.size,
 				(unsigned long long)e.stored_size, tbuf);
 			cli_put_escaped(f, e.path, e.path_len);

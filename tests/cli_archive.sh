@@ -225,6 +225,11 @@ if [ -w /dev/full ]; then
 	check "cat to a full device: exit 3" test $? -eq 3
 	check "...blames standard output" grep -q "write error on standard output" "$T/stderr"
 fi
+if [ "$(id -u)" -eq 0 ] && ! getent group 54321 >/dev/null; then
+	mkdir -p "$R/own" && printf 'o\n' >"$R/own/f" && chown nobody:54321 "$R/own/f"
+	"$Z" create -q -o "$R/own.zn" -C "$R" own
+	check "list -l: a user name with a group number" grep -q ' nobody/54321 ' <("$Z" list -l "$R/own.zn" own/f)
+fi
 # a tree whose paths are longer than PATH_MAX extracts whole (openat2 refuses such paths)
 (mkdir -p "$R/deep" && cd "$R/deep" && for i in $(seq 40); do
 	d=$(printf 'D%.0s' $(seq 120)); mkdir "$d" && cd "$d"; done && printf 'leaf\n' >leaf)
