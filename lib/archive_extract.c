@@ -968,8 +968,9 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 						dircache_drop(&tdc);
 						free(tdc.path);
 					} else if (zn_reader_find(r, e->link, e->link_len, &t) == ZN_OK &&
-						   j.status[t] == ST_SKIPPED) {
-						/* Target not selected: write the content here. */
+						   (j.status[t] == ST_SKIPPED || j.status[t] == ST_FAILED)) {
+						/* Target not selected, or not written (it existed): write
+						 * the content here. */
 						int fd = create_file(&j, dfd, base, e->mode);
 						if (fd >= 0) {
 							struct fd_sink s = {fd};

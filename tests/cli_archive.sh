@@ -230,6 +230,13 @@ if [ "$(id -u)" -eq 0 ] && ! getent group 54321 >/dev/null; then
 	"$Z" create -q -o "$R/own.zn" -C "$R" own
 	check "list -l: a user name with a group number" grep -q ' nobody/54321 ' <("$Z" list -l "$R/own.zn" own/f)
 fi
+# a hardlink whose target was not overwritten still gets the archive's content
+mkdir -p "$R/hx/dir" && printf 'content\n' >"$R/hx/dir/a.txt" && ln "$R/hx/dir/a.txt" "$R/hx/hl"
+"$Z" create -q -o "$R/hx.zn" -C "$R/hx" .
+mkdir -p "$R/hxo/dir" && printf 'old\n' >"$R/hxo/dir/a.txt"
+"$Z" extract -q "$R/hx.zn" -C "$R/hxo" hl dir/a.txt 2>/dev/null
+check "hardlink beside a target that was not overwritten" test "$(cat "$R/hxo/hl")" = content
+check "...and the existing target is kept" test "$(cat "$R/hxo/dir/a.txt")" = old
 # a tree whose paths are longer than PATH_MAX extracts whole (openat2 refuses such paths)
 (mkdir -p "$R/deep" && cd "$R/deep" && for i in $(seq 40); do
 	d=$(printf 'D%.0s' $(seq 120)); mkdir "$d" && cd "$d"; done && printf 'leaf\n' >leaf)
