@@ -230,6 +230,16 @@ if [ "$(id -u)" -eq 0 ] && ! getent group 54321 >/dev/null; then
 	"$Z" create -q -o "$R/own.zn" -C "$R" own
 	check "list -l: a user name with a group number" grep -q ' nobody/54321 ' <("$Z" list -l "$R/own.zn" own/f)
 fi
+# verify names a damaged index page and still checks everything else
+mkdir -p "$R/vi" && for i in $(seq 2000); do printf 'file %s\n' "$i" >"$R/vi/f$i"; done
+"$Z" create -q -o "$R/vi.zn" -C "$R" vi
+python3 -c 'import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read()); ioff, isz = struct.unpack("<QQ", d[-64:-48])
+d[ioff + isz // 2] ^= 0x40; open(sys.argv[1], "wb").write(d)' "$R/vi.zn"
+code 1 "verify with a damaged index page" "$Z" verify "$R/vi.zn"
+check "...names the page" grep -q 'index damaged: page [0-9]* (index bytes' "$T/stderr"
+check "...and the entries it costs, not all of them" \
+	test "$(grep -c 'unreadable in the index' "$T/stderr")" -lt 2000
 # a hardlink whose target was not overwritten still gets the archive's content
 mkdir -p "$R/hx/dir" && printf 'content\n' >"$R/hx/dir/a.txt" && ln "$R/hx/dir/a.txt" "$R/hx/hl"
 "$Z" create -q -o "$R/hx.zn" -C "$R/hx" .
