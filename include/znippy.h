@@ -107,7 +107,8 @@ struct zn_entry {
 };
 
 struct zn_create_options {
-	int level;		 /* zstd level, 1..19; default 3 */
+	int level;		 /* zstd level, 1..22 (ZSTD_maxCLevel); default 3; the command allows
+				    1..19 */
 	unsigned threads;	 /* worker threads; 0 = one per online CPU */
 	uint64_t chunk_size;	 /* block size in bytes; default 4 MiB; 64 KiB .. 256 MiB */
 	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default; at
@@ -148,7 +149,8 @@ ZN_API void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_f
 				zn_progress_fn progress, void *ctx);
 
 /* Add a file, symlink or directory tree from the filesystem. `fs_path` is opened as given;
- * `name` is its stored path (NULL: fs_path with leading "/", "./" and ".." parts removed).
+ * `name` is its stored path (NULL: fs_path with a leading "/" and "." parts removed, and
+ * everything up to a last ".." too, which is reported through the problem hook as a warning).
  * Directories are walked recursively in byte order of names; hardlinked files are stored once.
  * Unreadable inputs are reported through the problem hook and make zn_writer_finish() return
  * ZN_ERR_IO (the archive is still complete for everything else). */
@@ -156,8 +158,8 @@ ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, co
 
 /* Add one entry from memory. `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes
  * (copied before the call returns). Digest and block fields of `e` are ignored. Fails with
- * ZN_ERR_UNSAFE_PATH for absolute paths or ".." parts, ZN_ERR_EXISTS for a duplicate path
- * (detected at finish). */
+ * ZN_ERR_UNSAFE_PATH for absolute paths or ".." parts. A path added twice is stored once (the
+ * first); the others are reported through the problem hook as warnings (ZN_OK) at finish. */
 ZN_API zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data);
 
 /* Flush all blocks, write the index and the footer. Returns the first error that happened. */
@@ -225,7 +227,7 @@ struct zn_extract_options {
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 
-/* Extract entries into directory `dir` (created if missing). `select` (may be NULL = all) picks
+/* Extract entries into directory `dir` (its last component created if missing). `select` (may be NULL = all) picks
  * entries by index: a byte per entry, non-zero to extract. Never writes outside `dir` and never
  * follows a symlink while writing. Damaged entries are reported through `problem`; the others
  * are still extracted; the result is then ZN_ERR_DAMAGED. */

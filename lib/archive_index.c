@@ -2,9 +2,10 @@
  *
  * Each column is one contiguous little-endian array (strings: a u64 offsets array of rows + 1
  * values plus a bytes array, Arrow's LargeBinary layout), so a column can be handed to an Arrow
- * consumer without conversion. Columns needed to find a path (the path offsets and bytes) are
- * always stored raw, so a lookup is a binary search in the memory-mapped archive. The others are
- * compressed with zstd when that saves at least 10%, and decompressed on first use.
+ * consumer without conversion. Any column is compressed with zstd when that saves at least 10%,
+ * and decompressed on first use; but when the path bytes exceed 1 MiB the columns random access
+ * needs (path, type, size, sha256, first_block, block_offset) stay raw, so a lookup in a big
+ * archive is a binary search in the memory-mapped file with nothing decoded.
  */
 #include <stdlib.h>
 #include <sys/mman.h>

@@ -44,17 +44,18 @@ static zn_result open_reader(const char *path, struct zn_reader **r)
 static const char create_help[] =
 	"Usage: znippy create -o OUT [OPTIONS] PATH...\n"
 	"Pack files and directory trees into an archive. Stored paths are relative (a leading '/',\n"
-	"'.' parts and everything up to a last '..' are removed, with a warning); directories\n"
+	"'.' parts are removed, and everything up to a last '..' too, with a warning); directories\n"
 	"are walked in byte order of names. OUT is written under a temporary name and renamed\n"
-	"when complete (a device, FIFO or symlink OUT is written in place).\n"
+	"when complete (a device, FIFO, symlink, file with other links, or a file in a directory\n"
+	"this user may not write is written in place).\n"
 	"\n"
 	"  -o, --output OUT      archive to write ('-' for standard output)\n"
 	"  -l, --level N         zstd level 1..19 (default 3)\n"
 	"  -T, --threads N       worker threads (default: one per CPU)\n"
 	"      --chunk-size SIZE block size, 64K..256M (default 4M); small files are packed\n"
 	"                        together into blocks of this size, larger files cut into chunks\n"
-	"      --memory SIZE     bound on pipeline buffers (default 256M; at least 8 times\n"
-	"                        the chunk size)\n"
+	"      --memory SIZE     bound on pipeline buffers: at least 4 x (chunk + its compressed\n"
+	"                        bound), about 8.3 x the chunk size (default 256M, or that)\n"
 	"      --no-skip         compress known-compressed types too (jar, png, gz, ...)\n"
 	"      --digest KIND     per-file digest: sha256 (default) or none\n"
 	"      --exclude GLOB    skip paths (or names) matching GLOB; repeatable\n"
@@ -109,6 +110,7 @@ int cmd_create(int argc, char **argv)
 	static char *globs[1024];
 	cc.ex.globs = globs;
 	uint64_t v;
+	int memory_given = 0;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:l:T:C:qh", lo, NULL)) != -1) {
@@ -133,6 +135,7 @@ int cmd_create(int argc, char **argv)
 			if (cli_parse_size(optarg, &v) || v < (1u << 20))
 				return cli_usage_error("create", "invalid memory size '%s'", optarg);
 			opt.memory_limit = v;
+			memory_given = 1;
 			break;
 		case OPT_NO_SKIP: opt.no_skip = 1; break;
 		case OPT_DIGEST:
@@ -163,10 +166,16 @@ int cmd_create(int argc, char **argv)
 		return cli_usage_error("create", "missing -o OUT");
 	if (optind >= argc)
 		return cli_usage_error("create", "no input PATH given");
-	/* The pipeline keeps 4 buffers of a chunk and its compressed bound (zn_writer_open). */
-	if (opt.memory_limit / (opt.chunk_size + opt.chunk_size / 128 + (64u << 10)) < 4)
-		return cli_usage_error("create", "--memory must be at least 8 times the chunk size "
-						 "(4 buffers of input and compressed output)");
+	/* The pipeline keeps 4 buffers of a chunk and its compressed bound (zn_writer_open; the
+	 * bound is the chunk plus 1/256 and a little). Without --memory the default grows with a
+	 * large chunk size instead of refusing it. */
+	uint64_t need = 4 * (2 * opt.chunk_size + opt.chunk_size / 128 + (64u << 10));
+	if (!memory_given && opt.memory_limit < need)
+		opt.memory_limit = need;
+	if (opt.memory_limit < need)
+		return cli_usage_error("create", "--memory must be at least %lluM for this chunk size "
+						 "(4 buffers of input and compressed output)",
+				       (unsigned long long)((need + (1u << 20) - 1) >> 20));
 
 	/* A new or plain OUT is written under a temporary name beside it (mkstemp: unpredictable,
 	 * never through a symlink) and renamed on success, so a failed run never leaves a half-
@@ -328,8 +337,6 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 			}
 		}
 	}
-	/* A hardlink needs its target's content: select the target too (it is written in place of
-	 * the link if the target itself was not asked for). */
 	for (int k = 0; k < npats; k++) {
 		if (!hit[k]) {
 			cli_error("%s: not found in archive", pats[k]);
