@@ -53,7 +53,9 @@ extern "C" {
 	X(ZN_ERR_BAD_CODE_LENGTHS, 20, "invalid Huffman code lengths")                             \
 	X(ZN_ERR_BAD_SYMBOL, 21, "invalid literal/length or distance symbol")                      \
 	X(ZN_ERR_BAD_DISTANCE, 22, "distance too far back")                                        \
-	X(ZN_ERR_TRAILING_GARBAGE, 23, "trailing garbage after stream")
+	X(ZN_ERR_TRAILING_GARBAGE, 23, "trailing garbage after stream")                            \
+	X(ZN_ERR_LENGTH_MISMATCH, 24, "length mismatch (gzip ISIZE)")                              \
+	X(ZN_ERR_HEADER_CHECKSUM, 25, "header checksum mismatch (gzip FHCRC)")
 
 enum zn_result {
 #define ZN_RESULT_ENUM_(name, value, msg) name = value,
@@ -284,8 +286,8 @@ ZN_API uint32_t zn_adler32_combine(uint32_t adler1, uint32_t adler2, uint64_t le
  * ZN_ERR_BAD_CODE_LENGTHS (over-subscribed or incomplete code, too many symbols, bad repeat,
  * no end-of-block code), ZN_ERR_BAD_SYMBOL (litlen 286/287, distance 30/31, a code unused by an
  * incomplete table), ZN_ERR_BAD_DISTANCE (distance reaches before the start of the output or the
- * window), ZN_ERR_TRUNCATED (input ends before the stream does), ZN_ERR_CHECKSUM (Adler-32,
- * CRC-32, ISIZE or header CRC mismatch), ZN_ERR_OUTPUT_FULL (whole-buffer: `out_cap` too small).
+ * window), ZN_ERR_TRUNCATED (input ends before the stream does), ZN_ERR_CHECKSUM (Adler-32 or
+ * CRC-32 mismatch), ZN_ERR_LENGTH_MISMATCH (gzip ISIZE), ZN_ERR_HEADER_CHECKSUM (gzip FHCRC), ZN_ERR_OUTPUT_FULL (whole-buffer: `out_cap` too small).
  * The decoder never reads outside [in, in+in_len) nor writes outside [out, out+out_cap), whatever
  * the input. */
 enum zn_deflate_format {

@@ -341,10 +341,10 @@ static int read_gzip_header(struct zn_inflater *d, struct io *io)
 				continue; /* until the terminating zero */
 			break;
 		case 15:
-			SAFETY_CHECK(b == (d->hcrc & 0xff), fail(d, ZN_ERR_CHECKSUM));
+			SAFETY_CHECK(b == (d->hcrc & 0xff), fail(d, ZN_ERR_HEADER_CHECKSUM));
 			break;
 		case 16:
-			SAFETY_CHECK(b == ((d->hcrc >> 8) & 0xff), fail(d, ZN_ERR_CHECKSUM));
+			SAFETY_CHECK(b == ((d->hcrc >> 8) & 0xff), fail(d, ZN_ERR_HEADER_CHECKSUM));
 			break;
 		}
 		d->hdr_step++;
@@ -408,7 +408,7 @@ static int read_trailer(struct zn_inflater *d, struct io *io)
 		SAFETY_CHECK(want == d->check, fail(d, ZN_ERR_CHECKSUM));
 	} else if (d->format == ZN_FORMAT_GZIP) {
 		SAFETY_CHECK(zn_get_le32(d->trailer) == d->check, fail(d, ZN_ERR_CHECKSUM));
-		SAFETY_CHECK(zn_get_le32(d->trailer + 4) == d->isize, fail(d, ZN_ERR_CHECKSUM));
+		SAFETY_CHECK(zn_get_le32(d->trailer + 4) == d->isize, fail(d, ZN_ERR_LENGTH_MISMATCH));
 	}
 	d->members++;
 	if (d->format == ZN_FORMAT_GZIP) {

@@ -72,6 +72,8 @@ int cli_exit_code(zn_result r)
 	case ZN_ERR_BAD_SYMBOL:
 	case ZN_ERR_BAD_DISTANCE:
 	case ZN_ERR_TRAILING_GARBAGE:
+	case ZN_ERR_LENGTH_MISMATCH:
+	case ZN_ERR_HEADER_CHECKSUM:
 	case ZN_ERR_NOT_FOUND:
 		return EXIT_DAMAGED;
 	case ZN_ERR_INVALID_ARG:

@@ -46,6 +46,9 @@ grep -q "t.gz: unexpected end of input" err || fail "message for truncation: $(c
 cp b.gz c.gz; printf '\x00\x00\x00\x00' | dd of=c.gz bs=1 seek=$(( $(stat -c %s b.gz) - 8 )) conv=notrunc 2>/dev/null
 "$Z" zcat c.gz >/dev/null 2>err && fail "CRC mismatch gave exit 0"
 grep -q "checksum mismatch" err || fail "message for CRC: $(cat err)"
+cp b.gz i.gz; printf '\x01' | dd of=i.gz bs=1 seek=$(( $(stat -c %s b.gz) - 4 )) conv=notrunc 2>/dev/null
+"$Z" zcat i.gz >/dev/null 2>err && fail "ISIZE mismatch gave exit 0"
+grep -q "length mismatch (gzip ISIZE)" err || fail "message for ISIZE: $(cat err)"
 printf 'not gzip at all' >n.gz
 "$Z" gunzip -t n.gz 2>err && fail "bad header gave exit 0"
 grep -q "bad stream header" err || fail "message for bad header"

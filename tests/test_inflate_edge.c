@@ -436,13 +436,13 @@ static void test_containers(void)
 	expect(ZN_FORMAT_GZIP, g, n, ZN_OK, (const uint8_t *)"hello", 5);
 	memcpy(b, g, n);
 	b[27] ^= 1; /* header CRC */
-	expect(ZN_FORMAT_GZIP, b, n, ZN_ERR_CHECKSUM, NULL, 0);
+	expect(ZN_FORMAT_GZIP, b, n, ZN_ERR_HEADER_CHECKSUM, NULL, 0);
 	memcpy(b, g, n);
 	b[n - 6] ^= 1; /* CRC-32 */
 	expect(ZN_FORMAT_GZIP, b, n, ZN_ERR_CHECKSUM, NULL, 0);
 	memcpy(b, g, n);
 	b[n - 4] ^= 1; /* ISIZE */
-	expect(ZN_FORMAT_GZIP, b, n, ZN_ERR_CHECKSUM, NULL, 0);
+	expect(ZN_FORMAT_GZIP, b, n, ZN_ERR_LENGTH_MISMATCH, NULL, 0);
 	memcpy(b, g, n);
 	b[3] |= 0x20; /* reserved flag */
 	expect(ZN_FORMAT_GZIP, b, n, ZN_ERR_BAD_HEADER, NULL, 0);
