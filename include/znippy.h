@@ -112,7 +112,8 @@ struct zn_create_options {
 	int level;		 /* zstd level, 1..22 (ZSTD_maxCLevel); default 3; the command allows
 				    1..19 */
 	unsigned threads;	 /* worker threads; 0 = one per online CPU */
-	uint64_t chunk_size;	 /* block size in bytes; default 4 MiB; 64 KiB .. 256 MiB */
+	uint64_t chunk_size;	 /* block size in bytes; default 4 MiB; 64 KiB .. 256 MiB (from
+				    about 31 MiB up, raise memory_limit: see below) */
 	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default; at
 				    least 4 x (chunk_size + its zstd bound), about 8 x chunk_size,
 				    else zn_writer_open fails with ZN_ERR_INVALID_ARG */
@@ -161,7 +162,9 @@ ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, co
 /* Add one entry from memory. `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes
  * (copied before the call returns). Digest and block fields of `e` are ignored. Fails with
  * ZN_ERR_UNSAFE_PATH for absolute paths or ".." parts. A path added twice is stored once (the
- * first); the others are reported through the problem hook as warnings (ZN_OK) at finish. */
+ * first); the others are reported through the problem hook as warnings (ZN_OK) at finish. A
+ * hardlink whose target path is not a regular file of the archive is left out, reported, and
+ * makes zn_writer_finish() return ZN_ERR_IO. */
 ZN_API zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data);
 
 /* Flush all blocks, write the index and the footer. Returns the first error that happened. */

@@ -860,6 +860,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		     const struct zn_extract_options *opt_in, zn_problem_fn problem,
 		     zn_progress_fn progress, void *ctx)
 {
+	if (!r || !dir || !*dir)
+		return ZN_ERR_INVALID_ARG;
 	struct zn_extract_options opt;
 	if (opt_in)
 		opt = *opt_in;

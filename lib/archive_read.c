@@ -242,7 +242,7 @@ void zn_reader_close(struct zn_reader *r)
 
 uint64_t zn_reader_count(const struct zn_reader *r)
 {
-	return r->nentries;
+	return r ? r->nentries : 0;
 }
 
 /* String i of an offsets+bytes pair; the offsets were validated against the bytes length. */
@@ -266,7 +266,7 @@ static zn_result get_str(struct zn_reader *r, int off_id, uint64_t i, const char
 
 zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 {
-	if (i >= r->nentries)
+	if (!r || !e || i >= r->nentries)
 		return ZN_ERR_INVALID_ARG;
 	memset(e, 0, sizeof(*e));
 	const uint8_t *type = zn_row(r, ZN_COL_TYPE, i), *mode = zn_row(r, ZN_COL_MODE, i),
@@ -307,6 +307,8 @@ zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 
 zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len, uint64_t *index)
 {
+	if (!r || !index || (!path && path_len))
+		return ZN_ERR_INVALID_ARG;
 	uint64_t lo = 0, hi = r->nentries;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
@@ -418,6 +420,8 @@ static zn_result content_loc(struct zn_reader *r, uint64_t i, struct content_loc
 
 zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink, void *ctx)
 {
+	if (!r || !sink || i >= r->nentries)
+		return ZN_ERR_INVALID_ARG; /* not ZN_ERR_CORRUPT: the archive is fine */
 	struct content_loc e;
 	RETURN_IF_ERROR(content_loc(r, i, &e));
 	if (!r->cache && e.size) {
@@ -453,6 +457,8 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 
 void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 {
+	if (!r || !info)
+		return;
 	memset(info, 0, sizeof(*info));
 	info->format_version = ZN_FORMAT_VERSION;
 	info->entries = r->nentries;

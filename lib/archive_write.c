@@ -1165,6 +1165,8 @@ void zn_create_options_init(struct zn_create_options *opt)
 
 zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt_in)
 {
+	if (!out)
+		return ZN_ERR_INVALID_ARG;
 	*out = NULL;
 	struct zn_create_options opt;
 	if (opt_in)
@@ -1458,6 +1460,39 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		}
 		order[m++] = order[i];
 	}
+	/* A hardlink added from memory names its target by path: it must be a regular file in
+	 * the archive, or readers could not resolve it (the rows are sorted: binary search). */
+	{
+		size_t k = 0;
+		for (size_t i = 0; i < m; i++) {
+			const struct went *e = &w->ents[order[i]];
+			if (e->type == ZN_TYPE_HARDLINK && e->link_entry < 0) {
+				size_t lo = 0, hi = m;
+				while (lo < hi) {
+					size_t mid = lo + (hi - lo) / 2;
+					const struct went *t = &w->ents[order[mid]];
+					size_t cmp_len = ZN_MIN(t->path_len, e->link_len);
+					int c = memcmp(t->path, e->link, cmp_len);
+					if (!c)
+						c = t->path_len < e->link_len ? -1 : t->path_len > e->link_len;
+					if (c < 0)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				const struct went *t = lo < m ? &w->ents[order[lo]] : NULL;
+				if (!t || t->path_len != e->link_len ||
+				    memcmp(t->path, e->link, e->link_len) || t->type != ZN_TYPE_FILE) {
+					report(w, e->path, ZN_ERR_NOT_FOUND,
+					       "hardlink target is not a file in the archive; not stored");
+					w->input_err = ZN_ERR_IO;
+					continue;
+				}
+			}
+			order[k++] = order[i];
+		}
+		m = k;
+	}
 	if (dup) {
 		/* A hardlink to an entry left out would name the kept entry of that path, whose
 		 * content is another file's: such links are left out, and named. */
@@ -1565,6 +1600,8 @@ zn_result zn_writer_finish(struct zn_writer *w)
 
 void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st)
 {
+	if (!w || !st)
+		return;
 	*st = w->stats;
 	st->write_errno = w->out_errno;
 }

@@ -124,6 +124,13 @@ static void swap_on_problem(void *ctx, const char *path, zn_result r, const char
 	swap_dir = NULL;
 }
 
+static int problems12;
+static void count_problems(void *ctx, const char *path, zn_result r, const char *what)
+{
+	(void)ctx, (void)path, (void)r, (void)what;
+	problems12++;
+}
+
 static int file_is(const char *path, const char *want)
 {
 	size_t len;
@@ -338,6 +345,36 @@ int main(int argc, char **argv)
 	CHECK_OK(zn_extract(r11, t11, NULL, &o11, NULL, NULL, NULL));
 	zn_reader_close(r11);
 	CHECK(lstat(t11su, &st) == 0 && (st.st_mode & 07777) == 0755);
+
+	/* 12. A hardlink added from memory to a path that is never added is left out and
+	 * reported (finish: ZN_ERR_IO, the rest complete); the archive stays valid. */
+	char *a12 = tu_str("%s/a12.zn", dir);
+	fd = open(a12, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK_OK(zn_writer_open(&w, fd, NULL));
+	struct zn_entry hl = {.path = "hl", .path_len = 2, .type = ZN_TYPE_HARDLINK, .mode = 0644,
+			      .link = "nope", .link_len = 4};
+	struct zn_entry fe = {.path = "f", .path_len = 1, .type = ZN_TYPE_FILE, .mode = 0644,
+			      .size = 1};
+	CHECK_OK(zn_writer_add_memory(w, &hl, NULL));
+	CHECK_OK(zn_writer_add_memory(w, &fe, "x"));
+	problems12 = 0;
+	zn_writer_set_hooks(w, count_problems, NULL, NULL, NULL);
+	CHECK(zn_writer_finish(w) == ZN_ERR_IO);
+	CHECK(problems12 == 1);
+	zn_writer_free(w);
+	close(fd);
+	struct zn_reader *r12;
+	CHECK_OK(zn_reader_open(&r12, a12, NULL, 0));
+	CHECK(zn_reader_count(r12) == 1);
+	CHECK_OK(zn_verify(r12, 1, NULL, NULL, NULL));
+	/* Misuse of the reader: an index out of range is an argument error, not damage. */
+	CHECK(zn_reader_read_entry(r12, 1, NULL, NULL) == ZN_ERR_INVALID_ARG);
+	CHECK(zn_reader_read_entry(r12, UINT64_MAX, NULL, NULL) == ZN_ERR_INVALID_ARG);
+	CHECK(zn_reader_entry(r12, 0, NULL) == ZN_ERR_INVALID_ARG);
+	CHECK(zn_reader_find(r12, "f", 1, NULL) == ZN_ERR_INVALID_ARG);
+	CHECK(zn_extract(r12, "", NULL, NULL, NULL, NULL, NULL) == ZN_ERR_INVALID_ARG);
+	zn_reader_close(r12);
 
 	tu_rmtree(dir);
 	free(dir);
