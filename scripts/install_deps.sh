@@ -10,8 +10,9 @@ level=${1:-build}
 pkgs=(cmake make gcc pkg-config bc libzstd-dev libxxhash-dev libssl-dev liburing-dev)
 if [ "$level" != build ]; then
 	# Test oracles and tools: zlib, libdeflate, ISA-L, libbz2, clang for libFuzzer.
+	# python3: the command tests parse list --json and patch archives with it.
 	pkgs+=(zlib1g-dev libdeflate-dev libisal-dev libbz2-dev clang libclang-rt-14-dev zstd gzip
-	       pigz isal libdeflate-tools zopfli tabix 7zip zip unzip valgrind)
+	       pigz isal libdeflate-tools zopfli tabix 7zip zip unzip valgrind python3)
 fi
 if [ "$level" = bench ]; then
 	# Archive benchmark peers and helpers (bench/run_archive_bench.sh): squashfs, GNU time for
