@@ -310,9 +310,15 @@ int zn_ix_ensure(struct zn_reader *r, uint64_t off, uint64_t len)
 		/* Pages never change, so a relaxed flag is enough: a race only checks a page twice. */
 		if (atomic_load_explicit(&r->ix_ok[p / 64], memory_order_relaxed) & bit)
 			continue;
-		uint64_t start = p * ZN_IX_PAGE, n = ZN_MIN(ZN_IX_PAGE, r->index_size - start);
-		if (!ZN_SUM_OK(zn_xxh3(r->ix + start, n) == zn_get_le64(r->pagesums + p * 8)))
+		/* A damaged page is hashed once: every later access to it fails at once, so reading
+		 * the rest of a big damaged index costs no more than reading a sound one. */
+		if (atomic_load_explicit(&r->ix_bad[p / 64], memory_order_relaxed) & bit)
 			return 0;
+		uint64_t start = p * ZN_IX_PAGE, n = ZN_MIN(ZN_IX_PAGE, r->index_size - start);
+		if (!ZN_SUM_OK(zn_xxh3(r->ix + start, n) == zn_get_le64(r->pagesums + p * 8))) {
+			atomic_fetch_or_explicit(&r->ix_bad[p / 64], bit, memory_order_relaxed);
+			return 0;
+		}
 		atomic_fetch_or_explicit(&r->ix_ok[p / 64], bit, memory_order_relaxed);
 	}
 	return 1;

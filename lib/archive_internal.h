@@ -72,6 +72,7 @@ struct zn_reader {
 	const uint8_t *ix;	   /* the index */
 	const uint8_t *pagesums;   /* XXH3 of each ZN_IX_PAGE page of the index */
 	_Atomic uint64_t *ix_ok;   /* bit per page: checked */
+	_Atomic uint64_t *ix_bad;  /* bit per page: checked and damaged (not hashed again) */
 	pthread_mutex_t mu;
 	/* zn_reader_read_entry's cache of the last block it decoded (single-threaded use). */
 	uint8_t *cache;

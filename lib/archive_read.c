@@ -80,7 +80,8 @@ static zn_result parse(struct zn_reader *r)
 	if (!ZN_SUM_OK(zn_xxh3(r->pagesums, npages * 8) == zn_get_le64(f + 16)))
 		return fail(r, ZN_ERR_CHECKSUM, "index page checksums damaged");
 	r->ix_ok = calloc((npages + 63) / 64, sizeof(uint64_t));
-	if (!r->ix_ok)
+	r->ix_bad = calloc((npages + 63) / 64, sizeof(uint64_t));
+	if (!r->ix_ok || !r->ix_bad)
 		return fail(r, ZN_ERR_NOMEM, "out of memory");
 	if (!zn_ix_ensure(r, 0, ZN_INDEX_HEADER_SIZE))
 		return fail(r, ZN_ERR_CHECKSUM, "index checksum mismatch (index header damaged)");
@@ -234,6 +235,7 @@ void zn_reader_close(struct zn_reader *r)
 		munmap((void *)r->map, r->map_size);
 	zn_big_free(r->cache, r->chunk_size);
 	free(r->ix_ok);
+	free(r->ix_bad);
 	ZSTD_freeDCtx(r->dctx);
 	ZSTD_freeDCtx(r->sdctx);
 	pthread_mutex_destroy(&r->mu);
