@@ -267,6 +267,25 @@ void cli_set_cleanup(const char *path)
 	cleanup_path = path;
 }
 
+static sigset_t held_old;
+
+void cli_hold_signals(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGPIPE);
+	sigaddset(&set, SIGXFSZ);
+	sigprocmask(SIG_BLOCK, &set, &held_old);
+}
+
+void cli_release_signals(void)
+{
+	sigprocmask(SIG_SETMASK, &held_old, NULL);
+}
+
 static void on_fatal_signal(int sig)
 {
 	const char *p = cleanup_path;

@@ -68,6 +68,10 @@ void cli_raise_fd_limit(void);
 /* The partial output file to remove if a signal ends the process (NULL: none). The string must
  * stay valid until replaced. */
 void cli_set_cleanup(const char *path);
+/* Hold back the signals above (between creating a temporary file and registering it, so that
+ * none can come in between) and let them through again. */
+void cli_hold_signals(void);
+void cli_release_signals(void);
 
 int cmd_create(int argc, char **argv);
 int cmd_extract(int argc, char **argv);

@@ -59,7 +59,8 @@ static const char create_help[] =
 	"      --no-skip         compress known-compressed types too (jar, png, gz, ...)\n"
 	"      --digest KIND     per-file digest: sha256 (default) or none\n"
 	"      --exclude GLOB    skip paths (or names) matching GLOB; repeatable\n"
-	"  -C, --directory DIR   change to DIR before reading PATHs (once)\n"
+	"  -C, --directory DIR   change to DIR for the PATHs after it (as tar: may be repeated,\n"
+	"                        each relative to the one before)\n"
 	"      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
 	"  -q, --quiet           no progress, no warnings\n"
 	"  -h, --help            this help\n"
@@ -105,7 +106,18 @@ int cmd_create(int argc, char **argv)
 	};
 	struct zn_create_options opt;
 	zn_create_options_init(&opt);
-	const char *out = NULL, *dir = NULL;
+	const char *out = NULL;
+	/* PATHs and -C in command-line order: as with tar, each -C applies to the PATHs after it
+	 * and is relative to the directory of the one before. An op is a PATH, or a directory
+	 * when it comes from -C. */
+	static struct op {
+		const char *arg;
+		int chdir;
+	} *ops; /* static: still reachable at any early exit, no leak to report */
+	ops = calloc((size_t)argc + 1, sizeof(*ops));
+	int nops = 0, npaths = 0, chdir_failed = 0;
+	if (!ops)
+		return EXIT_SYSTEM;
 	struct create_ctx cc = {{NULL, 0}};
 	static char *globs[1024];
 	cc.ex.globs = globs;
@@ -113,8 +125,13 @@ int cmd_create(int argc, char **argv)
 	int memory_given = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:l:T:C:qh", lo, NULL)) != -1) {
+	/* "-": non-options come back in order (as argument 1), so -C can be positional. */
+	while ((c = getopt_long(argc, argv, "-o:l:T:C:qh", lo, NULL)) != -1) {
 		switch (c) {
+		case 1:
+			ops[nops++] = (struct op){optarg, 0};
+			npaths++;
+			break;
 		case 'o': out = optarg; break;
 		case 'l':
 			if (cli_parse_uint(optarg, 1, 19, &v))
@@ -151,11 +168,7 @@ int cmd_create(int argc, char **argv)
 				return cli_usage_error("create", "too many --exclude options");
 			cc.ex.globs[cc.ex.n++] = optarg;
 			break;
-		case 'C':
-			if (dir) /* tar's positional -C is not supported: refuse rather than guess */
-				return cli_usage_error("create", "-C may be given only once");
-			dir = optarg;
-			break;
+		case 'C': ops[nops++] = (struct op){optarg, 1}; break;
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(create_help, stdout); return EXIT_OK;
@@ -164,7 +177,11 @@ int cmd_create(int argc, char **argv)
 	}
 	if (!out)
 		return cli_usage_error("create", "missing -o OUT");
-	if (optind >= argc)
+	for (int i = optind; i < argc; i++) { /* after "--" */
+		ops[nops++] = (struct op){argv[i], 0};
+		npaths++;
+	}
+	if (!npaths)
 		return cli_usage_error("create", "no input PATH given");
 	/* The pipeline keeps 4 buffers of a chunk and its compressed bound (zn_writer_open; the
 	 * bound is the chunk plus 1/256 and a little). Without --memory the default grows with a
@@ -183,6 +200,7 @@ int cmd_create(int argc, char **argv)
 	 * with other links) is written in place, as tar does. Paths are resolved before -C. */
 	int to_stdout = !strcmp(out, "-");
 	char *tmp = NULL;
+	static char *abs_tmp; /* static: see ops */
 	int fd = 1;
 	struct stat ost;
 	int out_exists = lstat(out, &ost) == 0;
@@ -206,8 +224,23 @@ int cmd_create(int argc, char **argv)
 		if (!tmp)
 			return EXIT_SYSTEM;
 		sprintf(tmp, "%s.XXXXXX", out);
+		/* The signal handler runs after any -C, so it gets an absolute name; and no signal
+		 * may come between creating the file and registering it. */
+		char cwdbuf[4096];
+		const char *base_dir = tmp[0] != '/' && getcwd(cwdbuf, sizeof(cwdbuf)) ? cwdbuf : NULL;
+		abs_tmp = malloc((base_dir ? strlen(base_dir) + 1 : 0) + strlen(tmp) + 1);
+		if (!abs_tmp) {
+			free(tmp);
+			return EXIT_SYSTEM;
+		}
+		cli_hold_signals();
 		fd = mkostemp(tmp, O_CLOEXEC);
 		int e = errno;
+		if (fd >= 0) {
+			sprintf(abs_tmp, "%s%s%s", base_dir ? base_dir : "", base_dir ? "/" : "", tmp);
+			cli_set_cleanup(abs_tmp);
+		}
+		cli_release_signals();
 		if (fd < 0 && out_exists && (e == EACCES || e == EPERM || e == EROFS)) {
 			/* A file we may write in a directory we may not: written in place, as tar
 			 * does (a failure then leaves it incomplete). */
@@ -227,17 +260,9 @@ int cmd_create(int argc, char **argv)
 			mode_t mask = umask(0);
 			umask(mask);
 			fchmod(fd, 0666 & ~mask); /* mkostemp made it 0600 */
-			cli_set_cleanup(tmp);
 		}
 	}
-	int cwd = -1;
-	if (dir) {
-		cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (chdir(dir)) {
-			cli_error("%s: cannot change directory: %s", dir, strerror(errno));
-			goto fail_early;
-		}
-	}
+	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct zn_writer *w;
 	zn_result res = zn_writer_open(&w, fd, &opt);
 	if (res != ZN_OK) {
@@ -252,8 +277,15 @@ int cmd_create(int argc, char **argv)
 			    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
 	if (out_exists && tmp) /* the old archive the new one replaces is not archived either */
 		zn_writer_skip_inode(w, (uint64_t)ost.st_dev, (uint64_t)ost.st_ino);
-	for (int i = optind; i < argc && res == ZN_OK; i++)
-		res = zn_writer_add_path(w, argv[i], NULL);
+	for (int i = 0; i < nops && res == ZN_OK; i++) {
+		if (!ops[i].chdir) {
+			res = zn_writer_add_path(w, ops[i].arg, NULL);
+		} else if (chdir(ops[i].arg)) {
+			cli_error("%s: cannot change directory: %s", ops[i].arg, strerror(errno));
+			res = ZN_ERR_IO; /* nothing half-done: the archive is not kept */
+			chdir_failed = 1;
+		}
+	}
 	zn_result fin = zn_writer_finish(w);
 	if (res == ZN_OK)
 		res = fin;
@@ -265,7 +297,7 @@ int cmd_create(int argc, char **argv)
 	}
 	/* Complete: every byte of the archive was written (inputs that could not be read are
 	 * named above and left out; that alone does not cost the archive). */
-	int complete = st.complete && (res == ZN_OK || res == ZN_ERR_IO);
+	int complete = st.complete && (res == ZN_OK || res == ZN_ERR_IO) && !chdir_failed;
 	int write_failed = !st.complete && st.write_errno;
 	if (write_failed)
 		cli_error("%s: write failed: %s", strcmp(out, "-") ? out : "(standard output)",
@@ -288,8 +320,12 @@ int cmd_create(int argc, char **argv)
 		close(fd);
 	}
 	free(tmp);
-	if (write_failed)
+	if (write_failed || chdir_failed)
 		res = ZN_ERR_IO;
+	if (chdir_failed)
+		cli_error("%s: not written", out);
+	else if (write_failed)
+		;
 	else if (res != ZN_OK && res != ZN_ERR_IO)
 		cli_error("create: %s", zn_result_message(res));
 	else if (res == ZN_ERR_IO && complete)

@@ -207,7 +207,11 @@ static int out_open(struct out *o, const char *final, int force, int allow_devic
 	}
 	memcpy(o->tmp, final, dlen);
 	sprintf(o->tmp + dlen, ".%s.XXXXXX", final + dlen);
+	cli_hold_signals(); /* no signal between creating the file and registering it */
 	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd >= 0)
+		cli_set_cleanup(o->tmp);
+	cli_release_signals();
 	if (o->fd < 0) {
 		int e = errno;
 		free(o->tmp);
@@ -225,7 +229,6 @@ static int out_open(struct out *o, const char *final, int force, int allow_devic
 		o->final = NULL;
 		return EXIT_SYSTEM;
 	}
-	cli_set_cleanup(o->tmp);
 	return EXIT_OK;
 }
 

@@ -174,7 +174,12 @@ mkfifo "$O/fifo.zn"
 "$Z" create -q -o "$O/fifo.zn" -C "$O" in
 wait
 check "a FIFO OUT is written in place" "$Z" verify -q "$O/from-fifo.zn"
-code 2 "-C given twice" "$Z" create -q -o "$O/c.zn" -C "$O" in -C "$O" in
+mkdir -p "$O/pc/in" && printf 'x\n' >"$O/pc/in/f"
+"$Z" create -q -o "$O/c.zn" -C "$O/pc" in -C in f
+check "-C is positional and relative to the one before, as with tar" \
+	test "$("$Z" list "$O/c.zn" | tr '\n' ' ')" = "f in in/f "
+code 3 "-C naming a missing directory" "$Z" create -q -o "$O/d.zn" -C "$O/pc" in -C nowhere f
+check "...writes no archive" test ! -e "$O/d.zn"
 code 2 "--memory below 8 chunks" "$Z" create -q -o "$O/c.zn" --memory 16M --chunk-size 4M -C "$O" in
 if [ "$(id -u)" -eq 0 ] && mkdir -p "$O/mnt" && mount -t tmpfs -o size=200k tmpfs "$O/mnt" 2>/dev/null; then
 	mkdir -p "$O/many" && for i in $(seq 3000); do : >"$O/many/f$i"; done
