@@ -309,7 +309,9 @@ static uint32_t apply_owner(struct xjob *j, int fd, const struct zn_entry *e, in
 	*chowned = 0;
 	if (!owned && j->same_owner) {
 		*chowned = 1;
-		owned = fchown(fd, e->uid, e->gid) == 0; /* a failure is not fatal, as with tar */
+		/* AT_EMPTY_PATH: fd may be an O_PATH descriptor (see apply_meta_dir). A failure is
+		 * not fatal, as with tar. */
+		owned = fchownat(fd, "", e->uid, e->gid, AT_EMPTY_PATH) == 0;
 	}
 	return owned ? e->mode & 07777 : e->mode & 01777;
 }
@@ -342,29 +344,26 @@ static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const stru
 {
 	struct timespec ts[2];
 	entry_times(e, ts);
-	int chowned;
+	/* A directory this user may not read (an existing one, with --overwrite) is pinned by an
+	 * O_PATH descriptor instead, also without following a symlink; its /proc/self/fd name
+	 * reaches exactly that directory. Failures are not fatal, as with tar. */
 	int fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0) {
-		fchmod(fd, apply_owner(j, fd, e, &chowned));
-		futimens(fd, ts);
-		close(fd);
-		return;
-	}
-	/* A directory this user may not read (an existing one, with --overwrite): an O_PATH
-	 * descriptor pins it without following a symlink, and its /proc/self/fd name reaches
-	 * exactly that directory. Failures are not fatal, as with tar. */
-	fd = openat(dfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int path_only = fd < 0;
+	if (path_only)
+		fd = openat(dfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	char self[64];
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	uint32_t mode = e->mode & 01777;
-	if (e->uid == j->euid && e->gid == j->egid)
-		mode = e->mode & 07777;
-	else if (j->same_owner && !fchownat(fd, "", e->uid, e->gid, AT_EMPTY_PATH))
-		mode = e->mode & 07777;
-	(void)!chmod(self, mode);
-	utimensat(AT_FDCWD, self, ts, 0);
+	int chowned;
+	uint32_t mode = apply_owner(j, fd, e, &chowned);
+	if (!path_only) {
+		fchmod(fd, mode);
+		futimens(fd, ts);
+	} else {
+		char self[64];
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		(void)!chmod(self, mode);
+		utimensat(AT_FDCWD, self, ts, 0);
+	}
 	close(fd);
 }
 
@@ -935,14 +934,9 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		struct zn_entry *e = &j.ents[i];
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_FILE || e->size)
 			continue;
-		char base[256];
-		int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
-		int fd = dfd < 0 ? -1 : create_file(&j, dfd, base, e->mode);
-		if (fd < 0) {
-			report_create_failure(&j, e);
-			j.status[i] = ST_FAILED;
-			continue;
-		}
+		int fd = open_output(&j, &dc, i);
+		if (fd < 0)
+			continue; /* named, and marked failed */
 		apply_meta_fd(&j, fd, e);
 		close(fd);
 	}
