@@ -1402,6 +1402,26 @@ static void stop_threads(struct zn_writer *w)
 	w->workers_started = 0;
 }
 
+/* The row whose path is p in rows order[0..m), sorted by path; NULL if none. */
+static const struct went *find_row(const struct zn_writer *w, const uint64_t *order, size_t m,
+				   const char *p, size_t len)
+{
+	size_t lo = 0, hi = m;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct went *t = &w->ents[order[mid]];
+		int c = memcmp(t->path, p, ZN_MIN(t->path_len, len));
+		if (!c)
+			c = t->path_len < len ? -1 : t->path_len > len;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct went *t = lo < m ? &w->ents[order[lo]] : NULL;
+	return t && t->path_len == len && !memcmp(t->path, p, len) ? t : NULL;
+}
+
 zn_result zn_writer_finish(struct zn_writer *w)
 {
 	if (!w || w->finished)
@@ -1441,75 +1461,45 @@ zn_result zn_writer_finish(struct zn_writer *w)
 			order[n++] = i;
 	qsort_r(order, n, sizeof(uint64_t), cmp_entries, w->ents);
 	size_t m = 0;
-	uint8_t *dup = NULL; /* entries left out as duplicates */
 	for (size_t i = 0; i < n; i++) {
-		const struct went *e = &w->ents[order[i]];
+		struct went *e = &w->ents[order[i]];
 		if (m) {
 			const struct went *p = &w->ents[order[m - 1]];
 			if (p->path_len == e->path_len && !memcmp(p->path, e->path, e->path_len)) {
 				if (e->type != ZN_TYPE_DIR || p->type != ZN_TYPE_DIR)
 					report(w, e->path, ZN_OK,
 					       "given more than once; stored once (the first)");
-				if (!dup && !(dup = calloc(w->nents, 1))) {
-					free(order);
-					return ZN_ERR_NOMEM;
-				}
-				dup[order[i]] = 1;
+				e->dropped = 1;
 				continue;
 			}
 		}
 		order[m++] = order[i];
 	}
-	/* A hardlink added from memory names its target by path: it must be a regular file in
-	 * the archive, or readers could not resolve it (the rows are sorted: binary search). */
-	{
-		size_t k = 0;
-		for (size_t i = 0; i < m; i++) {
-			const struct went *e = &w->ents[order[i]];
-			if (e->type == ZN_TYPE_HARDLINK && e->link_entry < 0) {
-				size_t lo = 0, hi = m;
-				while (lo < hi) {
-					size_t mid = lo + (hi - lo) / 2;
-					const struct went *t = &w->ents[order[mid]];
-					size_t cmp_len = ZN_MIN(t->path_len, e->link_len);
-					int c = memcmp(t->path, e->link, cmp_len);
-					if (!c)
-						c = t->path_len < e->link_len ? -1 : t->path_len > e->link_len;
-					if (c < 0)
-						lo = mid + 1;
-					else
-						hi = mid;
-				}
-				const struct went *t = lo < m ? &w->ents[order[lo]] : NULL;
-				if (!t || t->path_len != e->link_len ||
-				    memcmp(t->path, e->link, e->link_len) || t->type != ZN_TYPE_FILE) {
-					report(w, e->path, ZN_ERR_NOT_FOUND,
-					       "hardlink target is not a file in the archive; not stored");
-					w->input_err = ZN_ERR_IO;
-					continue;
-				}
-			}
-			order[k++] = order[i];
+	/* Hardlinks that readers could not resolve are left out, and named: one found on disk
+	 * whose target was left out as a duplicate (its path now names another file), and one
+	 * added from memory whose target path is not a regular file of the archive. */
+	size_t k = 0;
+	for (size_t i = 0; i < m; i++) {
+		const struct went *e = &w->ents[order[i]];
+		const char *why = NULL;
+		zn_result code = ZN_ERR_NOT_FOUND;
+		if (e->type == ZN_TYPE_HARDLINK && e->link_entry >= 0 &&
+		    w->ents[e->link_entry].dropped) {
+			why = "hardlink to a path given twice; not stored";
+			code = ZN_ERR_EXISTS;
+		} else if (e->type == ZN_TYPE_HARDLINK && e->link_entry < 0) {
+			const struct went *t = find_row(w, order, m, e->link, e->link_len);
+			if (!t || t->type != ZN_TYPE_FILE)
+				why = "hardlink target is not a file in the archive; not stored";
 		}
-		m = k;
-	}
-	if (dup) {
-		/* A hardlink to an entry left out would name the kept entry of that path, whose
-		 * content is another file's: such links are left out, and named. */
-		size_t k = 0;
-		for (size_t i = 0; i < m; i++) {
-			const struct went *e = &w->ents[order[i]];
-			if (e->type == ZN_TYPE_HARDLINK && e->link_entry >= 0 && dup[e->link_entry]) {
-				report(w, e->path, ZN_ERR_EXISTS,
-				       "hardlink to a path given twice; not stored");
-				w->input_err = ZN_ERR_IO;
-				continue;
-			}
-			order[k++] = order[i];
+		if (why) {
+			report(w, e->path, code, why);
+			w->input_err = ZN_ERR_IO;
+			continue;
 		}
-		m = k;
-		free(dup);
+		order[k++] = order[i];
 	}
+	m = k;
 
 	struct zn_index_input in = {
 		.nrows = m,
