@@ -115,7 +115,7 @@ struct zn_create_options {
 	uint64_t chunk_size;	 /* block size in bytes; default 4 MiB; 64 KiB .. 256 MiB (from
 				    about 31 MiB up, raise memory_limit: see below) */
 	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default; at
-				    least 4 x (chunk_size + its zstd bound), about 8 x chunk_size,
+				    least zn_create_memory_min(chunk_size), about 8 x chunk_size,
 				    else zn_writer_open fails with ZN_ERR_INVALID_ARG */
 	int no_skip;		 /* 1: compress even known-compressed file types */
 	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
@@ -124,6 +124,8 @@ struct zn_create_options {
 
 /* Fill with the defaults listed above. */
 ZN_API void zn_create_options_init(struct zn_create_options *opt);
+/* The smallest memory_limit zn_writer_open accepts for this chunk size. */
+ZN_API uint64_t zn_create_memory_min(uint64_t chunk_size);
 
 /* Reports a problem with one input or entry (a file that could not be read, a damaged entry).
  * `path` is the file's name (on disk when creating, in the archive when reading), `what` is a

@@ -1121,9 +1121,8 @@ out:
 	return r;
 }
 
-/* The stored name of a filesystem path: without leading '/', "." and ".." parts. */
-#define ZN_MIN_SLOTS 4
-
+/* The stored name of a filesystem path: without a leading '/' or "." parts, and without
+ * everything up to a last ".." (as tar). */
 static size_t normalize_name(const char *in, char *out)
 {
 	size_t o = 0;
@@ -1163,6 +1162,15 @@ void zn_create_options_init(struct zn_create_options *opt)
 	opt->digest = ZN_DIGEST_SHA256;
 }
 
+/* The pipeline needs this many buffers of a chunk and its compressed bound to overlap reading,
+ * compressing and writing. */
+#define ZN_MIN_SLOTS 4
+
+uint64_t zn_create_memory_min(uint64_t chunk_size)
+{
+	return ZN_MIN_SLOTS * (chunk_size + ZSTD_compressBound(chunk_size));
+}
+
 zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt_in)
 {
 	if (!out)
@@ -1185,10 +1193,8 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	}
 	if (opt.threads > 256)
 		opt.threads = 256;
-	/* The pipeline needs ZN_MIN_SLOTS buffers of a chunk and its compressed bound to overlap
-	 * reading, compressing and writing: a smaller memory bound cannot be kept. */
-	if (opt.memory_limit / (opt.chunk_size + ZSTD_compressBound(opt.chunk_size)) < ZN_MIN_SLOTS)
-		return ZN_ERR_INVALID_ARG;
+	if (opt.memory_limit < zn_create_memory_min(opt.chunk_size))
+		return ZN_ERR_INVALID_ARG; /* a smaller bound could not be kept */
 
 	struct zn_writer *w = calloc(1, sizeof(*w));
 	if (!w)

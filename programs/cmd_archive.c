@@ -183,10 +183,8 @@ int cmd_create(int argc, char **argv)
 	}
 	if (!npaths)
 		return cli_usage_error("create", "no input PATH given");
-	/* The pipeline keeps 4 buffers of a chunk and its compressed bound (zn_writer_open; the
-	 * bound is the chunk plus 1/256 and a little). Without --memory the default grows with a
-	 * large chunk size instead of refusing it. */
-	uint64_t need = 4 * (2 * opt.chunk_size + opt.chunk_size / 128 + (64u << 10));
+	/* Without --memory the default grows with a large chunk size instead of refusing it. */
+	uint64_t need = zn_create_memory_min(opt.chunk_size);
 	if (!memory_given && opt.memory_limit < need)
 		opt.memory_limit = need;
 	if (opt.memory_limit < need)
