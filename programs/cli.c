@@ -2,10 +2,12 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -260,16 +262,12 @@ int cli_path_matches(const char *pattern, const char *path, size_t path_len)
 	return hit;
 }
 
-static const char *volatile cleanup_path;
+/* The temporary file a signal removes: an absolute name, as the handler may run after a
+ * chdir (create -C). */
+static char *volatile cleanup_path;
 
-void cli_set_cleanup(const char *path)
-{
-	cleanup_path = path;
-}
-
-static sigset_t held_old;
-
-void cli_hold_signals(void)
+/* Holds back the signals that remove cleanup_path while it changes, and lets them through. */
+static void hold_signals(sigset_t *old)
 {
 	sigset_t set;
 	sigemptyset(&set);
@@ -278,12 +276,65 @@ void cli_hold_signals(void)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGPIPE);
 	sigaddset(&set, SIGXFSZ);
-	sigprocmask(SIG_BLOCK, &set, &held_old);
+	sigprocmask(SIG_BLOCK, &set, old);
 }
 
-void cli_release_signals(void)
+int cli_open_replacement(const char *final, char **tmp)
 {
-	sigprocmask(SIG_SETMASK, &held_old, NULL);
+	*tmp = NULL;
+	const char *slash = strrchr(final, '/');
+	size_t dlen = slash ? (size_t)(slash - final) + 1 : 0;
+	char cwd[4096];
+	const char *dir = final[0] != '/' && getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
+	char *t = malloc(strlen(final) + 9);
+	char *abs = malloc((dir ? strlen(dir) + 1 : 0) + strlen(final) + 9);
+	if (!t || !abs) {
+		free(t);
+		free(abs);
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(t, final, dlen);
+	sprintf(t + dlen, ".%s.XXXXXX", final + dlen);
+	sigset_t old;
+	hold_signals(&old); /* no signal between creating the file and registering it */
+	int fd = mkostemp(t, O_CLOEXEC);
+	int e = errno;
+	if (fd >= 0) {
+		sprintf(abs, "%s%s%s", dir ? dir : "", dir ? "/" : "", t);
+		cleanup_path = abs;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (fd >= 0) {
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(fd, 0666 & ~mask); /* mkostemp made it 0600 */
+		*tmp = t;
+		return fd;
+	}
+	free(t);
+	free(abs);
+	struct stat st;
+	if ((e == EACCES || e == EPERM || e == EROFS) && stat(final, &st) == 0 &&
+	    S_ISREG(st.st_mode)) {
+		fd = open(final, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		e = errno;
+	}
+	errno = e;
+	return -1;
+}
+
+void cli_replacement_done(char *tmp)
+{
+	sigset_t old;
+	hold_signals(&old);
+	char *abs = cleanup_path;
+	cleanup_path = NULL;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(abs);
+	free(tmp);
 }
 
 static void on_fatal_signal(int sig)

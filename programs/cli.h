@@ -58,20 +58,23 @@ double cli_now(void);
 /* Write all len bytes to fd, retrying short writes and EINTR. 0, or -1 with errno set. */
 int cli_write_all(int fd, const void *buf, size_t len);
 
-/* Signals: INT, TERM, HUP, PIPE and XFSZ (unless ignored at start) first remove the file named by
- * cli_set_cleanup(), then take their default action; SIGBUS (a mapped input that shrank or could
- * not be read) removes it, says so and exits with EXIT_SYSTEM. Called once from main. */
+/* Signals: INT, TERM, HUP, PIPE and XFSZ (unless ignored at start) first remove the temporary
+ * file of cli_open_replacement(), then take their default action; SIGBUS (a mapped input that
+ * shrank or could not be read) removes it, says so and exits with EXIT_SYSTEM. Called once
+ * from main. */
 void cli_install_signals(void);
 /* Raise the soft limit on open files to the hard one (at most 2^20): a directory walk keeps one
  * descriptor per level, and the default soft limit of 1024 cuts off trees deeper than that. */
 void cli_raise_fd_limit(void);
-/* The partial output file to remove if a signal ends the process (NULL: none). The string must
- * stay valid until replaced. */
-void cli_set_cleanup(const char *path);
-/* Hold back the signals above (between creating a temporary file and registering it, so that
- * none can come in between) and let them through again. */
-void cli_hold_signals(void);
-void cli_release_signals(void);
+/* An output that replaces `final` only once complete: a temporary file ".NAME.XXXXXX" beside it
+ * (mkostemp: an unpredictable name, never through a symlink; mode 0666 less the umask), which a
+ * signal removes; its name (malloc'd) goes to *tmp, for renaming into place. Where the directory
+ * may not be written but `final` is an existing regular file (a read-only directory, a
+ * bind-mounted file), `final` itself is opened, truncated, and *tmp is NULL. Returns the
+ * descriptor, or -1 with errno set. One at a time. */
+int cli_open_replacement(const char *final, char **tmp);
+/* After tmp was renamed into place or removed: no longer removed by signals; frees tmp. */
+void cli_replacement_done(char *tmp);
 
 int cmd_create(int argc, char **argv);
 int cmd_extract(int argc, char **argv);

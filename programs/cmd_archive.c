@@ -192,17 +192,15 @@ int cmd_create(int argc, char **argv)
 						 "(4 buffers of input and compressed output)",
 				       (unsigned long long)((need + (1u << 20) - 1) >> 20));
 
-	/* A new or plain OUT is written under a temporary name beside it (mkstemp: unpredictable,
-	 * never through a symlink) and renamed on success, so a failed run never leaves a half-
-	 * written archive under the final name. Anything else (a device, a FIFO, a symlink, a file
-	 * with other links) is written in place, as tar does. Paths are resolved before -C. */
-	int to_stdout = !strcmp(out, "-");
+	/* A new or plain OUT is written under a temporary name beside it (cli_open_replacement)
+	 * and renamed on success, so a failed run never leaves a half-written archive under the
+	 * final name. Anything else (a device, a FIFO, a symlink, a file with other links) is
+	 * written in place, as tar does. Paths are resolved before -C. */
 	char *tmp = NULL;
-	static char *abs_tmp; /* static: see ops */
 	int fd = 1;
 	struct stat ost;
 	int out_exists = lstat(out, &ost) == 0;
-	if (to_stdout) {
+	if (!strcmp(out, "-")) {
 		if (isatty(1))
 			return cli_usage_error("create", "refusing to write an archive to a terminal");
 	} else if (out_exists && (!S_ISREG(ost.st_mode) || ost.st_nlink > 1)) {
@@ -215,49 +213,13 @@ int cmd_create(int argc, char **argv)
 			cli_error("%s: cannot open: %s", out, strerror(errno));
 			return EXIT_SYSTEM;
 		}
-		to_stdout = 1; /* written in place: no rename, nothing to remove */
-		out_exists = 0;
 	} else {
-		tmp = malloc(strlen(out) + 8);
-		if (!tmp)
-			return EXIT_SYSTEM;
-		sprintf(tmp, "%s.XXXXXX", out);
-		/* The signal handler runs after any -C, so it gets an absolute name; and no signal
-		 * may come between creating the file and registering it. */
-		char cwdbuf[4096];
-		const char *base_dir = tmp[0] != '/' && getcwd(cwdbuf, sizeof(cwdbuf)) ? cwdbuf : NULL;
-		abs_tmp = malloc((base_dir ? strlen(base_dir) + 1 : 0) + strlen(tmp) + 1);
-		if (!abs_tmp) {
-			free(tmp);
-			return EXIT_SYSTEM;
-		}
-		cli_hold_signals();
-		fd = mkostemp(tmp, O_CLOEXEC);
-		int e = errno;
-		if (fd >= 0) {
-			sprintf(abs_tmp, "%s%s%s", base_dir ? base_dir : "", base_dir ? "/" : "", tmp);
-			cli_set_cleanup(abs_tmp);
-		}
-		cli_release_signals();
-		if (fd < 0 && out_exists && (e == EACCES || e == EPERM || e == EROFS)) {
-			/* A file we may write in a directory we may not: written in place, as tar
-			 * does (a failure then leaves it incomplete). */
-			free(tmp);
-			tmp = NULL;
-			fd = open(out, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
-			e = errno;
-			to_stdout = 1;
-			out_exists = 0;
-		}
+		/* A file we may write in a directory we may not is written in place, as tar does
+		 * (a failure then leaves it incomplete): tmp stays NULL. */
+		fd = cli_open_replacement(out, &tmp);
 		if (fd < 0) {
-			cli_error("%s: cannot create: %s", out, strerror(e));
-			free(tmp);
+			cli_error("%s: cannot create: %s", out, strerror(errno));
 			return EXIT_SYSTEM;
-		}
-		if (tmp) {
-			mode_t mask = umask(0);
-			umask(mask);
-			fchmod(fd, 0666 & ~mask); /* mkostemp made it 0600 */
 		}
 	}
 	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -313,11 +275,10 @@ int cmd_create(int argc, char **argv)
 		}
 		if (!complete)
 			unlink(tmp);
-		cli_set_cleanup(NULL);
+		cli_replacement_done(tmp);
 	} else if (fd != 1) {
 		close(fd);
 	}
-	free(tmp);
 	if (write_failed || chdir_failed)
 		res = ZN_ERR_IO;
 	if (chdir_failed)
@@ -341,9 +302,8 @@ fail_early:
 	if (tmp) {
 		close(fd);
 		unlink(tmp);
-		cli_set_cleanup(NULL);
+		cli_replacement_done(tmp);
 	}
-	free(tmp);
 	return EXIT_SYSTEM;
 }
 

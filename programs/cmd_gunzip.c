@@ -197,34 +197,12 @@ static int out_open(struct out *o, const char *final, int force, int allow_devic
 			o->ino = st.st_ino;
 		}
 	}
-	const char *slash = strrchr(final, '/');
-	size_t dlen = slash ? (size_t)(slash - final) + 1 : 0;
+	/* -f over a file in a directory we may not write is written in place, as
+	 * `gzip -dc > FILE` would (cli_open_replacement). */
 	o->final = strdup(final);
-	o->tmp = malloc(strlen(final) + 16);
-	if (!o->final || !o->tmp) {
-		cli_error("out of memory");
-		return EXIT_SYSTEM;
-	}
-	memcpy(o->tmp, final, dlen);
-	sprintf(o->tmp + dlen, ".%s.XXXXXX", final + dlen);
-	cli_hold_signals(); /* no signal between creating the file and registering it */
-	o->fd = mkostemp(o->tmp, O_CLOEXEC);
-	if (o->fd >= 0)
-		cli_set_cleanup(o->tmp);
-	cli_release_signals();
+	o->fd = o->final ? cli_open_replacement(final, &o->tmp) : -1;
 	if (o->fd < 0) {
-		int e = errno;
-		free(o->tmp);
-		o->tmp = NULL;
-		if (o->existed && (e == EACCES || e == EPERM || e == EROFS)) {
-			/* -f over a file we may write in a directory we may not (or a bind-mounted
-			 * file): written in place, as `gzip -dc > FILE` would. */
-			o->fd = open(final, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
-			if (o->fd >= 0)
-				return EXIT_OK;
-			e = errno;
-		}
-		cli_error("%s: cannot create a temporary file beside it: %s", final, strerror(e));
+		cli_error("%s: cannot create a temporary file beside it: %s", final, strerror(errno));
 		free(o->final);
 		o->final = NULL;
 		return EXIT_SYSTEM;
@@ -269,8 +247,8 @@ static int out_close(struct out *o, int rc, int force)
 	}
 	if (o->tmp && rc != EXIT_OK)
 		unlink(o->tmp);
-	cli_set_cleanup(NULL);
-	free(o->tmp);
+	if (o->tmp)
+		cli_replacement_done(o->tmp);
 	free(o->final);
 	o->tmp = o->final = NULL;
 	return rc;
@@ -461,11 +439,6 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 		if (orc != EXIT_OK) {
 			free(files);
 			return orc;
-		}
-		if (out.tmp) { /* mkostemp made it 0600; a new file is 0666 less the umask */
-			mode_t mask = umask(0);
-			umask(mask);
-			fchmod(out.fd, 0666 & ~mask);
 		}
 		op.out = &out;
 	}

@@ -164,7 +164,7 @@ mkdir -p "$O/in" && printf 'x\n' >"$O/in/f"
 "$Z" create -q -o "$O/in/a.zn" -C "$O" in && "$Z" create -q -o "$O/in/a.zn" -C "$O" in
 check "an archive inside the tree does not take in the one it replaces" \
 	test "$("$Z" list "$O/in/a.zn" | tr '\n' ' ')" = "in in/f "
-check "no temporary file left beside the archive" test "$(ls "$O/in" | tr '\n' ' ')" = "a.zn f "
+check "no temporary file left beside the archive" test "$(ls -A "$O/in" | tr '\n' ' ')" = "a.zn f "
 printf 'old\n' >"$O/target" && ln -s target "$O/link.zn"
 "$Z" create -q -o "$O/link.zn" -C "$O" in
 check "a symlink OUT is written through, as tar does" test -L "$O/link.zn"
@@ -189,7 +189,7 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$O/mnt" && mount -t tmpfs -o size=200k tmpf
 	check "disk full while writing the index: exit 3" test $? -eq 3
 	check "disk full: the message says why" grep -q 'No space left' "$T/stderr"
 	check "disk full: the old archive is untouched" test "$(cat "$O/mnt/b.zn")" = good
-	check "disk full: no temporary file left" test "$(ls "$O/mnt" | tr '\n' ' ')" = "b.zn fill "
+	check "disk full: no temporary file left" test "$(ls -A "$O/mnt" | tr '\n' ' ')" = "b.zn fill "
 	umount "$O/mnt"
 fi
 
