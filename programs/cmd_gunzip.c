@@ -256,9 +256,8 @@ static int out_close(struct out *o, int rc, int force)
 
 /* In place (FILE.gz -> FILE, then FILE.gz removed), an input must be a regular file; as gzip
  * does, a symlink, a set-id or sticky file or one with other links is refused without -f. */
-static int check_in_place_input(const char *path, int in_fd, const struct stat *st, int force)
+static int check_in_place_input(const char *path, const struct stat *st, int force)
 {
-	(void)in_fd;
 	if (!S_ISREG(st->st_mode)) {
 		cli_error("%s: is not a directory or a regular file -- ignored", path);
 		return EXIT_DAMAGED;
@@ -318,7 +317,7 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 		close(in_fd);
 		return rc;
 	}
-	int rc = check_in_place_input(path, in_fd, &st, op->force);
+	int rc = check_in_place_input(path, &st, op->force);
 	char *out_path = rc == EXIT_OK ? output_name(path) : NULL;
 	if (rc == EXIT_OK && !out_path) {
 		cli_error("%s: unknown suffix -- ignored", path);
