@@ -3,6 +3,7 @@
 #define ZN_ARCHIVE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -77,6 +78,7 @@ struct zn_reader {
 	/* zn_reader_read_entry's cache of the last block it decoded (single-threaded use). */
 	uint8_t *cache;
 	uint64_t cache_block, cache_len; /* cache holds bytes [0, cache_len) of block cache_block */
+	bool cache_unchecked;             /* ...decoded without checking the block's checksum */
 	void *dctx, *sdctx; /* whole-block and partial (streaming) decoders for random access */
 	atomic_uint_fast64_t blocks_loaded;
 	char err[256];
