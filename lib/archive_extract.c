@@ -496,18 +496,22 @@ static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
 	return fd;
 }
 
-/* Writes one piece of a file. `data` is NULL when the block could not be used (damaged) or the
- * job was cancelled: then nothing is created, and a file already created for earlier pieces is
- * only closed (the clean-up after the workers removes it, as its status is no longer ST_OK). A
- * file is written only while its status is ST_OK. */
+/* Writes one piece of a file. `data` is NULL when the block could not be used (damaged). When
+ * that or a cancellation of the job stops the piece, nothing is created, and a file already
+ * created for earlier pieces is only closed (the clean-up after the workers removes it, as its
+ * status is no longer ST_OK). A file is written only while its status is ST_OK. */
 static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *s,
 			const uint8_t *data)
 {
 	uint64_t i = s->entry;
 	struct zn_entry *e = &j->ents[i];
 	int multi = j->pieces[i] > 1;
-	if (!data && atomic_load(&j->cancel))
-		downgrade_status(j, i, ST_FAILED); /* named by the error that cancelled the job */
+	if (atomic_load(&j->cancel)) {
+		/* A system error (a full disk) ended the job, maybe while this block was being
+		 * decoded: nothing more is created or written. The file is named by that error. */
+		data = NULL;
+		downgrade_status(j, i, ST_FAILED);
+	}
 	int usable = data && get_status(j, i) == ST_OK;
 	int fd = -1;
 	if (!multi) {

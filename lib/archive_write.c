@@ -123,6 +123,7 @@ struct inode_rec {
 struct pending {
 	uint64_t entry;
 	const char *name; /* in the walk's name list, alive until the batch is flushed */
+	uint8_t *room;    /* where its bytes go in the block being packed */
 };
 
 #define BATCH 64
@@ -614,14 +615,27 @@ static int source_read(struct source *src, uint8_t *dst, uint64_t n)
 	return 0;
 }
 
-static void report_read_failure(struct zn_writer *w, struct went *e, int err)
+/* A file that could not be read is left out. A small one keeps its room in the block being
+ * packed (the block's layout is already fixed): `room` is zeroed, so the archive holds neither
+ * stale bytes of an earlier block nor a part of the file, and stays the same whatever the
+ * timing. */
+static void report_read_failure(struct zn_writer *w, struct went *e, int err, uint8_t *room)
 {
+	if (room)
+		memset(room, 0, e->size);
 	if (err == -1) {
 		report(w, e->path, ZN_ERR_CHANGED, "file shrank while being read; not stored");
 		w->input_err = ZN_ERR_IO;
 	} else {
 		report_errno(w, e->path, "read failed; not stored", err);
 	}
+	e->dropped = 1;
+}
+
+static void report_open_failure(struct zn_writer *w, struct went *e, int err, uint8_t *room)
+{
+	memset(room, 0, e->size);
+	report_errno(w, e->path, "cannot open; not stored", err);
 	e->dropped = 1;
 }
 
@@ -643,8 +657,8 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 		uint64_t off;
 		RETURN_IF_ERROR(place_small_now(w, idx, &s, &off));
 		int err = source_read(src, s->in + off, size);
-		if (err) /* its room stays in the block, unused */
-			report_read_failure(w, &w->ents[idx], err);
+		if (err)
+			report_read_failure(w, &w->ents[idx], err, s->in + off);
 		return ZN_OK;
 	}
 	/* A large file: whole chunks of its own, in order. */
@@ -657,7 +671,7 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 		int err = source_read(src, s->in, n);
 		if (err) {
 			/* Earlier chunks are already queued; they stay as unreferenced bytes. */
-			report_read_failure(w, &w->ents[idx], err);
+			report_read_failure(w, &w->ents[idx], err, NULL);
 			pthread_mutex_lock(&w->mu);
 			s->state = SLOT_FREE;
 			pthread_cond_broadcast(&w->cv_free);
@@ -859,33 +873,44 @@ static zn_result read_batch_plain(struct zn_writer *w)
 		int fd = openat(w->pend_dirfd, w->pend[k].name,
 				O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0) {
-			report_errno(w, w->ents[idx].path, "cannot open; not stored", errno);
-			w->ents[idx].dropped = 1;
+			report_open_failure(w, &w->ents[idx], errno, s->in + off);
 			continue;
 		}
 		struct source src = {.fd = fd};
 		int err = source_read(&src, s->in + off, w->ents[idx].size);
 		close(fd);
 		if (err)
-			report_read_failure(w, &w->ents[idx], err);
+			report_read_failure(w, &w->ents[idx], err, s->in + off);
 	}
 	return ZN_OK;
 }
 
 #ifdef ZN_HAVE_URING
-/* Submit the chains prepared for pend[from..to) and reap every completion. */
+/* Submit the chains prepared for pend[from..to) and reap every completion.
+ *
+ * One submit-and-wait normally does it all. A signal can interrupt the submission or a wait
+ * (-EINTR, then retried: a program's interval timer must not cost it files). The reads write
+ * into the block being packed, so every chain submitted is reaped before returning; an error
+ * the ring cannot get past stops the whole archive rather than leaving reads in flight. */
 static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err, int *read_res)
 {
 	int want = (to - from) * 3;
 	if (!want)
 		return ZN_OK;
-	int sub = io_uring_submit_and_wait(&w->ring, (unsigned)want);
-	if (sub < 0)
-		return ZN_ERR_IO;
-	for (int got = 0; got < want; got++) {
+	int ret = io_uring_submit_and_wait(&w->ring, (unsigned)want);
+	while (io_uring_sq_ready(&w->ring) && (ret >= 0 || ret == -EINTR))
+		ret = io_uring_submit(&w->ring);
+	int fatal = ret < 0 && ret != -EINTR ? -ret : 0;
+	int inflight = want - (int)io_uring_sq_ready(&w->ring);
+	for (int got = 0; got < inflight; got++) {
 		struct io_uring_cqe *cqe;
-		if (io_uring_wait_cqe(&w->ring, &cqe))
-			return ZN_ERR_IO;
+		int e;
+		while ((e = io_uring_wait_cqe(&w->ring, &cqe)) == -EINTR)
+			;
+		if (e) {
+			fatal = -e;
+			break;
+		}
 		uint64_t ud = cqe->user_data;
 		int k = (int)(ud >> 2), op = (int)(ud & 3);
 		if (op == 0)
@@ -894,16 +919,19 @@ static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err,
 			read_res[k] = cqe->res;
 		io_uring_cqe_seen(&w->ring, cqe);
 	}
+	if (fatal) {
+		report_errno(w, w->ents[w->pend[from].entry].path, "reading files with io_uring failed",
+			     fatal);
+		return ZN_ERR_IO;
+	}
 	for (int k = from; k < to; k++) {
-		uint64_t idx = w->pend[k].entry;
-		if (open_err[k]) {
-			report_errno(w, w->ents[idx].path, "cannot open; not stored", open_err[k]);
-			w->ents[idx].dropped = 1;
-		} else if (read_res[k] < 0) {
-			report_read_failure(w, &w->ents[idx], -read_res[k]);
-		} else if ((uint64_t)read_res[k] != w->ents[idx].size) {
-			report_read_failure(w, &w->ents[idx], -1);
-		}
+		struct went *e = &w->ents[w->pend[k].entry];
+		if (open_err[k])
+			report_open_failure(w, e, open_err[k], w->pend[k].room);
+		else if (read_res[k] < 0)
+			report_read_failure(w, e, -read_res[k], w->pend[k].room);
+		else if ((uint64_t)read_res[k] != e->size)
+			report_read_failure(w, e, -1, w->pend[k].room);
 	}
 	return ZN_OK;
 }
@@ -932,6 +960,7 @@ static zn_result read_batch_uring(struct zn_writer *w)
 		q->flags |= IOSQE_IO_HARDLINK;
 		q->user_data = (uint64_t)k << 2;
 		q = io_uring_get_sqe(&w->ring);
+		w->pend[k].room = s->in + off;
 		io_uring_prep_read(q, k, s->in + off, (unsigned)w->ents[idx].size, 0);
 		q->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
 		q->user_data = ((uint64_t)k << 2) | 1;
@@ -1328,7 +1357,10 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 	if (dirfd >= 0)
 		close(dirfd);
 	free(copy);
-	if (r == ZN_OK && atomic_load(&w->cancel))
+	if (r != ZN_OK)
+		set_error(w, r); /* inputs that cannot be read are reported, not returned: this is
+				    fatal, and zn_writer_finish() must not complete the archive */
+	else if (atomic_load(&w->cancel))
 		r = first_error(w);
 	return r;
 }

@@ -190,6 +190,18 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$O/mnt" && mount -t tmpfs -o size=200k tmpf
 	check "disk full: the message says why" grep -q 'No space left' "$T/stderr"
 	check "disk full: the old archive is untouched" test "$(cat "$O/mnt/b.zn")" = good
 	check "disk full: no temporary file left" test "$(ls -A "$O/mnt" | tr '\n' ' ')" = "b.zn fill "
+	# Extracting onto a full disk: the first failed write cancels the rest (one message per
+	# worker at most, not one per remaining file), and no file is left half-written.
+	rm -f "$O/mnt/fill" "$O/mnt/b.zn"
+	mkdir -p "$O/full" && for i in $(seq 400); do head -c 1000 /dev/urandom >"$O/full/f$i"; done
+	"$Z" create -q -o "$O/full.zn" -C "$O" full
+	"$Z" extract -T 2 "$O/full.zn" -C "$O/mnt/x" 2>"$T/stderr"
+	check "extract onto a full disk: exit 3" test $? -eq 3
+	check "extract onto a full disk: stops at the first failed write" \
+		test "$(grep -c 'No space left' "$T/stderr")" -le 3
+	bad=0
+	for f in "$O/mnt/x/full/"*; do cmp -s "$f" "$O/full/${f##*/}" || bad=1; done
+	check "extract onto a full disk: every file left is whole" test $bad -eq 0
 	umount "$O/mnt"
 fi
 
