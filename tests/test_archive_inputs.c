@@ -3,6 +3,7 @@
  * the walk and its read. Both with io_uring and with plain reads. */
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <string.h>
@@ -14,11 +15,11 @@
 
 #include "test_util.h"
 
-static volatile sig_atomic_t ticks;
+static atomic_int ticks; /* the signal may land on any thread */
 static void on_alarm(int sig)
 {
 	(void)sig;
-	ticks++;
+	atomic_fetch_add_explicit(&ticks, 1, memory_order_relaxed);
 }
 
 struct problems {
@@ -83,7 +84,7 @@ static void interval_timer(const char *root, int no_uring)
 	sa.sa_flags = SA_RESTART;
 	CHECK(!sigaction(SIGALRM, &sa, NULL));
 	struct itimerval it = {{0, 200}, {0, 200}};
-	ticks = 0;
+	atomic_store(&ticks, 0);
 	CHECK(!setitimer(ITIMER_REAL, &it, NULL));
 	struct zn_create_options o;
 	zn_create_options_init(&o);
@@ -94,7 +95,7 @@ static void interval_timer(const char *root, int no_uring)
 	zn_result r = archive(dir, out, &o, NULL, &p, &st);
 	struct itimerval off = {{0, 0}, {0, 0}};
 	setitimer(ITIMER_REAL, &off, NULL);
-	CHECK(ticks > 10); /* the timer did fire during the run */
+	CHECK(atomic_load(&ticks) > 10); /* the timer did fire during the run */
 	CHECK_OK(r);
 	CHECK(p.n == 0);
 	CHECK(st.complete && st.entries == 3001);
