@@ -662,12 +662,18 @@ static void *xworker(void *arg)
 	return NULL;
 }
 
-static zn_result run_workers(struct xjob *j, unsigned threads)
+static unsigned resolve_threads(unsigned threads)
 {
 	if (!threads) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		threads = n > 0 ? (unsigned)n : 1;
 	}
+	return threads;
+}
+
+static zn_result run_workers(struct xjob *j, unsigned threads)
+{
+	threads = resolve_threads(threads);
 	if (threads > j->nwork)
 		threads = j->nwork ? (unsigned)ZN_MIN(j->nwork, 256) : 1;
 	pthread_t tids[256];
@@ -687,7 +693,28 @@ static zn_result run_workers(struct xjob *j, unsigned threads)
  * Setup shared by extract and verify
  * ---------------------------------------------------------------------------------------------- */
 
-static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *select)
+/* Reading the entries out of the index (0.5 us each: 50 ms of serial work for 100,000 files
+ * before a block is decoded) is shared by the threads, in ranges. */
+struct init_range {
+	struct xjob *j;
+	uint64_t lo, hi;
+};
+
+static void *read_entries(void *arg)
+{
+	struct init_range *p = arg;
+	struct xjob *j = p->j;
+	for (uint64_t i = p->lo; i < p->hi; i++) {
+		if (j->select && !j->select[i])
+			j->status[i] = ST_SKIPPED;
+		else if (zn_reader_entry(j->r, i, &j->ents[i]) != ZN_OK)
+			j->status[i] = ST_DAMAGED;
+	}
+	return NULL;
+}
+
+static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *select,
+			  unsigned threads)
 {
 	j->r = r;
 	j->n = r->nentries;
@@ -705,21 +732,33 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 	j->pieces = calloc(n1, sizeof(uint64_t));
 	if (!j->ents || !j->status || !j->created || !j->pieces)
 		return ZN_ERR_NOMEM;
-	for (uint64_t i = 0; i < j->n; i++) {
-		if (select && !select[i]) {
-			j->status[i] = ST_SKIPPED;
+	threads = (unsigned)ZN_MIN(ZN_MIN(resolve_threads(threads), 16), j->n / 8192 + 1);
+	pthread_t tids[16];
+	struct init_range parts[16];
+	unsigned started = 0;
+	for (unsigned t = 0; t < threads; t++)
+		parts[t] = (struct init_range){j, j->n * t / threads, j->n * (t + 1) / threads};
+	for (unsigned t = 1; t < threads; t++) {
+		if (pthread_create(&tids[started], NULL, read_entries, &parts[t]))
+			break;
+		started++;
+	}
+	read_entries(&parts[0]);
+	if (started + 1 < threads) { /* the ranges that could not be started are done here */
+		parts[started + 1].hi = j->n;
+		read_entries(&parts[started + 1]);
+	}
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	/* Damaged entries are reported in order, whatever the thread count. The index passed its
+	 * checksum, so this is a crafted or buggy archive. */
+	for (uint64_t i = 0; i < j->n && j->problem; i++) {
+		if (j->status[i] != ST_DAMAGED)
 			continue;
-		}
-		zn_result res = zn_reader_entry(r, i, &j->ents[i]);
-		if (res != ZN_OK) {
-			/* The index passed its checksum, so this is a crafted or buggy archive. */
-			j->status[i] = ST_DAMAGED;
-			if (j->problem) {
-				char msg[64];
-				snprintf(msg, sizeof(msg), "entry %llu", (unsigned long long)i);
-				j->problem(j->ctx, msg, res, "entry unreadable in the index");
-			}
-		}
+		struct zn_entry e;
+		char msg[64];
+		snprintf(msg, sizeof(msg), "entry %llu", (unsigned long long)i);
+		j->problem(j->ctx, msg, zn_reader_entry(r, i, &e), "entry unreadable in the index");
 	}
 	return ZN_OK;
 }
@@ -778,7 +817,7 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 			problem(ctx, "(index)", ZN_ERR_CHECKSUM, msg);
 		}
 	}
-	zn_result res = job_init(&j, r, NULL);
+	zn_result res = job_init(&j, r, NULL, threads);
 	if (res == ZN_OK)
 		res = build_plan(&j);
 	if (res == ZN_OK)
@@ -880,7 +919,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	j.umask = read_umask();
 	j.euid = geteuid();
 	j.egid = getegid();
-	zn_result res = job_init(&j, r, select);
+	zn_result res = job_init(&j, r, select, opt.threads);
 	if (res != ZN_OK)
 		goto out;
 	if ((mkdir(dir, 0755) && errno != EEXIST) ||
@@ -915,7 +954,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			xreport_errno(&j, e, "cannot create directory", errno);
 			j.status[i] = ST_FAILED;
 		}
-		dircache_drop(&dc); /* the new directory may be the next parent */
+		/* The cached parent stays valid: only successful opens are cached, and no
+		 * directory is ever removed (--overwrite replaces only non-directories). */
 	}
 	/* Phase 2: contents. */
 	res = build_plan(&j);
