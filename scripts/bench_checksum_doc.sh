@@ -16,9 +16,9 @@ trap 'rm -rf "$tmp"' EXIT
 	echo
 	echo "CRC-32 and Adler-32 throughput (MB/s = 10^6 bytes per second of the thread's CPU time,"
 	echo "best of N) of znippy's dispatched functions and of every kernel this CPU runs, against"
-	echo "zlib $(dpkg-query -W -f='${Version}' zlib1g 2>/dev/null || echo '?'),"
-	echo "libdeflate $(dpkg-query -W -f='${Version}' libdeflate0 2>/dev/null || echo '?') and"
-	echo "ISA-L $(dpkg-query -W -f='${Version}' libisal2 2>/dev/null || echo '?'), on random bytes:"
+	echo "zlib $(pkg_version zlib1g),"
+	echo "libdeflate $(pkg_version libdeflate0) and"
+	echo "ISA-L $(pkg_version libisal2), on random bytes:"
 	echo "1 MiB (in cache) and 64 MiB (memory-bound, so sensitive to other jobs on the machine)."
 	echo
 	echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores (shared with other jobs),"

@@ -44,9 +44,9 @@ proc() { # best user+sys CPU seconds and best wall seconds of 5 runs
 	echo "## DEFLATE decoding"
 	echo
 	echo "znippy's DEFLATE decoder (\`zn_inflate\`, gzip format, CRC-32 and ISIZE checked) against"
-	echo "libdeflate $(dpkg-query -W -f='${Version}' libdeflate0 2>/dev/null || echo '?'),"
-	echo "ISA-L $(dpkg-query -W -f='${Version}' libisal2 2>/dev/null || echo '?') and"
-	echo "zlib $(dpkg-query -W -f='${Version}' zlib1g 2>/dev/null || echo '?'): whole buffer in memory, one"
+	echo "libdeflate $(pkg_version libdeflate0),"
+	echo "ISA-L $(pkg_version libisal2) and"
+	echo "zlib $(pkg_version zlib1g): whole buffer in memory, one"
 	echo "core, every decoder in the same run, timed round-robin, best of N by the thread's CPU time"
 	echo "(the machine is shared). Corpora (\`bench/bench_inflate.c\`): a tar of /usr/include, English"
 	echo "text (vim's documentation), x86-64 shared objects from /usr/lib, random base64, FASTQ reads"

@@ -18,3 +18,10 @@ replace_doc_section() {
 	fi
 	echo "wrote the $title section of $doc"
 }
+
+# pkg_version PKG: the installed version of PKG for this machine's architecture (with the arm64
+# packages of the aarch64 test stage installed too, a bare query prints both, run together).
+pkg_version() {
+	dpkg-query -W -f='${Version}' "$1:$(dpkg --print-architecture)" 2>/dev/null ||
+		dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo '?'
+}
