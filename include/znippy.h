@@ -8,6 +8,7 @@
 #ifndef ZNIPPY_H
 #define ZNIPPY_H
 
+#include <signal.h> /* sig_atomic_t */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -233,6 +234,11 @@ struct zn_extract_options {
 	int overwrite;		/* replace existing files */
 	int check_digest;	/* also verify each file's SHA-256 (always on in zn_verify) */
 	int same_owner;		/* apply uid/gid (default: when running as root) */
+	/* When *stop becomes non-zero (a signal handler may set it; the library reads it with
+	 * __atomic_load_n, relaxed, so set it with __atomic_store_n), extraction stops: no further
+	 * file is created, files it began but did not finish are removed, and zn_extract returns
+	 * ZN_ERR_CANCELED. NULL: never. */
+	const volatile sig_atomic_t *stop;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 

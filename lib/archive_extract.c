@@ -129,6 +129,12 @@ static void downgrade_status(struct xjob *j, uint64_t i, uint8_t st)
 	__atomic_compare_exchange_n(&j->status[i], &ok, st, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+/* The caller's stop flag, set by a signal handler on any thread: read atomically. */
+static int stopped(const volatile sig_atomic_t *stop)
+{
+	return stop && __atomic_load_n(stop, __ATOMIC_RELAXED);
+}
+
 static void system_error(struct xjob *j, zn_result r)
 {
 	pthread_mutex_lock(&j->mu);
@@ -607,10 +613,13 @@ static void *xworker(void *arg)
 	const int hashing = j->verify || (j->opt && j->opt->check_digest);
 	if (!dctx || !buf)
 		system_error(j, ZN_ERR_NOMEM);
+	const volatile sig_atomic_t *stop = j->opt ? j->opt->stop : NULL;
 	for (;;) {
 		uint64_t w = atomic_fetch_add(&j->cursor, 1);
 		if (w >= j->nwork)
 			break;
+		if (stopped(stop) && !atomic_load(&j->cancel))
+			system_error(j, ZN_ERR_CANCELED); /* the clean-up then removes what is unfinished */
 		uint64_t b = j->work[w];
 		int64_t span = j->span_idx[b];
 		const uint8_t *data = NULL;
@@ -946,7 +955,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	}
 	/* Phase 1: directories. */
 	struct dircache dc = {.fd = -1, .len = (size_t)-1};
-	for (uint64_t i = 0; i < j.n; i++) {
+	for (uint64_t i = 0; i < j.n && !stopped(opt.stop); i++) {
 		struct zn_entry *e = &j.ents[i];
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_DIR)
 			continue;
@@ -972,6 +981,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		atomic_init(&j.left[i], j.pieces[i]);
 	}
 	run_workers(&j, opt.threads);
+	if (stopped(opt.stop) && !atomic_load(&j.cancel))
+		system_error(&j, ZN_ERR_CANCELED); /* no empty files or links after a stop */
 	/* Phase 3: empty files, then symlinks and hardlinks (a hardlink to an empty file must find
 	 * the file this job created, not an older one of the same name). */
 	for (uint64_t i = 0; i < j.n && !atomic_load(&j.cancel); i++) {

@@ -370,6 +370,43 @@ void cli_raise_fd_limit(void)
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+static volatile sig_atomic_t stop_signal;
+
+static void on_deferred_signal(int sig)
+{
+	__atomic_store_n(&stop_signal, sig, __ATOMIC_RELAXED); /* read by the library's threads */
+}
+
+static const int deferred[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+
+void cli_defer_signals(void)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_deferred_signal;
+	for (size_t i = 0; i < sizeof(deferred) / sizeof(deferred[0]); i++)
+		if (sigaction(deferred[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(deferred[i], &sa, NULL);
+}
+
+const volatile sig_atomic_t *cli_stop_flag(void)
+{
+	return &stop_signal;
+}
+
+void cli_end_deferred_signals(void)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	for (size_t i = 0; i < sizeof(deferred) / sizeof(deferred[0]); i++)
+		if (sigaction(deferred[i], NULL, &old) == 0 && old.sa_handler == on_deferred_signal)
+			sigaction(deferred[i], &sa, NULL);
+	int sig = __atomic_load_n(&stop_signal, __ATOMIC_RELAXED);
+	if (sig)
+		on_fatal_signal(sig);
+}
+
 void cli_install_signals(void)
 {
 	static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};

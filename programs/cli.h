@@ -63,6 +63,13 @@ int cli_write_all(int fd, const void *buf, size_t len);
  * shrank or could not be read) removes it, says so and exits with EXIT_SYSTEM. Called once
  * from main. */
 void cli_install_signals(void);
+/* For work that cleans up after itself when told to stop (extract): from here on INT, TERM, HUP
+ * and PIPE (unless ignored) only set *cli_stop_flag() to the signal's number. After the work,
+ * cli_end_deferred_signals() restores the handlers and, if one came, dies of it (after the clean-
+ * up, with the status a shell expects). */
+void cli_defer_signals(void);
+const volatile sig_atomic_t *cli_stop_flag(void);
+void cli_end_deferred_signals(void);
 /* Raise the soft limit on open files to the hard one (at most 2^20): a directory walk keeps one
  * descriptor per level, and the default soft limit of 1024 cuts off trees deeper than that. */
 void cli_raise_fd_limit(void);

@@ -350,7 +350,9 @@ static const char extract_help[] =
 	"Extract all entries, or those whose path matches a PATTERN (a glob; a directory's\n"
 	"pattern selects everything below it). Paths that are absolute or contain '..' are\n"
 	"refused, and no write ever follows a symlink. Damaged files are named and left out;\n"
-	"everything else is still extracted.\n"
+	"everything else is still extracted. INT, TERM, HUP or PIPE stop it: files begun but\n"
+	"not finished are removed (with --overwrite their old versions are gone too), then\n"
+	"it dies of the signal.\n"
 	"\n"
 	"  -C, --directory DIR   extract into DIR (default: the current directory)\n"
 	"  -T, --threads N       worker threads (default: one per CPU)\n"
@@ -404,9 +406,14 @@ int cmd_extract(int argc, char **argv)
 		sel = calloc(zn_reader_count(r) + 1, 1);
 		missing = select_entries(r, argv + optind, argc - optind, sel);
 	}
+	/* A signal stops the extraction rather than killing it halfway: files begun but not
+	 * finished are removed first, then the signal takes its course. */
+	opt.stop = cli_stop_flag();
+	cli_defer_signals();
 	res = zn_extract(r, dir, sel, &opt, cli_problem_cb,
 			 cli_progress_enabled() ? cli_progress_cb : NULL, NULL);
 	cli_progress_end();
+	cli_end_deferred_signals();
 	free(sel);
 	zn_reader_close(r);
 	if (res != ZN_OK) {

@@ -205,6 +205,26 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$O/mnt" && mount -t tmpfs -o size=200k tmpf
 	umount "$O/mnt"
 fi
 
+# ---- a signal during extract: files begun but not finished are removed, then the signal kills -----
+mkdir -p "$O/sig" && for i in 1 2 3 4 5 6; do head -c 6M /dev/urandom >"$O/sig/big$i"; done
+for i in $(seq 300); do printf 'small %s\n' "$i" >"$O/sig/s$i"; done
+"$Z" create -q --chunk-size 64K -o "$O/sig.zn" -C "$O" sig
+bad=0 stopped=0
+for d in 0.005 0.01 0.02 0.03 0.05 0.08; do
+	rm -rf "$O/sx"
+	"$Z" extract -q -T 2 "$O/sig.zn" -C "$O/sx" &
+	pid=$!
+	sleep $d
+	kill -TERM $pid 2>/dev/null
+	wait $pid
+	rc=$?
+	[ $rc -eq 143 ] && stopped=$((stopped + 1))
+	[ $rc -eq 143 ] || [ $rc -eq 0 ] || bad=1
+	for f in "$O/sx/sig/"*; do [ -e "$f" ] || continue; cmp -s "$f" "$O/sig/${f##*/}" || bad=1; done
+done
+check "SIGTERM during extract: every file left is whole, and the exit is the signal's" test $bad -eq 0
+echo "     ($stopped of 6 runs were stopped mid-way)"
+
 # ---- input paths: '..', a symlink given with a trailing slash ------------------------------------------------
 mkdir -p "$O/p/d/sub" "$O/real" && printf 'f\n' >"$O/p/d/f" && ln -s ../real "$O/p/ldir"
 (cd "$O/p" && "$Z" create -o "$O/p.zn" d/sub/../f ldir/) 2>"$T/stderr"
