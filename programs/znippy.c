@@ -1,4 +1,5 @@
 /* znippy.c - the command's entry point: dispatches to the subcommands. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,7 +25,25 @@ static const char usage[] =
 	"  -V, --version   print the version\n"
 	"\n" EXIT_CODES_HELP;
 
+static int run(int argc, char **argv);
+
+/* Whatever a command printed on standard output (info, --help, --version, ...) must have
+ * reached it: a full disk or a closed descriptor is an error, as for cat(1). Commands that write
+ * data (list, cat, gunzip -c) report their own write errors and return non-zero already. */
 int main(int argc, char **argv)
+{
+	int rc = run(argc, argv);
+	if (fflush(stdout) || ferror(stdout)) {
+		if (rc == EXIT_OK) {
+			int e = errno;
+			cli_error("write error on standard output: %s", strerror(e ? e : EIO));
+		}
+		return rc == EXIT_OK ? EXIT_SYSTEM : rc;
+	}
+	return rc;
+}
+
+static int run(int argc, char **argv)
 {
 	cli_install_signals();
 	cli_raise_fd_limit();

@@ -263,6 +263,10 @@ if [ -w /dev/full ]; then
 	"$Z" cat "$R.zn" dir/a.txt >/dev/full 2>"$T/stderr"
 	check "cat to a full device: exit 3" test $? -eq 3
 	check "...blames standard output" grep -q "write error on standard output" "$T/stderr"
+	"$Z" info "$R.zn" >/dev/full 2>"$T/stderr"
+	check "info to a full device: exit 3" test $? -eq 3
+	"$Z" extract --help >/dev/full 2>"$T/stderr"
+	check "--help to a full device: exit 3" test $? -eq 3
 fi
 if [ "$(id -u)" -eq 0 ] && ! getent group 54321 >/dev/null; then
 	mkdir -p "$R/own" && printf 'o\n' >"$R/own/f" && chown nobody:54321 "$R/own/f"
