@@ -260,8 +260,16 @@ static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode)
 	for (int tries = 0; tries < 2; tries++) {
 		int fd = openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				mode & 0777);
-		if (fd >= 0 || errno != EEXIST || !j->opt->overwrite)
+		if (fd >= 0 || errno != EEXIST)
 			return fd;
+		struct stat st; /* --overwrite replaces files, never a directory: say which it is */
+		if (!fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode)) {
+			errno = EISDIR;
+			return -1;
+		}
+		errno = EEXIST;
+		if (!j->opt->overwrite)
+			return -1;
 		if (unlinkat(dfd, base, 0) && errno != ENOENT)
 			return -1;
 	}
