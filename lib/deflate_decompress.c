@@ -1150,8 +1150,11 @@ static int feed(struct zn_inflater *d, struct io *io, const uint8_t *user, size_
 	*in_used = consumed;
 	d->in_total += consumed;
 	if (r == R_ERR) {
-		uint32_t held = io->bitsleft / 8;
-		d->err_in = d->in_total > held ? d->in_total - held : 0;
+		/* Not yet decoded: the whole bytes in the bit buffer (less the zero padding added
+		 * past the end of the input) and the bytes waiting in the stage. */
+		uint32_t held = io->bitsleft / 8 > io->overrun ? io->bitsleft / 8 - io->overrun : 0;
+		uint64_t ahead = (uint64_t)held + d->stage_len;
+		d->err_in = d->in_total > ahead ? d->in_total - ahead : 0;
 	}
 	if (r == R_END) {
 		d->end_in = d->in_total - unread;

@@ -48,9 +48,12 @@ static void report(const char *name, zn_result r, uint64_t in_pos)
 
 /* Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). A regular file is mapped and
  * decoded in place; anything else is read in 1 MiB pieces. Returns an exit code. */
+static int write_failed; /* the last decode_fd's output failed (not its input) */
+
 static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *name,
                      const char *out_name)
 {
+	write_failed = 0;
 	struct stat st;
 	uint8_t *map = NULL, *buf = NULL;
 	size_t map_len = 0, buf_cap = 1 << 20, have = 0, pos = 0, released = 0;
@@ -60,7 +63,11 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 		cli_error("%s: %s", name, zn_result_message(r));
 		return cli_exit_code(r);
 	}
-	if (fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+	/* Standard input may be a file already read in part ({ read line; zcat; } < f): decoding
+	 * starts at its offset and leaves the offset after what was decoded, as gzip does. */
+	off_t start = 0;
+	if (fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (start = lseek(in_fd, 0, SEEK_CUR)) >= 0 && st.st_size > start) {
 		map_len = (size_t)st.st_size;
 		map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, in_fd, 0);
 		if (map == MAP_FAILED)
@@ -70,6 +77,8 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 	}
 	if (map) {
 		have = map_len;
+		released = (size_t)start & ~(size_t)4095;
+		pos = (size_t)start;
 		eof = 1;
 	} else {
 		buf = malloc(buf_cap);
@@ -84,6 +93,11 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 			ssize_t n = read(in_fd, buf, buf_cap);
 			if (n < 0) {
 				if (errno == EINTR)
+					continue;
+				/* A parent left the pipe non-blocking: block, as gzip does. */
+				int fl = fcntl(in_fd, F_GETFL);
+				if (errno == EAGAIN && fl >= 0 && (fl & O_NONBLOCK) &&
+				    !fcntl(in_fd, F_SETFL, fl & ~O_NONBLOCK))
 					continue;
 				cli_error("%s: read error: %s", name, strerror(errno));
 				rc = EXIT_SYSTEM;
@@ -106,6 +120,7 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 		}
 		if (olen && out_fd >= 0 && cli_write_all(out_fd, o, olen)) {
 			cli_error("%s: write error: %s", out_name, strerror(errno));
+			write_failed = 1;
 			rc = EXIT_SYSTEM;
 			break;
 		}
@@ -123,8 +138,10 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 		if (done)
 			break;
 	}
-	if (map)
+	if (map) {
 		munmap(map, map_len);
+		lseek(in_fd, (off_t)pos, SEEK_SET); /* after what was decoded */
+	}
 	free(buf);
 	return rc;
 }
@@ -277,6 +294,8 @@ static int check_in_place_input(const char *path, const struct stat *st, int for
 	return EXIT_OK;
 }
 
+static int shared_out_failed; /* standard output or -o failed: the other FILEs are not tried */
+
 static int do_file(struct zn_inflater *d, const char *path, const struct opts *op)
 {
 	if (!strcmp(path, "-")) {
@@ -285,7 +304,9 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 			return EXIT_USAGE;
 		}
 		int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
-		return decode_fd(d, 0, out_fd, "(stdin)", op->out_path ? op->out_path : "(stdout)");
+		int rc = decode_fd(d, 0, out_fd, "(stdin)", op->out_path ? op->out_path : "(stdout)");
+		shared_out_failed |= write_failed;
+		return rc;
 	}
 	int in_place = !(op->test || op->to_stdout || op->out);
 	/* O_NONBLOCK: a FIFO given to in-place decoding is refused, not waited on (it has no
@@ -314,6 +335,7 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 		int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
 		int rc =
 		        decode_fd(d, in_fd, out_fd, path, op->out_path ? op->out_path : "(stdout)");
+		shared_out_failed |= write_failed;
 		close(in_fd);
 		return rc;
 	}
@@ -448,7 +470,7 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 		cli_error("%s", zn_result_message(r));
 		rc = cli_exit_code(r);
 	}
-	for (int i = 0; r == ZN_OK && i < nfiles; i++) {
+	for (int i = 0; r == ZN_OK && i < nfiles && !shared_out_failed; i++) {
 		int frc = do_file(d, files[i], &op);
 		if (frc > rc)
 			rc = frc;

@@ -98,6 +98,24 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		fail "-f -o into a read-only directory"
 	cmp -s ro/existing a.orig || fail "-f -o into a read-only directory: content"
 fi
+# standard input that is a file read in part: decoding starts at its offset and leaves it at
+# the end of what was decoded, as gzip does
+printf 'hello\n' | gzip >h.gz; printf 'world\n' | gzip >w.gz; cat h.gz w.gz >hw.gz
+n=$(stat -c %s h.gz)
+[ "$({ dd bs="$n" count=1 of=/dev/null status=none; "$Z" zcat; } <hw.gz)" = world ] ||
+	fail "stdin at an offset"
+[ "$({ "$Z" gunzip -c >/dev/null; wc -c; } <h.gz)" = 0 ] || fail "stdin offset after decoding"
+# a non-blocking pipe left by a parent is read blocking, as gzip does
+[ "$( (sleep 0.3; cat h.gz) | python3 -c 'import os, sys; os.set_blocking(0, False);
+os.execvp(sys.argv[1], sys.argv[1:])' "$Z" zcat)" = hello ] || fail "non-blocking stdin"
+# the position of a fault is the same from a file and from a pipe
+head -c 13 b.gz >t13.gz
+"$Z" gunzip -t t13.gz 2>err1; "$Z" gunzip -t <t13.gz 2>err2
+grep -q 'at input byte 13)' err1 || fail "position of a truncation: $(cat err1)"
+[ "$(sed 's/.*(at/(at/' err1)" = "$(sed 's/.*(at/(at/' err2)" ] || fail "positions differ: file/pipe"
+# a failed standard output ends the run: the other FILEs are not tried
+(trap '' PIPE; "$Z" zcat b.gz b.gz b.gz 2>err | head -c 10 >/dev/null)
+[ "$(grep -c 'write error' err)" = 1 ] || fail "write errors after a closed pipe: $(cat err)"
 "$Z" gunzip --help | grep -q Usage || fail "--help"
 "$Z" gunzip --bogus 2>/dev/null; [ $? = 2 ] || fail "usage error exit code"
 echo ok
