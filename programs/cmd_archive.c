@@ -331,7 +331,17 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 			continue;
 		}
 		for (int k = 0; k < npats; k++) {
-			if (cli_path_matches(pats[k], e.path, e.path_len)) {
+			/* "d/" names a directory (as with tar): a file matches only through a
+			 * directory above it. */
+			size_t len = e.path_len, glen = given && given[k] ? strlen(given[k]) : 0;
+			if (glen && given[k][glen - 1] == '/' && e.type != ZN_TYPE_DIR) {
+				while (len && e.path[len - 1] != '/')
+					len--;
+				len = len ? len - 1 : 0;
+				if (!len)
+					continue;
+			}
+			if (cli_path_matches(pats[k], e.path, len)) {
 				sel[i] = 1;
 				hit[k] = 1;
 			}
@@ -355,11 +365,11 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 static const char extract_help[] =
 	"Usage: znippy extract ARCHIVE [OPTIONS] [PATTERN...]\n"
 	"Extract all entries, or those whose path matches a PATTERN (a glob; a directory's\n"
-	"pattern selects everything below it). Paths that are absolute or contain '..' are\n"
-	"refused, and no write ever follows a symlink. Damaged files are named and left out;\n"
-	"everything else is still extracted. INT, TERM, HUP or PIPE stop it: files begun but\n"
-	"not finished are removed (with --overwrite their old versions are gone too), then\n"
-	"it dies of the signal.\n"
+	"pattern selects everything below it; one ending in '/' names only directories).\n"
+	"Paths that are absolute or contain '..' are refused, and no write ever follows a\n"
+	"symlink. Damaged files are named and left out; everything else is still extracted.\n"
+	"INT, TERM, HUP or PIPE stop it: files begun but not finished are removed (with\n"
+	"--overwrite their old versions are gone too), then it dies of the signal.\n"
 	"\n"
 	"  -C, --directory DIR   extract into DIR (default: the current directory)\n"
 	"  -T, --threads N       worker threads (default: one per CPU)\n"
