@@ -898,9 +898,11 @@ static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err,
 	if (!want)
 		return ZN_OK;
 	int ret = io_uring_submit_and_wait(&w->ring, (unsigned)want);
-	while (io_uring_sq_ready(&w->ring) && (ret >= 0 || ret == -EINTR))
+	while (io_uring_sq_ready(&w->ring) && (ret > 0 || ret == -EINTR))
 		ret = io_uring_submit(&w->ring);
 	int fatal = ret < 0 && ret != -EINTR ? -ret : 0;
+	if (!fatal && io_uring_sq_ready(&w->ring))
+		fatal = EIO; /* the kernel took no more of them */
 	int inflight = want - (int)io_uring_sq_ready(&w->ring);
 	for (int got = 0; got < inflight; got++) {
 		struct io_uring_cqe *cqe;
