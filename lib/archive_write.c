@@ -770,6 +770,8 @@ static void fill_stat(struct zn_writer *w, struct went *e, const struct stat *st
 	e->mtime_ns = sec > lim    ? INT64_MAX
 	              : sec < -lim ? INT64_MIN
 	                           : sec * 1000000000 + st->st_mtim.tv_nsec;
+	if (sec > lim || sec < -lim)
+		report(w, e->path, ZN_OK, "modification time outside 1677-2262; stored as the nearest");
 }
 
 /* Hardlinked inodes seen so far: returns the entry that first stored this inode, or -1. */
@@ -1028,6 +1030,7 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 		char msg[64];
 		snprintf(msg, sizeof(msg), "not a regular file, directory or symlink; skipped");
 		report(w, rel, ZN_ERR_UNSUPPORTED, msg);
+		w->input_err = ZN_ERR_IO; /* an input left out, like one that cannot be read */
 		return ZN_OK;
 	}
 	if ((w->out_ino && st->st_ino == w->out_ino && st->st_dev == w->out_dev) ||

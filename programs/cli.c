@@ -206,9 +206,13 @@ void cli_put_escaped(FILE *f, const char *s, size_t n)
 			fputs("\\n", f);
 		else if (ch == '\t')
 			fputs("\\t", f);
-		else if (ch < 32 || ch == 127)
-			fprintf(f, "\\%03o", ch);
-		else
+		else if (ch < 32 || (ch >= 127 && ch < 160))
+			fprintf(f, "\\%03o", ch); /* C0, DEL and C1 (raw 0x80-0x9f, 8-bit terminals) */
+		else if (ch == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
+			 (unsigned char)s[i + 1] < 0xa0) {
+			fprintf(f, "\\%03o\\%03o", ch, (unsigned char)s[i + 1]); /* C1 in UTF-8 */
+			i++;
+		} else
 			fputc(ch, f);
 	}
 }

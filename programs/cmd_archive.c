@@ -290,7 +290,7 @@ int cmd_create(int argc, char **argv)
 	else if (res != ZN_OK && res != ZN_ERR_IO)
 		cli_error("create: %s", zn_result_message(res));
 	else if (res == ZN_ERR_IO && complete)
-		cli_error("create: some inputs could not be read (see above); archive written without them");
+		cli_error("create: some inputs were left out (see above); archive written without them");
 	else if (res == ZN_ERR_IO)
 		cli_error("create: I/O error");
 	if (res == ZN_OK && cli_progress_enabled())
@@ -591,7 +591,10 @@ int cmd_list(int argc, char **argv)
 		} else if (lng) {
 			char ms[11], tbuf[32];
 			mode_string(&e, ms);
-			time_t t = (time_t)(e.mtime_ns / 1000000000);
+			int64_t sec = e.mtime_ns / 1000000000; /* rounded down, also before 1970 */
+			if (e.mtime_ns % 1000000000 < 0)
+				sec--;
+			time_t t = (time_t)sec;
 			struct tm tm;
 			localtime_r(&t, &tm);
 			strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M", &tm);

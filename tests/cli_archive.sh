@@ -205,6 +205,18 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$O/mnt" && mount -t tmpfs -o size=200k tmpf
 	umount "$O/mnt"
 fi
 
+# ---- inputs the format cannot hold, and names and times that need care in listings -----------------
+mkdir -p "$O/odd" && printf 'x\n' >"$O/odd/f" && mkfifo "$O/odd/fifo"
+touch -d '1969-12-31 23:59:59.5 UTC' "$O/odd/f"
+printf 'y\n' >"$O/odd/"$'c1\xc2\x9b31m' && printf 'y\n' >"$O/odd/"$'raw\x9b31m'
+"$Z" create -q -o "$O/odd.zn" -C "$O" odd 2>"$T/stderr"
+check "a FIFO in a tree is named and left out: exit 3" test $? -eq 3
+check "...and named even with -q" grep -q 'odd/fifo: not a regular file' "$T/stderr"
+check "list -l rounds times before 1970 down" \
+	sh -c 'TZ=UTC "$1" list -l "$2" odd/f | grep -q "1969-12-31 23:59 odd/f"' - "$Z" "$O/odd.zn"
+check "list escapes C1 controls, raw or UTF-8" \
+	test "$("$Z" list "$O/odd.zn" | grep -c '\\233')" -eq 2
+
 # ---- a signal during extract: files begun but not finished are removed, then the signal kills -----
 mkdir -p "$O/sig" && for i in 1 2 3 4 5 6; do head -c 6M /dev/urandom >"$O/sig/big$i"; done
 for i in $(seq 300); do printf 'small %s\n' "$i" >"$O/sig/s$i"; done
