@@ -993,7 +993,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		system_error(&j, ZN_ERR_CANCELED); /* no empty files or links after a stop */
 	/* Phase 3: empty files, then symlinks and hardlinks (a hardlink to an empty file must find
 	 * the file this job created, not an older one of the same name). */
-	for (uint64_t i = 0; i < j.n && !atomic_load(&j.cancel); i++) {
+	for (uint64_t i = 0; i < j.n && !atomic_load(&j.cancel) && !stopped(opt.stop); i++) {
 		struct zn_entry *e = &j.ents[i];
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_FILE || e->size)
 			continue;
@@ -1003,7 +1003,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		apply_meta_fd(&j, fd, e);
 		close(fd);
 	}
-	for (uint64_t i = 0; i < j.n && !atomic_load(&j.cancel); i++) {
+	for (uint64_t i = 0; i < j.n && !atomic_load(&j.cancel) && !stopped(opt.stop); i++) {
 		struct zn_entry *e = &j.ents[i];
 		if (j.status[i] != ST_OK)
 			continue;
@@ -1080,6 +1080,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			free(target);
 		}
 	}
+	if (stopped(opt.stop) && !atomic_load(&j.cancel))
+		system_error(&j, ZN_ERR_CANCELED); /* stopped while making empty files or links */
 	/* Damaged files are named in path order. Files this job created but could not finish
 	 * (damaged, a write error, cancelled) are removed. A file it did not create is left alone,
 	 * except that with --overwrite a damaged file's old namesake goes too (whether a worker

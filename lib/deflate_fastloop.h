@@ -69,6 +69,8 @@ static FL_ATTR int FL_NAME(FL_CTX *c)
 		bitsleft -= (e);                                                                   \
 	} while (0)
 #define LITLEN_MASK ((1u << LITLEN_TABLEBITS) - 1)
+	/* Four literal steps and the next lookup must fit in the 64 bits one refill loads. */
+	_Static_assert(5 * LITLEN_TABLEBITS <= 64, "four literal steps need LITLEN_TABLEBITS <= 12");
 #define DIST_MASK   ((1u << DIST_TABLEBITS) - 1)
 
 	if (in >= in_limit || out >= out_limit)

@@ -388,6 +388,7 @@ void cli_defer_signals(void)
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_deferred_signal;
+	sa.sa_flags = SA_RESTART; /* it returns: other calls carry on until the work stops */
 	for (size_t i = 0; i < sizeof(deferred) / sizeof(deferred[0]); i++)
 		if (sigaction(deferred[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
 			sigaction(deferred[i], &sa, NULL);

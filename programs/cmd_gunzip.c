@@ -131,7 +131,7 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 		if (r != ZN_OK) {
 			uint64_t at;
 			zn_inflate_stream_position(d, &at, NULL);
-			report(name, r, at);
+			report(name, r, at + (map ? (uint64_t)start : 0)); /* from the file's start */
 			rc = cli_exit_code(r);
 			break;
 		}

@@ -33,11 +33,10 @@ static int run(int argc, char **argv);
 int main(int argc, char **argv)
 {
 	int rc = run(argc, argv);
-	if (fflush(stdout) || ferror(stdout)) {
-		if (rc == EXIT_OK) {
-			int e = errno;
-			cli_error("write error on standard output: %s", strerror(e ? e : EIO));
-		}
+	int flushed = fflush(stdout) == 0, e = errno;
+	if (!flushed || ferror(stdout)) {
+		if (rc == EXIT_OK) /* an earlier failed write left no errno of its own */
+			cli_error("write error on standard output: %s", strerror(!flushed && e ? e : EIO));
 		return rc == EXIT_OK ? EXIT_SYSTEM : rc;
 	}
 	return rc;
