@@ -888,10 +888,17 @@ static int run_symbols(struct zn_inflater *d, struct io *io)
 }
 
 /* Input bytes consumed: loaded bytes minus whole real bytes still in the bit buffer. */
+/* Whole bytes loaded into the bit buffer but not yet decoded, less the zero padding added past
+ * the end of the input. */
+static uint32_t held_bytes(const struct io *io)
+{
+	return io->bitsleft / 8 > io->overrun ? io->bitsleft / 8 - io->overrun : 0;
+}
+
 static uint64_t consumed_bytes(const struct io *io, const uint8_t *in_start)
 {
 	uint64_t loaded = (uint64_t)(io->in - in_start);
-	uint32_t held = io->bitsleft / 8 > io->overrun ? io->bitsleft / 8 - io->overrun : 0;
+	uint32_t held = held_bytes(io);
 	return loaded >= held ? loaded - held : 0;
 }
 
@@ -1134,8 +1141,7 @@ static int feed(struct zn_inflater *d, struct io *io, const uint8_t *user, size_
 		/* Bytes taken past the end of the stream (read ahead into the bit buffer, kept in
 		 * the stage, or read as garbage) go back to the caller where they came from this
 		 * call; the rest only show in the stream's end position. */
-		uint32_t held = io->bitsleft / 8 > io->overrun ? io->bitsleft / 8 - io->overrun : 0;
-		unread = (uint64_t)held + d->stage_len + d->garbage_back;
+		unread = (uint64_t)held_bytes(io) + d->stage_len + d->garbage_back;
 		size_t give = (size_t)ZN_MIN(unread, (uint64_t)consumed);
 		consumed -= give;
 		unread -= give;
@@ -1150,10 +1156,8 @@ static int feed(struct zn_inflater *d, struct io *io, const uint8_t *user, size_
 	*in_used = consumed;
 	d->in_total += consumed;
 	if (r == R_ERR) {
-		/* Not yet decoded: the whole bytes in the bit buffer (less the zero padding added
-		 * past the end of the input) and the bytes waiting in the stage. */
-		uint32_t held = io->bitsleft / 8 > io->overrun ? io->bitsleft / 8 - io->overrun : 0;
-		uint64_t ahead = (uint64_t)held + d->stage_len;
+		/* Not yet decoded: the bytes in the bit buffer and those waiting in the stage. */
+		uint64_t ahead = (uint64_t)held_bytes(io) + d->stage_len;
 		d->err_in = d->in_total > ahead ? d->in_total - ahead : 0;
 	}
 	if (r == R_END) {
