@@ -129,12 +129,6 @@ static void downgrade_status(struct xjob *j, uint64_t i, uint8_t st)
 	__atomic_compare_exchange_n(&j->status[i], &ok, st, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-/* The caller's stop flag, set by a signal handler on any thread: read atomically. */
-static int stopped(const volatile sig_atomic_t *stop)
-{
-	return stop && __atomic_load_n(stop, __ATOMIC_RELAXED);
-}
-
 static void system_error(struct xjob *j, zn_result r)
 {
 	pthread_mutex_lock(&j->mu);
@@ -143,6 +137,17 @@ static void system_error(struct xjob *j, zn_result r)
 	atomic_store(&j->cancel, 1);
 	pthread_cond_broadcast(&j->cv);
 	pthread_mutex_unlock(&j->mu);
+}
+
+/* Whether the job is cancelled. The caller's stop flag (zn_extract_options.stop, set by a
+ * signal handler on any thread, so read atomically) becomes a cancellation here, so every
+ * phase has one thing to check and the clean-up treats a stop like any other cancellation. */
+static int halted(struct xjob *j)
+{
+	const volatile sig_atomic_t *stop = j->opt ? j->opt->stop : NULL;
+	if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED) && !atomic_load(&j->cancel))
+		system_error(j, ZN_ERR_CANCELED);
+	return atomic_load(&j->cancel);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -621,13 +626,11 @@ static void *xworker(void *arg)
 	const int hashing = j->verify || (j->opt && j->opt->check_digest);
 	if (!dctx || !buf)
 		system_error(j, ZN_ERR_NOMEM);
-	const volatile sig_atomic_t *stop = j->opt ? j->opt->stop : NULL;
 	for (;;) {
 		uint64_t w = atomic_fetch_add(&j->cursor, 1);
 		if (w >= j->nwork)
 			break;
-		if (stopped(stop) && !atomic_load(&j->cancel))
-			system_error(j, ZN_ERR_CANCELED); /* the clean-up then removes what is unfinished */
+		halted(j); /* a stop: the remaining pieces are skipped, the clean-up removes them */
 		uint64_t b = j->work[w];
 		int64_t span = j->span_idx[b];
 		const uint8_t *data = NULL;
@@ -963,7 +966,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	}
 	/* Phase 1: directories. */
 	struct dircache dc = {.fd = -1, .len = (size_t)-1};
-	for (uint64_t i = 0; i < j.n && !stopped(opt.stop); i++) {
+	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {
 		struct zn_entry *e = &j.ents[i];
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_DIR)
 			continue;
@@ -989,11 +992,9 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		atomic_init(&j.left[i], j.pieces[i]);
 	}
 	run_workers(&j, opt.threads);
-	if (stopped(opt.stop) && !atomic_load(&j.cancel))
-		system_error(&j, ZN_ERR_CANCELED); /* no empty files or links after a stop */
 	/* Phase 3: empty files, then symlinks and hardlinks (a hardlink to an empty file must find
 	 * the file this job created, not an older one of the same name). */
-	for (uint64_t i = 0; i < j.n && !atomic_load(&j.cancel) && !stopped(opt.stop); i++) {
+	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {
 		struct zn_entry *e = &j.ents[i];
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_FILE || e->size)
 			continue;
@@ -1003,7 +1004,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		apply_meta_fd(&j, fd, e);
 		close(fd);
 	}
-	for (uint64_t i = 0; i < j.n && !atomic_load(&j.cancel) && !stopped(opt.stop); i++) {
+	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {
 		struct zn_entry *e = &j.ents[i];
 		if (j.status[i] != ST_OK)
 			continue;
@@ -1080,8 +1081,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			free(target);
 		}
 	}
-	if (stopped(opt.stop) && !atomic_load(&j.cancel))
-		system_error(&j, ZN_ERR_CANCELED); /* stopped while making empty files or links */
+	halted(&j); /* a stop that came after the last check still makes the result CANCELED */
 	/* Damaged files are named in path order. Files this job created but could not finish
 	 * (damaged, a write error, cancelled) are removed. A file it did not create is left alone,
 	 * except that with --overwrite a damaged file's old namesake goes too (whether a worker
