@@ -270,16 +270,33 @@ int cli_path_matches(const char *pattern, const char *path, size_t path_len)
  * chdir (create -C). */
 static char *volatile cleanup_path;
 
+/* The signals that end the process after removing cleanup_path. The first N_DEFERRABLE may
+ * instead be deferred (cli_defer_signals); SIGXFSZ never is (the write that raised it fails). */
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};
+#define N_FATAL      (sizeof(fatal_signals) / sizeof(fatal_signals[0]))
+#define N_DEFERRABLE 4
+
+/* Installs `to` for the first n fatal signals whose handler is `from` (NULL: any that is not
+ * SIG_IGN, so a signal ignored at start stays ignored). */
+static void replace_handlers(size_t n, void (*from)(int), void (*to)(int), int flags)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = to;
+	sa.sa_flags = flags;
+	for (size_t i = 0; i < n; i++)
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 &&
+		    (from ? old.sa_handler == from : old.sa_handler != SIG_IGN))
+			sigaction(fatal_signals[i], &sa, NULL);
+}
+
 /* Holds back the signals that remove cleanup_path while it changes, and lets them through. */
 static void hold_signals(sigset_t *old)
 {
 	sigset_t set;
 	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGPIPE);
-	sigaddset(&set, SIGXFSZ);
+	for (size_t i = 0; i < N_FATAL; i++)
+		sigaddset(&set, fatal_signals[i]);
 	sigprocmask(SIG_BLOCK, &set, old);
 }
 
@@ -381,17 +398,10 @@ static void on_deferred_signal(int sig)
 	__atomic_store_n(&stop_signal, sig, __ATOMIC_RELAXED); /* read by the library's threads */
 }
 
-static const int deferred[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-
 void cli_defer_signals(void)
 {
-	struct sigaction sa, old;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_deferred_signal;
-	sa.sa_flags = SA_RESTART; /* it returns: other calls carry on until the work stops */
-	for (size_t i = 0; i < sizeof(deferred) / sizeof(deferred[0]); i++)
-		if (sigaction(deferred[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-			sigaction(deferred[i], &sa, NULL);
+	/* SA_RESTART: the handler returns, and other calls carry on until the work stops. */
+	replace_handlers(N_DEFERRABLE, NULL, on_deferred_signal, SA_RESTART);
 }
 
 const volatile sig_atomic_t *cli_stop_flag(void)
@@ -401,12 +411,7 @@ const volatile sig_atomic_t *cli_stop_flag(void)
 
 void cli_end_deferred_signals(void)
 {
-	struct sigaction sa, old;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_fatal_signal;
-	for (size_t i = 0; i < sizeof(deferred) / sizeof(deferred[0]); i++)
-		if (sigaction(deferred[i], NULL, &old) == 0 && old.sa_handler == on_deferred_signal)
-			sigaction(deferred[i], &sa, NULL);
+	replace_handlers(N_DEFERRABLE, on_deferred_signal, on_fatal_signal, 0);
 	int sig = __atomic_load_n(&stop_signal, __ATOMIC_RELAXED);
 	if (sig)
 		on_fatal_signal(sig);
@@ -414,13 +419,9 @@ void cli_end_deferred_signals(void)
 
 void cli_install_signals(void)
 {
-	static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};
-	struct sigaction sa, old;
+	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigbus;
 	sigaction(SIGBUS, &sa, NULL);
-	sa.sa_handler = on_fatal_signal;
-	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
-		if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-			sigaction(fatal[i], &sa, NULL);
+	replace_handlers(N_FATAL, NULL, on_fatal_signal, 0);
 }
