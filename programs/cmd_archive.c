@@ -315,48 +315,59 @@ fail_early:
  * patterns without a match. */
 static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *sel)
 {
-	uint64_t n = zn_reader_count(r);
+	/* Each PATTERN in the form the archive stores paths, whether it names only directories
+	 * ("d/", as with tar: a file then matches only through a directory above it), and whether
+	 * it matched. Messages name the PATTERN as given. */
+	struct pat {
+		char *norm;
+		int dir_only, hit;
+	} *p = calloc((size_t)npats + 1, sizeof(*p));
 	int missing = 0;
-	uint8_t *hit = calloc((size_t)npats + 1, 1);
-	char **given = calloc((size_t)npats + 1, sizeof(char *)); /* for messages */
-	for (int k = 0; k < npats; k++) {
-		if (given)
-			given[k] = strdup(pats[k]);
-		cli_normalize_path(pats[k]);
+	for (int k = 0; p && k < npats; k++) {
+		size_t len = strlen(pats[k]);
+		p[k].dir_only = len && pats[k][len - 1] == '/';
+		if (!(p[k].norm = strdup(pats[k]))) {
+			missing = npats;
+			break;
+		}
+		cli_normalize_path(p[k].norm);
 	}
+	if (!p || missing) {
+		cli_error("out of memory");
+		goto out;
+	}
+	uint64_t n = zn_reader_count(r);
 	for (uint64_t i = 0; i < n; i++) {
 		struct zn_entry e;
 		if (zn_reader_entry(r, i, &e) != ZN_OK) {
 			sel[i] = 1; /* let the extractor report it */
 			continue;
 		}
+		/* The part of the path a directory-only pattern may match: its parent. */
+		size_t parent = e.path_len;
+		while (parent && e.path[parent - 1] != '/')
+			parent--;
+		parent = parent ? parent - 1 : 0;
 		for (int k = 0; k < npats; k++) {
-			/* "d/" names a directory (as with tar): a file matches only through a
-			 * directory above it. */
-			size_t len = e.path_len, glen = given && given[k] ? strlen(given[k]) : 0;
-			if (glen && given[k][glen - 1] == '/' && e.type != ZN_TYPE_DIR) {
-				while (len && e.path[len - 1] != '/')
-					len--;
-				len = len ? len - 1 : 0;
-				if (!len)
-					continue;
-			}
-			if (cli_path_matches(pats[k], e.path, len)) {
+			int via_parent = p[k].dir_only && e.type != ZN_TYPE_DIR;
+			if (via_parent && !parent)
+				continue;
+			if (cli_path_matches(p[k].norm, e.path, via_parent ? parent : e.path_len)) {
 				sel[i] = 1;
-				hit[k] = 1;
+				p[k].hit = 1;
 			}
 		}
 	}
 	for (int k = 0; k < npats; k++) {
-		if (!hit[k]) {
-			cli_error("%s: not found in archive", given && given[k] ? given[k] : pats[k]);
+		if (!p[k].hit) {
+			cli_error("%s: not found in archive", pats[k]);
 			missing++;
 		}
-		if (given)
-			free(given[k]);
 	}
-	free(given);
-	free(hit);
+out:
+	for (int k = 0; p && k < npats; k++)
+		free(p[k].norm);
+	free(p);
 	return missing;
 }
 
