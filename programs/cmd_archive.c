@@ -286,7 +286,7 @@ int cmd_create(int argc, char **argv)
 	if (chdir_failed)
 		cli_error("%s: not written", out);
 	else if (write_failed)
-		;
+		; /* named above, with its errno */
 	else if (res != ZN_OK && res != ZN_ERR_IO)
 		cli_error("create: %s", zn_result_message(res));
 	else if (res == ZN_ERR_IO && complete)
