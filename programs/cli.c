@@ -6,6 +6,7 @@
 #include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -196,24 +197,56 @@ void cli_progress_end(void)
 	}
 }
 
-void cli_put_escaped(FILE *f, const char *s, size_t n)
+/* Length of the well-formed UTF-8 sequence at s (1..4), or 0 if it is not one (truncated, a
+ * stray continuation byte, an overlong form, a surrogate or beyond U+10FFFF); *cp its value. */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 {
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
+	unsigned char c = s[0];
+	size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+	if (!len || c > 0xf4 || len > n)
+		return 0;
+	uint32_t v = c & (0x7f >> len);
+	for (size_t k = 1; k < len; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (s[k] & 0x3f);
+	}
+	static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+	if (v < min[len] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return len;
+}
+
+void cli_put_escaped(FILE *f, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	for (size_t i = 0; i < n;) {
+		unsigned char ch = s[i];
+		uint32_t cp;
+		size_t len;
 		if (ch == '\\')
 			fputs("\\\\", f);
 		else if (ch == '\n')
 			fputs("\\n", f);
 		else if (ch == '\t')
 			fputs("\\t", f);
-		else if (ch < 32 || (ch >= 127 && ch < 160))
-			fprintf(f, "\\%03o", ch); /* C0, DEL and C1 (raw 0x80-0x9f, 8-bit terminals) */
-		else if (ch == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
-			 (unsigned char)s[i + 1] < 0xa0) {
-			fprintf(f, "\\%03o\\%03o", ch, (unsigned char)s[i + 1]); /* C1 in UTF-8 */
-			i++;
-		} else
+		else if (ch < 32 || ch == 127)
+			fprintf(f, "\\%03o", ch); /* C0 and DEL */
+		else if (ch < 128)
 			fputc(ch, f);
+		else if ((len = utf8_seq(s + i, n - i, &cp)) && cp >= 0xa0) {
+			fwrite(s + i, 1, len, f); /* a printable (non-C1) character */
+			i += len;
+			continue;
+		} else if (len) {
+			for (size_t k = 0; k < len; k++) /* C1 controls, as UTF-8 */
+				fprintf(f, "\\%03o", s[i + k]);
+			i += len;
+			continue;
+		} else
+			fprintf(f, "\\%03o", ch); /* not UTF-8 (a raw C1 byte among them) */
+		i++;
 	}
 }
 

@@ -460,7 +460,8 @@ int cmd_extract(int argc, char **argv)
 
 static const char list_help[] =
 	"Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
-	"List entries in path order (names with control characters are shown with C escapes).\n"
+	"List entries in path order. Names are shown as UTF-8; backslash, tab, newline, other\n"
+	"control characters and bytes that are not UTF-8 are shown as C escapes (\\\\, \\t, \\n, \\ooo).\n"
 	"\n"
 	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path\n"
 	"      --json   one JSON object per line with every field (exact bytes of names that are\n"

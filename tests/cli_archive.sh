@@ -209,6 +209,8 @@ fi
 mkdir -p "$O/odd" && printf 'x\n' >"$O/odd/f" && mkfifo "$O/odd/fifo"
 touch -d '1969-12-31 23:59:59.5 UTC' "$O/odd/f"
 printf 'y\n' >"$O/odd/"$'c1\xc2\x9b31m' && printf 'y\n' >"$O/odd/"$'raw\x9b31m'
+printf 'y\n' >"$O/odd/"$'\xd0\xbf\xd1\x80\xe2\x82\xac' # "пр€": 0x80-0x9f as continuation bytes
+printf 'y\n' >"$O/odd/"$'latin1\xe9'
 "$Z" create -q -o "$O/odd.zn" -C "$O" odd 2>"$T/stderr"
 check "a FIFO in a tree is named and left out: exit 3" test $? -eq 3
 check "...and named even with -q" grep -q 'odd/fifo: not a regular file' "$T/stderr"
@@ -216,6 +218,10 @@ check "list -l rounds times before 1970 down" \
 	sh -c 'TZ=UTC "$1" list -l "$2" odd/f | grep -q "1969-12-31 23:59 odd/f"' - "$Z" "$O/odd.zn"
 check "list escapes C1 controls, raw or UTF-8" \
 	test "$("$Z" list "$O/odd.zn" | grep -c '\\233')" -eq 2
+check "list shows UTF-8 names as they are" \
+	test "$("$Z" list "$O/odd.zn" | grep -cx "odd/"$'\xd0\xbf\xd1\x80\xe2\x82\xac')" -eq 1
+check "list escapes bytes that are not UTF-8" \
+	test "$("$Z" list "$O/odd.zn" | grep -cxF 'odd/latin1\351')" -eq 1
 
 # ---- a signal during extract: files begun but not finished are removed, then the signal kills -----
 mkdir -p "$O/sig" && for i in 1 2 3 4 5 6; do head -c 6M /dev/urandom >"$O/sig/big$i"; done
