@@ -286,13 +286,14 @@ int cli_path_matches(const char *pattern, const char *path, size_t path_len)
 		return 0;
 	memcpy(p, path, path_len);
 	p[path_len] = 0;
-	int hit = fnmatch(pattern, p, 0) == 0;
+	/* A name holding '[', '*', '?' or '\\' is still selected by itself, as tar selects it. */
+	int hit = fnmatch(pattern, p, 0) == 0 || strcmp(pattern, p) == 0;
 	/* A pattern naming a directory selects everything below it. */
 	for (size_t i = path_len; !hit && i > 0; i--) {
 		if (p[i - 1] != '/' || i == 1)
 			continue;
 		p[i - 1] = 0;
-		hit = fnmatch(pattern, p, 0) == 0;
+		hit = fnmatch(pattern, p, 0) == 0 || strcmp(pattern, p) == 0;
 	}
 	if (p != stack)
 		free(p);

@@ -49,8 +49,9 @@ void cli_problem_cb(void *ctx, const char *path, zn_result r, const char *what);
 /* A path or pattern as the archive stores paths: leading "./" parts, repeated and trailing
  * slashes removed ("dir/" -> "dir", "a//b" -> "a/b"), in place. */
 void cli_normalize_path(char *s);
-/* Glob match of an archive path against a pattern: fnmatch without FNM_PATHNAME, and a pattern
- * also selects everything below a matching directory (tar's convention). */
+/* Glob match of an archive path against a pattern: fnmatch without FNM_PATHNAME, or the path
+ * itself (a name with glob characters in it); a pattern also selects everything below a
+ * matching directory (tar's convention). */
 int cli_path_matches(const char *pattern, const char *path, size_t path_len);
 
 double cli_now(void);

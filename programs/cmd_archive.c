@@ -375,8 +375,9 @@ out:
 
 static const char extract_help[] =
 	"Usage: znippy extract ARCHIVE [OPTIONS] [PATTERN...]\n"
-	"Extract all entries, or those whose path matches a PATTERN (a glob; a directory's\n"
-	"pattern selects everything below it; one ending in '/' names only directories).\n"
+	"Extract all entries, or those whose path matches a PATTERN (a glob, or the path itself;\n"
+	"a directory's pattern selects everything below it; one ending in '/' names only\n"
+	"directories).\n"
 	"Paths that are absolute or contain '..' are refused, and no write ever follows a\n"
 	"symlink. Damaged files are named and left out; everything else is still extracted.\n"
 	"INT, TERM, HUP or PIPE stop it: files begun but not finished are removed (with\n"
@@ -460,7 +461,8 @@ int cmd_extract(int argc, char **argv)
 
 static const char list_help[] =
 	"Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
-	"List entries in path order. Names are shown as UTF-8; backslash, tab, newline, other\n"
+	"List all entries, or those whose path matches a PATTERN (as for extract), in path order.\n"
+	"Names are shown as UTF-8; backslash, tab, newline, other\n"
 	"control characters and bytes that are not UTF-8 are shown as C escapes (\\\\, \\t, \\n, \\ooo).\n"
 	"\n"
 	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path\n"

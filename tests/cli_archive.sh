@@ -211,6 +211,7 @@ touch -d '1969-12-31 23:59:59.5 UTC' "$O/odd/f"
 printf 'y\n' >"$O/odd/"$'c1\xc2\x9b31m' && printf 'y\n' >"$O/odd/"$'raw\x9b31m'
 printf 'y\n' >"$O/odd/"$'\xd0\xbf\xd1\x80\xe2\x82\xac' # "пр€": 0x80-0x9f as continuation bytes
 printf 'y\n' >"$O/odd/"$'latin1\xe9'
+printf 'z\n' >"$O/odd/a[1]" && printf 'z\n' >"$O/odd/b\\c"
 "$Z" create -q -o "$O/odd.zn" -C "$O" odd 2>"$T/stderr"
 check "a FIFO in a tree is named and left out: exit 3" test $? -eq 3
 check "...and named even with -q" grep -q 'odd/fifo: not a regular file' "$T/stderr"
@@ -220,6 +221,8 @@ check "list escapes C1 controls, raw or UTF-8" \
 	test "$("$Z" list "$O/odd.zn" | grep -c '\\233')" -eq 2
 check "list shows UTF-8 names as they are" \
 	test "$("$Z" list "$O/odd.zn" | grep -cx "odd/"$'\xd0\xbf\xd1\x80\xe2\x82\xac')" -eq 1
+check "a name with glob characters is selected by itself" \
+	sh -c '"$1" list "$2" "odd/a[1]" "odd/b\\c" | grep -c "^odd/[ab][[\\\\]" | grep -qx 2' - "$Z" "$O/odd.zn"
 check "list escapes bytes that are not UTF-8" \
 	test "$("$Z" list "$O/odd.zn" | grep -cxF 'odd/latin1\351')" -eq 1
 
