@@ -157,11 +157,14 @@ ZN_API void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_f
 				zn_progress_fn progress, void *ctx);
 
 /* Add a file, symlink or directory tree from the filesystem. `fs_path` is opened as given;
- * `name` is its stored path (NULL: fs_path with a leading "/" and "." parts removed, and
- * everything up to a last ".." too, which is reported through the problem hook as a warning).
- * Directories are walked recursively in byte order of names; hardlinked files are stored once.
- * Unreadable inputs are reported through the problem hook and make zn_writer_finish() return
- * ZN_ERR_IO (the archive is still complete for everything else). */
+ * `name` is its stored path (NULL: fs_path), with a leading "/" and "." parts removed, and
+ * everything up to a last ".." too, which is reported through the problem hook as a warning.
+ * A name that is empty after that ("", ".", "/") is allowed only for a directory, whose
+ * entries then go to the top of the archive; for anything else the call fails with
+ * ZN_ERR_INVALID_ARG and stores nothing. Directories are walked recursively in byte order of
+ * names; hardlinked files are stored once. Unreadable inputs are reported through the problem
+ * hook and make zn_writer_finish() return ZN_ERR_IO (the archive is still complete for
+ * everything else). */
 ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name);
 
 /* Add one entry from memory. `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes

@@ -1331,6 +1331,11 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 		free(copy);
 		return ZN_OK;
 	}
+	if (!rel_len && !S_ISDIR(st.st_mode)) {
+		/* Only a directory may have no name of its own (its entries go to the top). */
+		free(copy);
+		return ZN_ERR_INVALID_ARG;
+	}
 	if (rel_len && w->filter && !w->filter(w->hook_ctx, w->pathbuf, S_ISDIR(st.st_mode))) {
 		free(copy);
 		return ZN_OK;

@@ -1,6 +1,7 @@
 /* test_archive_inputs.c - create with inputs and a process that misbehave: a program's interval
  * timer interrupting the batched reads of small files, and a small file that disappears between
- * the walk and its read. Both with io_uring and with plain reads. */
+ * the walk and its read (both with io_uring and with plain reads); and names that normalise to
+ * nothing. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -173,6 +174,36 @@ static void vanished_file(const char *root, int no_uring)
 	free(out);
 }
 
+/* A file whose stored name would be empty ("", ".", "/", "x/..") is refused, not silently left
+ * out; a directory under such a name puts its entries at the top. */
+static void empty_names(const char *root)
+{
+	char dir[4000], file[4096], out[4096];
+	snprintf(dir, sizeof(dir), "%s/empty", root);
+	snprintf(file, sizeof(file), "%s/f", dir);
+	snprintf(out, sizeof(out), "%s/empty.zn", root);
+	CHECK(mkdir(dir, 0755) == 0);
+	FILE *f = fopen(file, "w");
+	CHECK(f && fputs("data\n", f) >= 0 && fclose(f) == 0);
+	static const char *const names[] = {"", ".", "/", "x/.."};
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		CHECK(fd >= 0);
+		struct zn_writer *w;
+		struct problems p = {0};
+		CHECK_OK(zn_writer_open(&w, fd, NULL));
+		zn_writer_set_hooks(w, on_problem, NULL, NULL, &p);
+		CHECK(zn_writer_add_path(w, file, names[k]) == ZN_ERR_INVALID_ARG);
+		CHECK_OK(zn_writer_add_path(w, dir, names[k]));
+		CHECK_OK(zn_writer_finish(w));
+		struct zn_write_stats st;
+		zn_writer_stats(w, &st);
+		CHECK(st.entries == 1); /* "f", from the directory */
+		zn_writer_free(w);
+		close(fd);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_archive_inputs");
@@ -181,6 +212,7 @@ int main(int argc, char **argv)
 		interval_timer(root, no_uring);
 		vanished_file(root, no_uring);
 	}
+	empty_names(root);
 	tu_rmtree(root);
 	free(root);
 	puts("ok");
