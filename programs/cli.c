@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -54,6 +55,19 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	fprintf(stderr, "\nTry '%s %s --help'.\n", cli_prog, cmd);
 	va_end(ap);
 	return EXIT_USAGE;
+}
+
+int cli_option_error(const char *cmd, int c, char *const *argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	int short_opt = optopt > 0 && optopt < 256 && !(arg[0] == '-' && arg[1] == '-');
+	if (c == ':' && short_opt)
+		return cli_usage_error(cmd, "option '-%c' requires an argument", optopt);
+	if (c == ':')
+		return cli_usage_error(cmd, "option '%s' requires an argument", arg);
+	if (short_opt)
+		return cli_usage_error(cmd, "invalid option -- '%c'", optopt);
+	return cli_usage_error(cmd, "unrecognized option '%s'", arg);
 }
 
 int cli_exit_code(zn_result r)

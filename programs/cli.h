@@ -27,6 +27,9 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * newline as C escapes; control characters (C0, DEL, C1) and bytes that are not UTF-8 as \ooo. */
 void cli_put_escaped(FILE *f, const char *s, size_t n);
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The usage error for an option getopt refused (it returned c: '?' or ':' with opterr 0 and
+ * an optstring starting with ':'): names the option; returns EXIT_USAGE. */
+int cli_option_error(const char *cmd, int c, char *const *argv);
 /* Print "znippy CMD: message\nTry 'znippy CMD --help'." and return EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -36,7 +36,9 @@ static zn_result open_reader(const char *path, struct zn_reader **r)
 	}
 	if (res != ZN_OK)
 		cli_error("%s: %s", path, err[0] ? err : zn_result_message(res));
-	return res;
+	/* A missing archive is an I/O matter (exit 3), as a missing input of create is, not a
+	 * path missing from an archive (exit 1). */
+	return res == ZN_ERR_NOT_FOUND ? ZN_ERR_IO : res;
 }
 
 /* ---- create ------------------------------------------------------------------------------------ */
@@ -128,7 +130,7 @@ int cmd_create(int argc, char **argv)
 	int c;
 	optind = 1;
 	/* "-": non-options come back in order (as argument 1), so -C can be positional. */
-	while ((c = getopt_long(argc, argv, "-o:l:T:C:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-:o:l:T:C:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 1:
 			ops[nops++] = (struct op){optarg, 0};
@@ -174,11 +176,13 @@ int cmd_create(int argc, char **argv)
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(create_help, stdout); return EXIT_OK;
-		default: return cli_usage_error("create", "bad option");
+		default: return cli_option_error("create", c, argv);
 		}
 	}
 	if (!out)
 		return cli_usage_error("create", "missing -o OUT");
+	if (!*out)
+		return cli_usage_error("create", "empty OUT name");
 	for (int i = optind; i < argc; i++) { /* after "--" */
 		ops[nops++] = (struct op){argv[i], 0};
 		npaths++;
@@ -407,7 +411,7 @@ int cmd_extract(int argc, char **argv)
 	const char *dir = ".";
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "C:T:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":C:T:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'C': dir = optarg; break;
 		case 'T':
@@ -419,7 +423,7 @@ int cmd_extract(int argc, char **argv)
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(extract_help, stdout); return EXIT_OK;
-		default: return cli_usage_error("extract", "bad option");
+		default: return cli_option_error("extract", c, argv);
 		}
 	}
 	if (optind >= argc)
@@ -545,12 +549,12 @@ int cmd_list(int argc, char **argv)
 	};
 	int lng = 0, json = 0, c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "lh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":lh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l': lng = 1; break;
 		case OPT_JSON: json = 1; break;
 		case 'h': fputs(list_help, stdout); return EXIT_OK;
-		default: return cli_usage_error("list", "bad option");
+		default: return cli_option_error("list", c, argv);
 		}
 	}
 	if (optind >= argc)
@@ -675,7 +679,7 @@ int cmd_verify(int argc, char **argv)
 	unsigned threads = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "T:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":T:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'T':
 			if (parse_threads("verify", optarg, &threads))
@@ -684,7 +688,7 @@ int cmd_verify(int argc, char **argv)
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(verify_help, stdout); return EXIT_OK;
-		default: return cli_usage_error("verify", "bad option");
+		default: return cli_option_error("verify", c, argv);
 		}
 	}
 	if (optind + 1 != argc)
@@ -739,15 +743,21 @@ int cmd_cat(int argc, char **argv)
 		fputs(cat_help, stdout);
 		return EXIT_OK;
 	}
-	if (argc < 3)
+	/* "--" may come before ARCHIVE or before the PATHs (for names starting with '-'). */
+	int first = 1, ended = 0;
+	if (first < argc && !strcmp(argv[first], "--"))
+		first++, ended = 1;
+	const char *path = first < argc ? argv[first++] : NULL;
+	if (!ended && first < argc && !strcmp(argv[first], "--"))
+		first++;
+	if (!path || first >= argc)
 		return cli_usage_error("cat", "expected ARCHIVE PATH...");
-	const char *path = argv[1];
 	struct zn_reader *r;
 	zn_result res = open_reader(path, &r);
 	if (res != ZN_OK)
 		return cli_exit_code(res);
 	int rc = EXIT_OK;
-	for (int i = 2; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		/* Messages name the argument as given; the lookup uses its normal form. A trailing
 		 * '/' names a directory, which cat refuses anyway, as cat(1) does "a/". */
 		const char *arg = argv[i];
@@ -800,10 +810,11 @@ int cmd_info(int argc, char **argv)
 		      stdout);
 		return EXIT_OK;
 	}
-	if (argc != 2)
+	int first = argc >= 2 && !strcmp(argv[1], "--") ? 2 : 1;
+	if (argc - first != 1)
 		return cli_usage_error("info", "expected exactly one ARCHIVE");
 	struct zn_reader *r;
-	zn_result res = open_reader(argv[1], &r);
+	zn_result res = open_reader(argv[first], &r);
 	if (res != ZN_OK)
 		return cli_exit_code(res);
 	struct zn_archive_info in;

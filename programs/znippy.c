@@ -1,5 +1,7 @@
 /* znippy.c - the command's entry point: dispatches to the subcommands. */
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,8 +44,26 @@ int main(int argc, char **argv)
 	return rc;
 }
 
+/* Standard descriptors a parent left closed are taken by /dev/null opened read-only, before any
+ * file is opened: otherwise the archive being written could become descriptor 2 and receive
+ * the messages. Writes to them then fail with EBADF, which commands report as they would for
+ * a closed descriptor. */
+static void reserve_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int n = open("/dev/null", O_RDONLY);
+			if (n >= 0 && n != fd) { /* a lower one was open: cannot happen, as we go up */
+				close(n);
+				break;
+			}
+		}
+}
+
 static int run(int argc, char **argv)
 {
+	reserve_std_fds();
+	opterr = 0; /* commands name refused options themselves (cli_option_error) */
 	cli_install_signals();
 	cli_raise_fd_limit();
 	if (argc < 2) {

@@ -120,7 +120,20 @@ code 2 "bad level" "$Z" create -o "$T/x.zn" -l 99 "$S"
 code 2 "bad chunk size" "$Z" create -o "$T/x.zn" --chunk-size 1K "$S"
 code 0 "--help" "$Z" create --help
 code 0 "--version" "$Z" --version
-code 1 "missing archive" "$Z" list "$T/none.zn"
+code 3 "missing archive (an I/O error, as a missing input of create is)" "$Z" list "$T/none.zn"
+code 2 "unknown option" "$Z" create -x -o "$T/x.zn" "$S"
+check "...named once, by the command" test "$(cat "$T/stderr")" = "znippy create: invalid option -- 'x'
+Try 'znippy create --help'."
+code 2 "unknown long option" "$Z" list --frob "$A"
+check "...named" grep -qx "znippy list: unrecognized option '--frob'" "$T/stderr"
+code 2 "option without its value" "$Z" create "$S" -o
+check "...named" grep -qx "znippy create: option '-o' requires an argument" "$T/stderr"
+code 2 "empty OUT" "$Z" create -o '' "$S"
+code 0 "cat takes -- before the PATHs" "$Z" cat "$A" -- hello.txt
+code 0 "info takes -- before ARCHIVE" "$Z" info -- "$A"
+"$Z" create -o "$T/closed.zn" "$S" "$T/none" 2>&-
+check "create with standard error closed: exit 3 for the missing input" test $? -eq 3
+code 0 "...and its messages did not go into the archive" "$Z" verify "$T/closed.zn"
 
 # ---- damaged archives ----------------------------------------------------------------------------------
 cp "$A" "$T/bad.zn"
