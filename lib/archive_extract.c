@@ -71,6 +71,7 @@ struct xjob {
 	int *fds;
 	atomic_uint_fast64_t *left;
 	pthread_mutex_t stripes[64];
+	pthread_mutex_t report_mu; /* the problem hook is called one at a time */
 
 	/* Verify's in-order hashing of multi-block files. */
 	pthread_mutex_t mu;
@@ -98,7 +99,9 @@ static void xreport(struct xjob *j, const struct zn_entry *e, zn_result r, const
 		return;
 	memcpy(p, e->path, e->path_len);
 	p[e->path_len] = 0;
+	pthread_mutex_lock(&j->report_mu);
 	j->problem(j->ctx, p, r, what);
+	pthread_mutex_unlock(&j->report_mu);
 	if (p != stack)
 		free(p);
 }
@@ -742,6 +745,7 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 	j->rootfd = -1;
 	j->span_entry = UINT64_MAX;
 	pthread_mutex_init(&j->mu, NULL);
+	pthread_mutex_init(&j->report_mu, NULL);
 	pthread_cond_init(&j->cv, NULL);
 	for (int i = 0; i < 64; i++)
 		pthread_mutex_init(&j->stripes[i], NULL);
@@ -798,6 +802,7 @@ static void job_free(struct xjob *j)
 	if (j->rootfd >= 0)
 		close(j->rootfd);
 	pthread_mutex_destroy(&j->mu);
+	pthread_mutex_destroy(&j->report_mu);
 	pthread_cond_destroy(&j->cv);
 	for (int i = 0; i < 64; i++)
 		pthread_mutex_destroy(&j->stripes[i]);

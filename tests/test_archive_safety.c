@@ -2,6 +2,7 @@
  * absolute paths are refused, and no write follows a symlink, whether the archive made it or it
  * was already in the destination. */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -129,6 +130,19 @@ static void count_problems(void *ctx, const char *path, zn_result r, const char 
 {
 	(void)ctx, (void)path, (void)r, (void)what;
 	problems12++;
+}
+
+/* The problem hook is called one at a time (znippy.h), even when every worker has one to report
+ * at once: each call sleeps, and any overlap is seen. */
+static atomic_int hook_inside, hook_overlap, hook_calls;
+static void slow_hook(void *ctx, const char *path, zn_result r, const char *what)
+{
+	(void)ctx, (void)path, (void)r, (void)what;
+	if (atomic_fetch_add(&hook_inside, 1))
+		atomic_store(&hook_overlap, 1);
+	atomic_fetch_add(&hook_calls, 1);
+	usleep(2000);
+	atomic_fetch_sub(&hook_inside, 1);
 }
 
 static int file_is(const char *path, const char *want)
@@ -375,6 +389,30 @@ int main(int argc, char **argv)
 	CHECK(zn_reader_find(r12, "f", 1, NULL) == ZN_ERR_INVALID_ARG);
 	CHECK(zn_extract(r12, "", NULL, NULL, NULL, NULL, NULL) == ZN_ERR_INVALID_ARG);
 	zn_reader_close(r12);
+
+	/* 13. Extracting again without overwrite: one report per file, never two at once. */
+	{
+		struct ent e13[32];
+		char names[32][8];
+		static char big13[70000]; /* a block of its own per file: every worker reports */
+		memset(big13, 'x', sizeof(big13) - 1);
+		for (int i = 0; i < 32; i++) {
+			snprintf(names[i], sizeof(names[i]), "f%02d", i);
+			e13[i] = (struct ent){names[i], ZN_TYPE_FILE, big13};
+		}
+		struct zn_create_options o13;
+		zn_create_options_init(&o13);
+		o13.chunk_size = 64 << 10;
+		char *a13 = make_opt("hooks.zn", e13, 32, NULL, NULL, &o13);
+		char *t13 = tu_str("%s/t13", dir);
+		unsigned saved = extract_threads;
+		extract_threads = 4;
+		CHECK_OK(extract(a13, t13, 0));
+		CHECK(extract_cb(a13, t13, 0, 0, slow_hook) == ZN_ERR_IO);
+		extract_threads = saved;
+		CHECK(atomic_load(&hook_calls) == 32);
+		CHECK(!atomic_load(&hook_overlap));
+	}
 
 	tu_rmtree(dir);
 	free(dir);
