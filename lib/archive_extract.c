@@ -817,6 +817,8 @@ void zn_extract_options_init(struct zn_extract_options *opt)
 zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem,
 		    zn_progress_fn progress, void *ctx)
 {
+	if (!r)
+		return ZN_ERR_INVALID_ARG;
 	struct xjob j;
 	memset(&j, 0, sizeof(j));
 	j.verify = 1;

@@ -166,6 +166,8 @@ static struct zn_reader *reader_new(void)
 zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t size, char *err,
 			     size_t err_len)
 {
+	if (!out || (!data && size))
+		return ZN_ERR_INVALID_ARG;
 	*out = NULL;
 	struct zn_reader *r = reader_new();
 	if (!r)
@@ -183,6 +185,8 @@ zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t si
 
 zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, size_t err_len)
 {
+	if (!out || !path)
+		return ZN_ERR_INVALID_ARG;
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {

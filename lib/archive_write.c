@@ -1296,6 +1296,8 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_fn filter,
 			 zn_progress_fn progress, void *ctx)
 {
+	if (!w)
+		return;
 	w->problem = problem;
 	w->filter = filter;
 	w->progress = progress;
@@ -1646,6 +1648,8 @@ void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st)
 
 void zn_writer_skip_inode(struct zn_writer *w, uint64_t dev, uint64_t ino)
 {
+	if (!w)
+		return;
 	w->skip_dev = (dev_t)dev;
 	w->skip_ino = (ino_t)ino;
 }

@@ -389,6 +389,17 @@ int main(int argc, char **argv)
 	CHECK(zn_reader_find(r12, "f", 1, NULL) == ZN_ERR_INVALID_ARG);
 	CHECK(zn_extract(r12, "", NULL, NULL, NULL, NULL, NULL) == ZN_ERR_INVALID_ARG);
 	zn_reader_close(r12);
+	/* NULL objects are argument errors (or ignored), never a crash. */
+	CHECK(zn_verify(NULL, 1, NULL, NULL, NULL) == ZN_ERR_INVALID_ARG);
+	CHECK(zn_extract(NULL, dir, NULL, NULL, NULL, NULL, NULL) == ZN_ERR_INVALID_ARG);
+	CHECK(zn_reader_open(NULL, a12, NULL, 0) == ZN_ERR_INVALID_ARG);
+	CHECK(zn_reader_open(&r12, NULL, NULL, 0) == ZN_ERR_INVALID_ARG);
+	CHECK(zn_reader_open_mem(NULL, "", 0, NULL, 0) == ZN_ERR_INVALID_ARG);
+	CHECK(zn_writer_open(NULL, 1, NULL) == ZN_ERR_INVALID_ARG);
+	zn_writer_set_hooks(NULL, NULL, NULL, NULL, NULL);
+	zn_writer_skip_inode(NULL, 0, 0);
+	zn_writer_free(NULL);
+	zn_reader_close(NULL);
 
 	/* 13. Extracting again without overwrite: one report per file, never two at once. */
 	{
