@@ -62,7 +62,9 @@ static const char create_help[] =
 	"                        level 3, 13 MB at 9, 52 MB from 14 up)\n"
 	"      --no-skip         compress known-compressed types too (jar, png, gz, ...)\n"
 	"      --digest KIND     per-file digest: sha256 (default) or none\n"
-	"      --exclude GLOB    skip paths (or names) matching GLOB; repeatable\n"
+	"      --exclude GLOB    leave out what GLOB matches: the stored path or any tail of it\n"
+	"                        from a '/' on (\"b\", \"*.o\", \"a/b\"), with its contents if a\n"
+	"                        directory, as tar does; repeatable\n"
 	"  -C, --directory DIR   change to DIR for the PATHs after it (as tar: may be repeated,\n"
 	"                        each relative to the one before)\n"
 	"      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
@@ -76,16 +78,30 @@ struct excludes {
 	int n;
 };
 
+/* As tar's --exclude: a pattern matches the stored path or any tail of it that starts at a
+ * component ("a/b" excludes "t/a/b"), '*' matches '/' too, and an excluded directory takes
+ * its contents with it (it is not walked). */
 static int filter_cb(void *ctx, const char *rel, int is_dir)
 {
 	(void)is_dir;
 	struct excludes *x = ctx;
-	const char *base = strrchr(rel, '/');
-	base = base ? base + 1 : rel;
-	for (int i = 0; i < x->n; i++)
-		if (!fnmatch(x->globs[i], rel, 0) || !fnmatch(x->globs[i], base, 0))
-			return 0;
+	for (const char *tail = rel; tail; tail = strchr(tail, '/'), tail = tail ? tail + 1 : NULL)
+		for (int i = 0; i < x->n; i++)
+			if (!fnmatch(x->globs[i], tail, 0))
+				return 0;
 	return 1;
+}
+
+/* A pattern in the form stored paths have: "./t/a/", "/abs/t/a" and "t//a" become "t/a" and
+ * "abs/t/a", so that it matches the names PATHs are stored under. */
+static char *exclude_pattern(const char *arg)
+{
+	while (arg[0] == '/' && arg[1])
+		arg++;
+	char *p = strdup(arg);
+	if (p)
+		cli_normalize_path(p);
+	return p;
 }
 
 struct create_ctx {
@@ -170,7 +186,8 @@ int cmd_create(int argc, char **argv)
 		case OPT_EXCLUDE:
 			if (cc.ex.n == 1024)
 				return cli_usage_error("create", "too many --exclude options");
-			cc.ex.globs[cc.ex.n++] = optarg;
+			if (!(cc.ex.globs[cc.ex.n++] = exclude_pattern(optarg)))
+				return EXIT_SYSTEM;
 			break;
 		case 'C': ops[nops++] = (struct op){optarg, 1}; break;
 		case OPT_PROGRESS: cli_progress = 1; break;

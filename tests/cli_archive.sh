@@ -107,6 +107,12 @@ check "byte-identical with and without io_uring" cmp "$T/t1.zn" "$T/plain.zn"
 check "-o - writes the same archive to stdout" cmp "$T/t1.zn" "$T/stdout.zn"
 "$Z" create -q -o "$T/ex.zn" --exclude '*.txt' --exclude deep -C "$S" .
 check "exclude" test -z "$("$Z" list "$T/ex.zn" | grep -E '\.txt$|^deep')"
+mkdir -p "$T/ex/t/a/b" && touch "$T/ex/t/a/b/f.o" "$T/ex/t/a/keep"
+"$Z" create -q -o "$T/ex2.zn" --exclude a/b -C "$T/ex" t
+check "exclude a/b leaves out t/a/b and its contents (a tail of the path, as tar)" \
+	test "$("$Z" list "$T/ex2.zn" | tr '\n' ' ')" = "t t/a t/a/keep "
+"$Z" create -q -o "$T/ex3.zn" --exclude "$T/ex/t/a" "$T/ex/t"
+check "exclude of a path given as the PATH was (absolute)" test "$("$Z" list "$T/ex3.zn" | wc -l)" -eq 1
 
 mkdir -p "$T/self" && printf 'x\n' >"$T/self/x"
 (cd "$T/self" && "$Z" create -q -o self.zn .) 2>"$T/stderr"
