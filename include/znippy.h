@@ -171,8 +171,9 @@ ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, co
  * (copied before the call returns). Digest and block fields of `e` are ignored. Fails with
  * ZN_ERR_UNSAFE_PATH for absolute paths or ".." parts. A path added twice is stored once (the
  * first); the others are reported through the problem hook as warnings (ZN_OK) at finish. A
- * hardlink whose target path is not a regular file of the archive is left out, reported, and
- * makes zn_writer_finish() return ZN_ERR_IO. */
+ * hardlink whose target path is not a regular file of the archive, and an entry below a path
+ * that is not a directory (a file or symlink "a", and "a/b"), are left out, reported, and make
+ * zn_writer_finish() return ZN_ERR_IO. */
 ZN_API zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data);
 
 /* Flush all blocks, write the index and the footer. Returns the first error that happened. */

@@ -1525,6 +1525,35 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		}
 		order[m++] = order[i];
 	}
+	/* An entry below one that is not a directory ("a" a file or symlink, and "a/b") could
+	 * never be extracted: it is left out and named. In path order a nearest existing
+	 * ancestor comes first, so it is settled (kept, or left out for the same reason). */
+	size_t kept = 0;
+	for (size_t i = 0; i < m; i++) {
+		struct went *e = &w->ents[order[i]];
+		for (size_t len = e->path_len; len;) {
+			while (len && e->path[len - 1] != '/')
+				len--;
+			if (!len)
+				break;
+			const struct went *a = find_row(w, order, m, e->path, --len);
+			if (!a)
+				continue; /* no entry of its own: look further up */
+			if (a->type != ZN_TYPE_DIR || a->dropped) {
+				e->dropped = 1;
+				report(w, e->path, ZN_ERR_EXISTS,
+				       a->dropped ? "below a path that was left out; not stored"
+						  : "below a path of the archive that is not a "
+						    "directory; not stored");
+				w->input_err = ZN_ERR_IO;
+			}
+			break;
+		}
+	}
+	for (size_t i = 0; i < m; i++)
+		if (!w->ents[order[i]].dropped)
+			order[kept++] = order[i];
+	m = kept;
 	/* Hardlinks that readers could not resolve are left out, and named: one found on disk
 	 * whose target was left out as a duplicate (its path now names another file), and one
 	 * added from memory whose target path is not a regular file of the archive. */

@@ -203,9 +203,10 @@ int main(int argc, char **argv)
 	CHECK(extract(a2, t2, 1) == ZN_ERR_DAMAGED);
 	CHECK(!exists(abs_name));
 
-	/* 3. A symlink in the archive never carries a later write out. */
-	struct ent e3[] = {{"s", ZN_TYPE_SYMLINK, outside}, {"s/victim", ZN_TYPE_FILE, "evil"}};
-	char *a3 = make("a3.zn", e3, 2, NULL, NULL);
+	/* 3. A symlink in the archive never carries a later write out. (The writer leaves out
+	 * entries below a symlink, so the index is rewritten to hold one.) */
+	struct ent e3[] = {{"s", ZN_TYPE_SYMLINK, outside}, {"t/victim", ZN_TYPE_FILE, "evil"}};
+	char *a3 = make("a3.zn", e3, 2, "t/victim", "s/victim");
 	char *t3 = tu_str("%s/t3", dir);
 	extract(a3, t3, 1);
 	v = tu_read_file(victim, &len);
@@ -400,6 +401,48 @@ int main(int argc, char **argv)
 	zn_writer_skip_inode(NULL, 0, 0);
 	zn_writer_free(NULL);
 	zn_reader_close(NULL);
+
+	/* 14. Entries below a file or symlink are left out at finish (they could never be
+	 * extracted); implicit parents are fine. */
+	{
+		char *a14 = tu_str("%s/below.zn", dir);
+		int fd14 = open(a14, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		CHECK(fd14 >= 0);
+		struct zn_writer *w14;
+		CHECK_OK(zn_writer_open(&w14, fd14, NULL));
+		problems12 = 0;
+		zn_writer_set_hooks(w14, count_problems, NULL, NULL, NULL);
+		static const struct ent e14[] = {
+		        {"a", ZN_TYPE_FILE, "x"},	  {"a/b", ZN_TYPE_FILE, "y"},
+		        {"a/b/c", ZN_TYPE_FILE, "z"},	  {"s", ZN_TYPE_SYMLINK, "t"},
+		        {"s/x", ZN_TYPE_FILE, "w"},	  {"d", ZN_TYPE_DIR, NULL},
+		        {"d/f", ZN_TYPE_FILE, "v"},	  {"n/deep/f", ZN_TYPE_FILE, "u"},
+		        {"a.txt", ZN_TYPE_FILE, "sorts between a and a/b"},
+		};
+		for (size_t i = 0; i < sizeof(e14) / sizeof(e14[0]); i++) {
+			struct zn_entry e = {.path = e14[i].path, .path_len = strlen(e14[i].path),
+					     .type = e14[i].type, .mode = 0644};
+			const char *d = e14[i].data_or_link;
+			if (e.type == ZN_TYPE_FILE)
+				e.size = strlen(d);
+			else if (d)
+				e.link = d, e.link_len = strlen(d);
+			CHECK_OK(zn_writer_add_memory(w14, &e, d));
+		}
+		CHECK(zn_writer_finish(w14) == ZN_ERR_IO);
+		CHECK(problems12 == 3); /* a/b, a/b/c, s/x */
+		zn_writer_free(w14);
+		close(fd14);
+		struct zn_reader *r14;
+		CHECK_OK(zn_reader_open(&r14, a14, NULL, 0));
+		CHECK(zn_reader_count(r14) == 6);
+		uint64_t idx;
+		CHECK(zn_reader_find(r14, "a/b", 3, &idx) == ZN_ERR_NOT_FOUND);
+		CHECK_OK(zn_reader_find(r14, "n/deep/f", 8, &idx));
+		CHECK_OK(zn_verify(r14, 1, NULL, NULL, NULL));
+		zn_reader_close(r14);
+		CHECK_OK(extract(a14, tu_str("%s/t14", dir), 0));
+	}
 
 	/* 13. Extracting again without overwrite: one report per file, never two at once. */
 	{
