@@ -102,7 +102,7 @@ int cli_exit_code(zn_result r)
 
 int cli_parse_size(const char *s, uint64_t *out)
 {
-	if (!s || !*s)
+	if (!s || *s < '0' || *s > '9') /* strtoull would take blanks, '+' and '-' */
 		return -1;
 	errno = 0;
 	char *end;
@@ -132,7 +132,7 @@ int cli_parse_size(const char *s, uint64_t *out)
 
 int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	if (!s || !*s || *s == '-')
+	if (!s || *s < '0' || *s > '9') /* strtoull would take blanks, '+' and '-' */
 		return -1;
 	errno = 0;
 	char *end;
