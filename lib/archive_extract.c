@@ -301,6 +301,12 @@ static void entry_times(const struct zn_entry *e, struct timespec ts[2])
 static void report_create_failure(struct xjob *j, const struct zn_entry *e)
 {
 	int err = errno;
+	if (err == ELOOP) { /* openat2's RESOLVE_NO_SYMLINKS, or O_NOFOLLOW on the name itself */
+		xreport(j, e, ZN_ERR_IO,
+			"not created: a symlink on its path is not followed (use --overwrite to "
+			"replace one that stands where the archive has a directory)");
+		return;
+	}
 	xreport_errno(j, e, err == EEXIST ? "not overwritten (use --overwrite)" : "cannot create",
 		      err);
 }
@@ -978,7 +984,12 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_DIR)
 			continue;
 		if (mkdir_beneath(&j, &dc, e)) {
-			xreport_errno(&j, e, "cannot create directory", errno);
+			if (errno == EEXIST)
+				xreport(&j, e, ZN_ERR_IO,
+					"not overwritten: a file or symlink stands where the archive "
+					"has a directory (use --overwrite)");
+			else
+				xreport_errno(&j, e, "cannot create directory", errno);
 			j.status[i] = ST_FAILED;
 		}
 		/* The cached parent stays valid: only successful opens are cached, and no

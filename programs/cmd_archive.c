@@ -431,7 +431,11 @@ int cmd_extract(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":C:T:qh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'C': dir = optarg; break;
+		case 'C':
+			if (!*optarg)
+				return cli_usage_error("extract", "empty DIR for -C");
+			dir = optarg;
+			break;
 		case 'T':
 			if (parse_threads("extract", optarg, &opt.threads))
 				return EXIT_USAGE;
@@ -471,7 +475,7 @@ int cmd_extract(int argc, char **argv)
 		if (res == ZN_ERR_DAMAGED)
 			cli_error("%s: some entries are damaged or unsafe (see above)", path);
 		else if (res == ZN_ERR_IO)
-			cli_error("some entries could not be written (see above)");
+			cli_error("%s: not everything could be extracted (see above)", path);
 		else
 			cli_error("%s: %s", path, zn_result_message(res));
 		return cli_exit_code(res);
@@ -668,7 +672,7 @@ int cmd_list(int argc, char **argv)
 	free(sel);
 	zn_reader_close(r);
 	if (fflush(f) || ferror(f)) {
-		cli_error("write error on standard output");
+		cli_error("write error on standard output: %s", strerror(errno ? errno : EIO));
 		return EXIT_SYSTEM;
 	}
 	return (missing || bad) ? EXIT_DAMAGED : EXIT_OK;

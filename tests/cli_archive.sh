@@ -135,6 +135,19 @@ check "...named" grep -qx "znippy list: unrecognized option '--frob'" "$T/stderr
 code 2 "option without its value" "$Z" create "$S" -o
 check "...named" grep -qx "znippy create: option '-o' requires an argument" "$T/stderr"
 code 2 "empty OUT" "$Z" create -o '' "$S"
+code 2 "empty -C DIR" "$Z" extract "$A" -C ''
+if [ -w /dev/full ]; then
+	code 3 "list to a full device" sh -c '"$1" list "$2" >/dev/full' - "$Z" "$A"
+	check "...names the reason" grep -q 'write error on standard output: No space left' "$T/stderr"
+fi
+mkdir -p "$T/slsrc/t/a" "$T/slout/t" "$T/sltarget" && echo 1 >"$T/slsrc/t/a/f"
+ln -s "$T/sltarget" "$T/slout/t/a"
+"$Z" create -q -o "$T/sl.zn" -C "$T/slsrc" t
+code 3 "a symlink in the destination where a directory goes" "$Z" extract "$T/sl.zn" -C "$T/slout"
+check "...is named as such, and the file below it as not followed" \
+	sh -c 'grep -q "t/a: not overwritten: a file or symlink stands where" "$1" &&
+		grep -q "t/a/f: not created: a symlink on its path is not followed" "$1"' - "$T/stderr"
+check "...and nothing was written through it" test -z "$(ls "$T/sltarget")"
 code 0 "cat takes -- before the PATHs" "$Z" cat "$A" -- hello.txt
 code 0 "info takes -- before ARCHIVE" "$Z" info -- "$A"
 "$Z" create -o "$T/closed.zn" "$S" "$T/none" 2>&-
