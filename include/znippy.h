@@ -93,9 +93,9 @@ struct zn_entry {
 	uint32_t type;		/* enum zn_entry_type */
 	uint32_t mode;		/* permission bits (07777) */
 	uint32_t uid, gid;
-	const char *uname;	/* may be NULL/empty */
+	const char *uname;	/* may be NULL/empty; at most 255 bytes, no NUL */
 	size_t uname_len;
-	const char *gname;
+	const char *gname;	/* the same */
 	size_t gname_len;
 	int64_t mtime_ns;	/* nanoseconds since the epoch */
 	uint64_t size;		/* content bytes (regular files; 0 otherwise) */

@@ -1389,6 +1389,11 @@ zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, co
 		return ZN_ERR_INVALID_ARG;
 	if (e->type == ZN_TYPE_FILE && e->size && !data)
 		return ZN_ERR_INVALID_ARG;
+	/* Owner names: at most 255 bytes and no NUL (the name table holds C strings); refused
+	 * rather than cut short. */
+	if ((e->uname && (e->uname_len > 255 || memchr(e->uname, 0, e->uname_len))) ||
+	    (e->gname && (e->gname_len > 255 || memchr(e->gname, 0, e->gname_len))))
+		return ZN_ERR_INVALID_ARG;
 	uint64_t idx;
 	RETURN_IF_ERROR(new_entry(w, e->path, e->path_len, &idx));
 	struct went *d = &w->ents[idx];

@@ -390,6 +390,25 @@ int main(int argc, char **argv)
 	CHECK(zn_reader_find(r12, "f", 1, NULL) == ZN_ERR_INVALID_ARG);
 	CHECK(zn_extract(r12, "", NULL, NULL, NULL, NULL, NULL) == ZN_ERR_INVALID_ARG);
 	zn_reader_close(r12);
+	/* Owner names the name table cannot hold whole are refused, not cut short. */
+	{
+		int fdn = open(tu_str("%s/names.zn", dir), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		CHECK(fdn >= 0);
+		struct zn_writer *wn;
+		CHECK_OK(zn_writer_open(&wn, fdn, NULL));
+		static char longname[300];
+		memset(longname, 'u', sizeof(longname));
+		struct zn_entry en = {.path = "d", .path_len = 1, .type = ZN_TYPE_DIR, .mode = 0755,
+				      .uname = longname, .uname_len = 256};
+		CHECK(zn_writer_add_memory(wn, &en, NULL) == ZN_ERR_INVALID_ARG);
+		en.uname_len = 255;
+		CHECK_OK(zn_writer_add_memory(wn, &en, NULL));
+		en.path = "e", en.uname = NULL, en.gname = "ab\0cd", en.gname_len = 5;
+		CHECK(zn_writer_add_memory(wn, &en, NULL) == ZN_ERR_INVALID_ARG);
+		CHECK_OK(zn_writer_finish(wn));
+		zn_writer_free(wn);
+		close(fdn);
+	}
 	/* NULL objects are argument errors (or ignored), never a crash. */
 	CHECK(zn_verify(NULL, 1, NULL, NULL, NULL) == ZN_ERR_INVALID_ARG);
 	CHECK(zn_extract(NULL, dir, NULL, NULL, NULL, NULL, NULL) == ZN_ERR_INVALID_ARG);
