@@ -132,14 +132,18 @@ ZN_API uint64_t zn_create_memory_min(uint64_t chunk_size);
 
 /* Reports a problem with one input or entry (a file that could not be read, a damaged entry).
  * `path` is the file's name (on disk when creating, in the archive when reading), `what` is a
- * human-readable message, `r` the result. Called from the library's threads one at a time. */
+ * human-readable message, `r` the result (ZN_OK for a warning). Called one at a time: by the
+ * writer on the thread that calls zn_writer_add_*() and zn_writer_finish(), by zn_extract()
+ * and zn_verify() from their worker threads. */
 typedef void (*zn_problem_fn)(void *ctx, const char *path, zn_result r, const char *what);
 
 /* Decides whether a path found while walking a tree is included: return 0 to skip it (and, for a
  * directory, everything below it). `rel` is the path as it will be stored. */
 typedef int (*zn_filter_fn)(void *ctx, const char *rel, int is_dir);
 
-/* Progress: bytes of content processed so far and the total known so far. */
+/* Progress: bytes of content processed so far, and the total (0 when it is not known: the
+ * writer never knows it). The writer calls it from its own output thread, so a `ctx` shared with
+ * the problem hook needs its own locking. */
 typedef void (*zn_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 /* ------------------------------------------------------------------------------------------------
@@ -169,8 +173,11 @@ ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, co
 
 /* Add one entry from memory. `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes
  * (copied before the call returns). Digest and block fields of `e` are ignored. Fails with
- * ZN_ERR_UNSAFE_PATH for absolute paths or ".." parts. A path added twice is stored once (the
- * first); the others are reported through the problem hook as warnings (ZN_OK) at finish. A
+ * ZN_ERR_UNSAFE_PATH for a path that is not in the stored form: empty, absolute, with "." or
+ * ".." parts, empty parts ("a//b") or a trailing '/'. A path added twice is stored once (the
+ * first); the others are reported through the problem hook as warnings (ZN_OK) at finish,
+ * except directories, which merge silently (the first one's metadata is kept). The content of
+ * a file added again is still written (it takes room in the archive but no entry names it). A
  * hardlink whose target path is not a regular file of the archive, and an entry below a path
  * that is not a directory (a file or symlink "a", and "a/b"), are left out, reported, and make
  * zn_writer_finish() return ZN_ERR_IO. */
@@ -204,7 +211,9 @@ struct zn_reader;
 
 /* Open an archive file: read and check the footer and the index (memory-mapped where possible).
  * Content is read lazily, block by block. On failure *out is NULL and, when `err` is not NULL,
- * a message describing the fault is copied into err[0..err_len). */
+ * a message describing the fault is copied into err[0..err_len). The file must not shrink while
+ * the reader is open: reading a mapped part that is gone raises SIGBUS (the command catches it
+ * and exits 3). */
 ZN_API zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, size_t err_len);
 /* The same from memory; `data` must outlive the reader. Used by the fuzzer and by tests. */
 ZN_API zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t size, char *err,
@@ -214,8 +223,9 @@ ZN_API void zn_reader_close(struct zn_reader *r);
 struct zn_archive_info {
 	uint32_t format_version;
 	uint64_t entries, files, dirs, symlinks, hardlinks;
-	uint64_t content_bytes, blocks, stored_blocks, compressed_bytes, archive_bytes;
-	uint64_t index_bytes, chunk_size;
+	uint64_t content_bytes, blocks, stored_blocks;
+	uint64_t compressed_bytes; /* every data block as stored, compressed or not */
+	uint64_t archive_bytes, index_bytes, chunk_size;
 	int level, digest;
 };
 ZN_API void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info);
