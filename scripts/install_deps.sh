@@ -7,12 +7,15 @@
 # As root, missing packages are installed with apt-get; otherwise the missing ones are listed.
 set -euo pipefail
 level=${1:-build}
-pkgs=(cmake make gcc pkg-config bc libzstd-dev libxxhash-dev libssl-dev liburing-dev)
+# The library and command need the first four -dev packages; `make` also builds the tests and
+# benchmarks, which link the test oracles and benchmark peers zlib, libdeflate, ISA-L and libbz2.
+pkgs=(cmake make gcc pkg-config bc libzstd-dev libxxhash-dev libssl-dev liburing-dev
+      zlib1g-dev libdeflate-dev libisal-dev libbz2-dev)
 if [ "$level" != build ]; then
-	# Test oracles and tools: zlib, libdeflate, ISA-L, libbz2, clang for libFuzzer.
-	# python3: the command tests parse list --json and patch archives with it.
-	pkgs+=(zlib1g-dev libdeflate-dev libisal-dev libbz2-dev clang libclang-rt-14-dev zstd gzip
-	       pigz isal libdeflate-tools zopfli tabix 7zip zip unzip valgrind python3)
+	# Test tools: clang for libFuzzer, the gzip-family compressors the decoder is checked
+	# against. python3: the command tests parse list --json and patch archives with it.
+	pkgs+=(clang libclang-rt-14-dev zstd gzip pigz isal libdeflate-tools zopfli tabix 7zip zip
+	       unzip valgrind python3)
 fi
 if [ "$level" = bench ]; then
 	# Archive benchmark peers and helpers (bench/run_archive_bench.sh): squashfs, GNU time for
