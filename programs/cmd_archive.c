@@ -64,7 +64,8 @@ static const char create_help[] =
 	"      --digest KIND     per-file digest: sha256 (default) or none\n"
 	"      --exclude GLOB    leave out what GLOB matches: the stored path or any tail of it\n"
 	"                        from a '/' on (\"b\", \"*.o\", \"a/b\"), with its contents if a\n"
-	"                        directory, as tar does; repeatable\n"
+	"                        directory, as tar does; a leading '/' matches only a whole\n"
+	"                        path given absolute, a trailing '/' only directories; repeatable\n"
 	"  -C, --directory DIR   change to DIR for the PATHs after it (as tar: may be repeated,\n"
 	"                        each relative to the one before)\n"
 	"      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
@@ -73,35 +74,50 @@ static const char create_help[] =
 	"\n" EXIT_CODES_HELP
 	"An unreadable input is reported and leaves exit status 3; the archive holds the rest.\n";
 
+struct exclude {
+	char *glob;	/* in the form stored paths have */
+	int anchored;	/* given with a leading '/': the whole stored path only */
+	int dir_only;	/* given with a trailing '/': directories only */
+};
+
 struct excludes {
-	char **globs;
+	struct exclude *pats;
 	int n;
 };
 
 /* As tar's --exclude: a pattern matches the stored path or any tail of it that starts at a
  * component ("a/b" excludes "t/a/b"), '*' matches '/' too, and an excluded directory takes
- * its contents with it (it is not walked). */
+ * its contents with it (it is not walked). A pattern with a leading '/' names a PATH given as
+ * an absolute one (stored without the '/'), so it matches only whole stored paths; one with a
+ * trailing '/' only directories. */
 static int filter_cb(void *ctx, const char *rel, int is_dir)
 {
-	(void)is_dir;
 	struct excludes *x = ctx;
-	for (const char *tail = rel; tail; tail = strchr(tail, '/'), tail = tail ? tail + 1 : NULL)
-		for (int i = 0; i < x->n; i++)
-			if (!fnmatch(x->globs[i], tail, 0))
+	for (int i = 0; i < x->n; i++) {
+		const struct exclude *e = &x->pats[i];
+		if (e->dir_only && !is_dir)
+			continue;
+		for (const char *tail = rel; tail;
+		     tail = e->anchored ? NULL : strchr(tail, '/'), tail = tail ? tail + 1 : NULL)
+			if (!fnmatch(e->glob, tail, 0))
 				return 0;
+	}
 	return 1;
 }
 
-/* A pattern in the form stored paths have: "./t/a/", "/abs/t/a" and "t//a" become "t/a" and
- * "abs/t/a", so that it matches the names PATHs are stored under. */
-static char *exclude_pattern(const char *arg)
+/* Parses one --exclude: "./t/a", "t//a" and "/abs/t/a/" become "t/a" and "abs/t/a" (anchored,
+ * directories only), matching the names PATHs are stored under. */
+static int exclude_pattern(const char *arg, struct exclude *e)
 {
+	size_t len = strlen(arg);
+	e->anchored = arg[0] == '/';
+	e->dir_only = len > 1 && arg[len - 1] == '/';
 	while (arg[0] == '/' && arg[1])
 		arg++;
-	char *p = strdup(arg);
-	if (p)
-		cli_normalize_path(p);
-	return p;
+	if (!(e->glob = strdup(arg)))
+		return -1;
+	cli_normalize_path(e->glob);
+	return 0;
 }
 
 struct create_ctx {
@@ -139,8 +155,8 @@ int cmd_create(int argc, char **argv)
 	if (!ops)
 		return EXIT_SYSTEM;
 	struct create_ctx cc = {{NULL, 0}};
-	static char *globs[1024];
-	cc.ex.globs = globs;
+	static struct exclude pats[1024];
+	cc.ex.pats = pats;
 	uint64_t v;
 	int memory_given = 0;
 	int c;
@@ -186,7 +202,7 @@ int cmd_create(int argc, char **argv)
 		case OPT_EXCLUDE:
 			if (cc.ex.n == 1024)
 				return cli_usage_error("create", "too many --exclude options");
-			if (!(cc.ex.globs[cc.ex.n++] = exclude_pattern(optarg)))
+			if (exclude_pattern(optarg, &cc.ex.pats[cc.ex.n++]))
 				return EXIT_SYSTEM;
 			break;
 		case 'C': ops[nops++] = (struct op){optarg, 1}; break;

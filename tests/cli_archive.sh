@@ -113,6 +113,12 @@ check "exclude a/b leaves out t/a/b and its contents (a tail of the path, as tar
 	test "$("$Z" list "$T/ex2.zn" | tr '\n' ' ')" = "t t/a t/a/keep "
 "$Z" create -q -o "$T/ex3.zn" --exclude "$T/ex/t/a" "$T/ex/t"
 check "exclude of a path given as the PATH was (absolute)" test "$("$Z" list "$T/ex3.zn" | wc -l)" -eq 1
+mkdir -p "$T/ex/u/tmp" "$T/ex/u/d" && touch "$T/ex/u/tmp/f" "$T/ex/u/d/tmp"
+"$Z" create -q -o "$T/ex4.zn" --exclude /tmp -C "$T/ex" u
+check "exclude with a leading / is anchored: it leaves u/tmp alone" test "$("$Z" list "$T/ex4.zn" | wc -l)" -eq 5
+"$Z" create -q -o "$T/ex5.zn" --exclude tmp/ -C "$T/ex" u
+check "exclude with a trailing / leaves out directories only" \
+	test "$("$Z" list "$T/ex5.zn" | tr '\n' ' ')" = "u u/d u/d/tmp "
 
 mkdir -p "$T/self" && printf 'x\n' >"$T/self/x"
 (cd "$T/self" && "$Z" create -q -o self.zn .) 2>"$T/stderr"
