@@ -303,8 +303,10 @@ static void report_create_failure(struct xjob *j, const struct zn_entry *e)
 	int err = errno;
 	if (err == ELOOP) { /* openat2's RESOLVE_NO_SYMLINKS, or O_NOFOLLOW on the name itself */
 		xreport(j, e, ZN_ERR_IO,
-			"not created: a symlink on its path is not followed (use --overwrite to "
-			"replace one that stands where the archive has a directory)");
+			j->opt->overwrite ? "not created: a symlink on its path is not followed"
+					  : "not created: a symlink on its path is not followed (use "
+					    "--overwrite to replace one that stands where the archive "
+					    "has a directory)");
 		return;
 	}
 	xreport_errno(j, e, err == EEXIST ? "not overwritten (use --overwrite)" : "cannot create",

@@ -1569,7 +1569,8 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		zn_result code = ZN_ERR_NOT_FOUND;
 		if (e->type == ZN_TYPE_HARDLINK && e->link_entry >= 0 &&
 		    w->ents[e->link_entry].dropped) {
-			why = "hardlink to a path given twice; not stored";
+			why = "hardlink to a file that was left out (given twice, or below a "
+			      "non-directory); not stored";
 			code = ZN_ERR_EXISTS;
 		} else if (e->type == ZN_TYPE_HARDLINK && e->link_entry < 0) {
 			const struct went *t = find_row(w, order, m, e->link, e->link_len);

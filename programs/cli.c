@@ -57,17 +57,29 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* Whether argument a is a group of short options ("-qx") holding ch. */
+static int in_short_group(const char *a, int ch)
+{
+	return a && a[0] == '-' && a[1] && a[1] != '-' && strchr(a + 1, ch);
+}
+
 int cli_option_error(const char *cmd, int c, char *const *argv)
 {
-	const char *arg = optind > 0 ? argv[optind - 1] : "";
-	int short_opt = optopt > 0 && optopt < 256 && !(arg[0] == '-' && arg[1] == '-');
-	if (c == ':' && short_opt)
-		return cli_usage_error(cmd, "option '-%c' requires an argument", optopt);
+	/* getopt leaves optind on a group of short options until its last letter is read, and
+	 * past a long option: which argument failed is found by looking at both. */
+	const char *cur = argv[optind], *prev = optind > 0 ? argv[optind - 1] : NULL;
+	if (optopt > 0 && optopt < 256 && (in_short_group(cur, optopt) || in_short_group(prev, optopt))) {
+		if (c == ':')
+			return cli_usage_error(cmd, "option '-%c' requires an argument", optopt);
+		return cli_usage_error(cmd, "invalid option -- '%c'", optopt);
+	}
+	const char *arg = prev ? prev : "";
+	const char *eq = strchr(arg, '=');
 	if (c == ':')
 		return cli_usage_error(cmd, "option '%s' requires an argument", arg);
-	if (short_opt)
-		return cli_usage_error(cmd, "invalid option -- '%c'", optopt);
-	return cli_usage_error(cmd, "unrecognized option '%s'", arg);
+	if (optopt && eq)
+		return cli_usage_error(cmd, "option '%.*s' takes no value", (int)(eq - arg), arg);
+	return cli_usage_error(cmd, "unrecognized or ambiguous option '%s'", arg);
 }
 
 int cli_exit_code(zn_result r)
@@ -232,6 +244,15 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
+/* Characters that control the terminal or change how the text around them shows: C1 controls,
+ * bidirectional marks and overrides (a name could otherwise display as "evilexe.jpg"), zero-width
+ * characters, line and paragraph separators, the byte order mark. */
+static int hidden_char(uint32_t cp)
+{
+	return cp < 0xa0 || cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff;
+}
+
 void cli_put_escaped(FILE *f, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -249,12 +270,12 @@ void cli_put_escaped(FILE *f, const char *str, size_t n)
 			fprintf(f, "\\%03o", ch); /* C0 and DEL */
 		else if (ch < 128)
 			fputc(ch, f);
-		else if ((len = utf8_seq(s + i, n - i, &cp)) && cp >= 0xa0) {
-			fwrite(s + i, 1, len, f); /* a printable (non-C1) character */
+		else if ((len = utf8_seq(s + i, n - i, &cp)) && !hidden_char(cp)) {
+			fwrite(s + i, 1, len, f); /* a character that shows as itself */
 			i += len;
 			continue;
 		} else if (len) {
-			for (size_t k = 0; k < len; k++) /* C1 controls, as UTF-8 */
+			for (size_t k = 0; k < len; k++) /* C1 controls, bidi and such, as UTF-8 */
 				fprintf(f, "\\%03o", s[i + k]);
 			i += len;
 			continue;

@@ -137,7 +137,11 @@ code 2 "unknown option" "$Z" create -x -o "$T/x.zn" "$S"
 check "...named once, by the command" test "$(cat "$T/stderr")" = "znippy create: invalid option -- 'x'
 Try 'znippy create --help'."
 code 2 "unknown long option" "$Z" list --frob "$A"
-check "...named" grep -qx "znippy list: unrecognized option '--frob'" "$T/stderr"
+check "...named" grep -qx "znippy list: unrecognized or ambiguous option '--frob'" "$T/stderr"
+code 2 "unknown option in a group after a long one" "$Z" list --json -xl "$A"
+check "...names the letter, not the long option" grep -qx "znippy list: invalid option -- 'x'" "$T/stderr"
+code 2 "a value for an option that takes none" "$Z" create -o "$T/x.zn" --quiet=3 "$S"
+check "...named" grep -qx "znippy create: option '--quiet' takes no value" "$T/stderr"
 code 2 "option without its value" "$Z" create "$S" -o
 check "...named" grep -qx "znippy create: option '-o' requires an argument" "$T/stderr"
 code 2 "empty OUT" "$Z" create -o '' "$S"
@@ -251,6 +255,7 @@ touch -d '1969-12-31 23:59:59.5 UTC' "$O/odd/f"
 printf 'y\n' >"$O/odd/"$'c1\xc2\x9b31m' && printf 'y\n' >"$O/odd/"$'raw\x9b31m'
 printf 'y\n' >"$O/odd/"$'\xd0\xbf\xd1\x80\xe2\x82\xac' # "пр€": 0x80-0x9f as continuation bytes
 printf 'y\n' >"$O/odd/"$'latin1\xe9'
+printf 'y\n' >"$O/odd/"$'evil\xe2\x80\xaegpj.exe' # U+202E right-to-left override
 printf 'z\n' >"$O/odd/a[1]" && printf 'z\n' >"$O/odd/b\\c"
 "$Z" create -q -o "$O/odd.zn" -C "$O" odd 2>"$T/stderr"
 check "a FIFO in a tree is named and left out: exit 3" test $? -eq 3
@@ -263,6 +268,8 @@ check "list shows UTF-8 names as they are" \
 	test "$("$Z" list "$O/odd.zn" | grep -cx "odd/"$'\xd0\xbf\xd1\x80\xe2\x82\xac')" -eq 1
 check "a name with glob characters is selected by itself" \
 	sh -c '"$1" list "$2" "odd/a[1]" "odd/b\\c" | grep -c "^odd/[ab][[\\\\]" | grep -qx 2' - "$Z" "$O/odd.zn"
+check "list escapes bidirectional overrides" \
+	test "$("$Z" list "$O/odd.zn" | grep -cxF 'odd/evil\342\200\256gpj.exe')" -eq 1
 check "list escapes bytes that are not UTF-8" \
 	test "$("$Z" list "$O/odd.zn" | grep -cxF 'odd/latin1\351')" -eq 1
 
@@ -299,7 +306,7 @@ mkdir -p "$O/hl/sub" && printf 'outer\n' >"$O/hl/p" && printf 'inner\n' >"$O/hl/
 ln "$O/hl/sub/p" "$O/hl/sub/q"
 (cd "$O/hl/sub" && "$Z" create -o "$O/hl.zn" ../p p q) 2>"$T/stderr"
 check "hardlink to a duplicated path: exit 3" test $? -eq 3
-check "hardlink to a duplicated path: named" grep -q 'q: hardlink to a path given twice' "$T/stderr"
+check "hardlink to a duplicated path: named" grep -q 'q: hardlink to a file that was left out (given twice' "$T/stderr"
 check "hardlink to a duplicated path: not stored" test "$("$Z" list "$O/hl.zn" | tr '\n' ' ')" = "p "
 
 # ---- the read side: patterns and paths as typed, messages that name the right thing -----------------------
