@@ -24,7 +24,8 @@ extern int cli_progress;      /* 1 forced on, 0 off, -1 auto (stderr is a termin
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Writes n bytes of s as `list` shows names: UTF-8 characters as they are; backslash, tab and
- * newline as C escapes; control characters (C0, DEL, C1) and bytes that are not UTF-8 as \ooo. */
+ * newline as C escapes; control characters (C0, DEL, C1), bidirectional and zero-width marks,
+ * line separators and bytes that are not UTF-8 as \ooo. */
 void cli_put_escaped(FILE *f, const char *s, size_t n);
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The usage error for an option getopt refused (it returned c: '?' or ':' with opterr 0 and

@@ -504,8 +504,9 @@ int cmd_extract(int argc, char **argv)
 static const char list_help[] =
 	"Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
 	"List all entries, or those whose path matches a PATTERN (as for extract), in path order.\n"
-	"Names are shown as UTF-8; backslash, tab, newline, other\n"
-	"control characters and bytes that are not UTF-8 are shown as C escapes (\\\\, \\t, \\n, \\ooo).\n"
+	"Names are shown as UTF-8; backslash, tab, newline, other control characters,\n"
+	"bidirectional and zero-width marks, and bytes that are not UTF-8 are shown as C escapes\n"
+	"(\\\\, \\t, \\n, \\ooo).\n"
 	"\n"
 	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path\n"
 	"      --json   one JSON object per line with every field (exact bytes of names that are\n"
