@@ -1534,25 +1534,35 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	 * never be extracted: it is left out and named. In path order a nearest existing
 	 * ancestor comes first, so it is settled (kept, or left out for the same reason). */
 	size_t kept = 0;
+	const struct went *prev = NULL; /* the last entry checked, and what its ancestors gave */
+	size_t prev_parent = 0;
+	const char *below_why = NULL;
 	for (size_t i = 0; i < m; i++) {
 		struct went *e = &w->ents[order[i]];
-		for (size_t len = e->path_len; len;) {
-			while (len && e->path[len - 1] != '/')
-				len--;
-			if (!len)
-				break;
-			const struct went *a = find_row(w, order, m, e->path, --len);
-			if (!a)
-				continue; /* no entry of its own: look further up */
-			if (a->type != ZN_TYPE_DIR || a->dropped) {
-				e->dropped = 1;
-				report(w, e->path, ZN_ERR_EXISTS,
-				       a->dropped ? "below a path that was left out; not stored"
-						  : "below a path of the archive that is not a "
-						    "directory; not stored");
-				w->input_err = ZN_ERR_IO;
+		size_t parent = e->path_len;
+		while (parent && e->path[parent - 1] != '/')
+			parent--;
+		/* Siblings (adjacent in path order) share the verdict: no search at all. */
+		if (!prev || parent != prev_parent || memcmp(e->path, prev->path, parent)) {
+			below_why = NULL;
+			for (size_t len = parent; len;) {
+				const struct went *a = find_row(w, order, m, e->path, --len);
+				if (a && (a->type != ZN_TYPE_DIR || a->dropped))
+					below_why = a->dropped ? "below a path that was left out; not stored"
+							 : "below a path of the archive that is not a "
+							   "directory; not stored";
+				if (a)
+					break; /* the nearest existing ancestor settles it */
+				while (len && e->path[len - 1] != '/')
+					len--; /* no entry of its own: look further up */
 			}
-			break;
+			prev = e;
+			prev_parent = parent;
+		}
+		if (below_why) {
+			e->dropped = 1;
+			report(w, e->path, ZN_ERR_EXISTS, below_why);
+			w->input_err = ZN_ERR_IO;
 		}
 	}
 	for (size_t i = 0; i < m; i++)
