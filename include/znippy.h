@@ -119,7 +119,7 @@ struct zn_create_options {
 				    least zn_create_memory_min(chunk_size), about 8 x chunk_size,
 				    else zn_writer_open fails with ZN_ERR_INVALID_ARG. Each worker's
 				    zstd context comes on top: for 4 MiB chunks 1.3 MB at level 3,
-				    13 MB at level 9, 52 MB from level 14 up */
+				    13 MB at level 9, 34-68 MB from level 12 up */
 	int no_skip;		 /* 1: compress even known-compressed file types */
 	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
 	int no_uring;		 /* 1: read with plain system calls even where io_uring works */

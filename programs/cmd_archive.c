@@ -59,13 +59,14 @@ static const char create_help[] =
 	"      --memory SIZE     bound on pipeline buffers: at least 4 x (chunk + its compressed\n"
 	"                        bound), about 8.3 x the chunk size (default 256M, or that);\n"
 	"                        each thread's zstd context comes on top (4M chunks: 1.3 MB at\n"
-	"                        level 3, 13 MB at 9, 52 MB from 14 up)\n"
+	"                        level 3, 13 MB at 9, 34-68 MB from 12 up)\n"
 	"      --no-skip         compress known-compressed types too (jar, png, gz, ...)\n"
 	"      --digest KIND     per-file digest: sha256 (default) or none\n"
 	"      --exclude GLOB    leave out what GLOB matches: the stored path or any tail of it\n"
 	"                        from a '/' on (\"b\", \"*.o\", \"a/b\"), with its contents if a\n"
-	"                        directory, as tar does; a leading '/' matches only a whole\n"
-	"                        path given absolute, a trailing '/' only directories; repeatable\n"
+	"                        directory, as tar does; a leading '/' anchors it to the start\n"
+	"                        of the stored path, a trailing '/' matches directories only;\n"
+	"                        repeatable\n"
 	"  -C, --directory DIR   change to DIR for the PATHs after it (as tar: may be repeated,\n"
 	"                        each relative to the one before)\n"
 	"      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
@@ -87,9 +88,9 @@ struct excludes {
 
 /* As tar's --exclude: a pattern matches the stored path or any tail of it that starts at a
  * component ("a/b" excludes "t/a/b"), '*' matches '/' too, and an excluded directory takes
- * its contents with it (it is not walked). A pattern with a leading '/' names a PATH given as
- * an absolute one (stored without the '/'), so it matches only whole stored paths; one with a
- * trailing '/' only directories. */
+ * its contents with it (it is not walked). A pattern with a leading '/' is anchored: it must
+ * match the whole stored path (which has no leading '/'), as for a PATH given absolute; one
+ * with a trailing '/' matches directories only. */
 static int filter_cb(void *ctx, const char *rel, int is_dir)
 {
 	struct excludes *x = ctx;

@@ -314,11 +314,14 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 	int in_fd = open(path, O_RDONLY | O_CLOEXEC |
 	                               (in_place ? O_NONBLOCK | (op->force ? 0 : O_NOFOLLOW) : 0));
 	if (in_fd < 0) {
-		if (errno == ELOOP)
+		int err = errno;
+		if (err == ELOOP)
 			cli_error("%s: is a symbolic link -- ignored (use -f)", path);
 		else
-			cli_error("%s: %s", path, strerror(errno));
-		return errno == ENOENT || errno == ELOOP ? EXIT_DAMAGED : EXIT_SYSTEM;
+			cli_error("%s: %s", path, strerror(err));
+		/* A refused symlink is a matter of policy (1); a missing or unreadable input an
+		 * I/O error (3), as for the archive commands. */
+		return err == ELOOP ? EXIT_DAMAGED : EXIT_SYSTEM;
 	}
 	struct stat st;
 	if (fstat(in_fd, &st) || S_ISDIR(st.st_mode)) {

@@ -19,7 +19,7 @@ static const char usage[] =
 	"  info     ARCHIVE                     counts, sizes, ratio, codec, chunk size\n"
 	"\n"
 	"Decoders:\n"
-	"  gunzip   [-c] [-k] [-f] [-t] [-o OUT] [FILE...]   decompress gzip files\n"
+	"  gunzip   [-c] [-k] [-f] [-t] [-q] [-o OUT] [FILE...]   decompress gzip files\n"
 	"  zcat     [FILE...]                   same as gunzip -c\n"
 	"\n"
 	"Run 'znippy COMMAND --help' for a command's options.\n"

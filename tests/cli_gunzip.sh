@@ -63,7 +63,9 @@ gzip -c a.orig >o.gz
 "$Z" gunzip -f -o o.gz o.gz 2>err && fail "-o naming its own input gave exit 0"
 gzip -dc o.gz | cmp -s - a.orig || fail "-o naming its own input damaged it"
 "$Z" gunzip -o out1 t.gz 2>/dev/null; [ -e out1 ] && fail "-o: partial output left behind"
-"$Z" gunzip -o out2 missing.gz 2>/dev/null; [ -e out2 ] && fail "-o: empty output left behind"
+"$Z" gunzip -o out2 missing.gz 2>/dev/null; rc=$?
+[ -e out2 ] && fail "-o: empty output left behind"
+[ $rc -eq 3 ] || fail "a missing input: exit $rc, want 3 (an I/O error)"
 "$Z" gunzip -f -o /dev/null o.gz && [ -c /dev/null ] || fail "-o /dev/null"
 [ "$("$Z" gunzip -o /dev/stdout o.gz | wc -c)" = "$(wc -c <a.orig)" ] || fail "-o /dev/stdout"
 ls -A | grep -q '^\.' && fail "a temporary file was left: $(ls -A)"
