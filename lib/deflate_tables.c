@@ -5,7 +5,7 @@
 
 /* Per-symbol part of a table entry: value, flags and extra-bit count (in bits 0..7, to which
  * the codeword length is added when the entry is placed). */
-static uint32_t litlen_symbol_entry(unsigned sym)
+static ZN_FORCEINLINE uint32_t litlen_symbol_entry(unsigned sym)
 {
 	static const uint16_t len_base[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
 	                                      15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
@@ -21,7 +21,7 @@ static uint32_t litlen_symbol_entry(unsigned sym)
 	return HD_INVALID;
 }
 
-static uint32_t dist_symbol_entry(unsigned sym)
+static ZN_FORCEINLINE uint32_t dist_symbol_entry(unsigned sym)
 {
 	static const uint16_t dist_base[30] = {1,    2,    3,    4,     5,     7,    9,    13,
 	                                       17,   25,   33,   49,    65,    97,   129,  193,
@@ -34,7 +34,7 @@ static uint32_t dist_symbol_entry(unsigned sym)
 	return HD_INVALID;
 }
 
-static uint32_t symbol_entry(enum zn_code_kind kind, unsigned sym)
+static ZN_FORCEINLINE uint32_t symbol_entry(enum zn_code_kind kind, unsigned sym)
 {
 	switch (kind) {
 	case ZN_CODE_LITLEN:
@@ -48,7 +48,7 @@ static uint32_t symbol_entry(enum zn_code_kind kind, unsigned sym)
 
 /* The entry for `sym` whose codeword has `len` bits in this (sub)table. The codeword length goes
  * to bits 8..11 and is added to the extra-bit count in bits 0..7. Invalid symbols stay invalid. */
-static uint32_t place_entry(uint32_t sym_entry, unsigned len)
+static ZN_FORCEINLINE uint32_t place_entry(uint32_t sym_entry, unsigned len)
 {
 	if (sym_entry & HD_LIT_MASK)
 		return sym_entry + len;
