@@ -73,7 +73,14 @@ static FL_ATTR int FL_NAME(FL_CTX *c)
 	/* One literal entry: consume it, look up the next entry, store the entry's one to three
 	 * bytes as one 32-bit word (the output slack absorbs the spare bytes; no branch on the
 	 * count). The next lookup comes before the store. */
-#define LITERAL_STEP()                                                                             	do {                                                                                       		uint32_t lit_ = entry;                                                             		CONSUME(entry);                                                                    		entry = litlen[bitbuf & LITLEN_MASK];                                              		FL_PUT_LITS(out, lit_);                                                            		out += (lit_ >> 6) & 3;                                                            	} while (0)
+#define LITERAL_STEP()                                                                             \
+	do {                                                                                       \
+		uint32_t lit_ = entry;                                                             \
+		CONSUME(entry);                                                                    \
+		entry = litlen[bitbuf & LITLEN_MASK];                                              \
+		FL_PUT_LITS(out, lit_);                                                            \
+		out += (lit_ >> 6) & 3;                                                            \
+	} while (0)
 	/* Four literal steps and the next lookup must fit in the 64 bits one refill loads. */
 	_Static_assert(5 * LITLEN_TABLEBITS <= 64, "four literal steps need LITLEN_TABLEBITS <= 12");
 
