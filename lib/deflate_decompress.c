@@ -887,7 +887,6 @@ static int run_symbols(struct zn_inflater *d, struct io *io)
 	return run_generic(d, io, 1);
 }
 
-/* Input bytes consumed: loaded bytes minus whole real bytes still in the bit buffer. */
 /* Whole bytes loaded into the bit buffer but not yet decoded, less the zero padding added past
  * the end of the input. */
 static uint32_t held_bytes(const struct io *io)
@@ -895,6 +894,7 @@ static uint32_t held_bytes(const struct io *io)
 	return io->bitsleft / 8 > io->overrun ? io->bitsleft / 8 - io->overrun : 0;
 }
 
+/* Input bytes consumed: loaded bytes minus whole real bytes still in the bit buffer. */
 static uint64_t consumed_bytes(const struct io *io, const uint8_t *in_start)
 {
 	uint64_t loaded = (uint64_t)(io->in - in_start);

@@ -46,10 +46,10 @@ static void report(const char *name, zn_result r, uint64_t in_pos)
 	          (unsigned long long)in_pos);
 }
 
-/* Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). A regular file is mapped and
- * decoded in place; anything else is read in 1 MiB pieces. Returns an exit code. */
 static int write_failed; /* the last decode_fd's output failed (not its input) */
 
+/* Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). A regular file is mapped and
+ * decoded in place; anything else is read in 1 MiB pieces. Returns an exit code. */
 static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *name,
                      const char *out_name)
 {
