@@ -313,6 +313,16 @@ void cli_normalize_path(char *s)
 	*o = 0;
 }
 
+char *cli_pattern(const char *arg, int *dir_only)
+{
+	size_t len = strlen(arg);
+	*dir_only = len > 1 && arg[len - 1] == '/';
+	char *p = strdup(arg);
+	if (p)
+		cli_normalize_path(p);
+	return p;
+}
+
 int cli_path_matches(const char *pattern, const char *path, size_t path_len)
 {
 	char stack[512];

@@ -53,6 +53,9 @@ void cli_problem_cb(void *ctx, const char *path, zn_result r, const char *what);
 /* A path or pattern as the archive stores paths: leading "./" parts, repeated and trailing
  * slashes removed ("dir/" -> "dir", "a//b" -> "a/b"), in place. */
 void cli_normalize_path(char *s);
+/* A PATTERN as given, in the form stored paths have (a normalised copy to free; NULL when out of
+ * memory), and in *dir_only whether it ended in '/', naming only directories. */
+char *cli_pattern(const char *arg, int *dir_only);
 /* Glob match of an archive path against a pattern: fnmatch without FNM_PATHNAME, or the path
  * itself (a name with glob characters in it); a pattern also selects everything below a
  * matching directory (tar's convention). */

@@ -110,15 +110,10 @@ static int filter_cb(void *ctx, const char *rel, int is_dir)
  * directories only), matching the names PATHs are stored under. */
 static int exclude_pattern(const char *arg, struct exclude *e)
 {
-	size_t len = strlen(arg);
 	e->anchored = arg[0] == '/';
-	e->dir_only = len > 1 && arg[len - 1] == '/';
 	while (arg[0] == '/' && arg[1])
 		arg++;
-	if (!(e->glob = strdup(arg)))
-		return -1;
-	cli_normalize_path(e->glob);
-	return 0;
+	return (e->glob = cli_pattern(arg, &e->dir_only)) ? 0 : -1;
 }
 
 struct create_ctx {
@@ -362,13 +357,10 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 	} *p = calloc((size_t)npats + 1, sizeof(*p));
 	int missing = 0;
 	for (int k = 0; p && k < npats; k++) {
-		size_t len = strlen(pats[k]);
-		p[k].dir_only = len && pats[k][len - 1] == '/';
-		if (!(p[k].norm = strdup(pats[k]))) {
+		if (!(p[k].norm = cli_pattern(pats[k], &p[k].dir_only))) {
 			missing = npats;
 			break;
 		}
-		cli_normalize_path(p[k].norm);
 	}
 	if (!p || missing) {
 		cli_error("out of memory");
