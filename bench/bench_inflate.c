@@ -322,23 +322,23 @@ int main(int argc, char **argv)
 				mbs[d] = (double)orig.len / 1e6 / best[d];
 				lsum[d] += log(mbs[d]);
 			}
-			lsum_ld += log(mbs[0] / mbs[1]);
-			lsum_isal += log(mbs[0] / mbs[2]);
+			const double l_ld = log(mbs[0] / mbs[1]), l_isal = log(mbs[0] / mbs[2]);
+			lsum_ld += l_ld;
+			lsum_isal += l_isal;
 			nres++;
 			/* Subsets reported beside the mean: without the run-heavy column (where
 			 * znippy's lead is largest) and the real files only (not generated). */
-			if (strcmp(corpora[c].name, "int64-runs")) {
-				sub_ld[0] += log(mbs[0] / mbs[1]);
-				sub_isal[0] += log(mbs[0] / mbs[2]);
-				nsub[0]++;
-			}
-			if (!strcmp(corpora[c].name, "tar-usr-include") ||
-			    !strcmp(corpora[c].name, "english-text") ||
-			    !strcmp(corpora[c].name, "x86-64-so")) {
-				sub_ld[1] += log(mbs[0] / mbs[1]);
-				sub_isal[1] += log(mbs[0] / mbs[2]);
-				nsub[1]++;
-			}
+			const char *cn = corpora[c].name;
+			const int in_sub[2] = {strcmp(cn, "int64-runs") != 0,
+			                       !strcmp(cn, "tar-usr-include") ||
+			                               !strcmp(cn, "english-text") ||
+			                               !strcmp(cn, "x86-64-so")};
+			for (int k = 0; k < 2; k++)
+				if (in_sub[k]) {
+					sub_ld[k] += l_ld;
+					sub_isal[k] += l_isal;
+					nsub[k]++;
+				}
 			printf("| %s | %d | %.1f | %.2f | %.0f | %.0f | %.0f | %.0f | %.3f | %.3f "
 			       "|\n",
 			       corpora[c].name, level, (double)orig.len / 1e6,

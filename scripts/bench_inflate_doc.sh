@@ -42,7 +42,7 @@ print("| command | wall s (best of 7) | CPU s (best of 7) | MB/s of output per C
 print("|---|---|---|---|")
 for c in cmds:
     w, cpu = best[c]
-    name = c.split("/")[-1] if c.startswith("/") or "/" in c.split()[0] else c
+    name = os.path.basename(c)  # "build/znippy gunzip -c" -> "znippy gunzip -c"
     print(f"| `{name}` | {w:.3f} | {cpu:.3f} | {raw / 1e6 / cpu:.0f} |")
 PY
 
