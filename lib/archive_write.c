@@ -1533,7 +1533,6 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	/* An entry below one that is not a directory ("a" a file or symlink, and "a/b") could
 	 * never be extracted: it is left out and named. In path order a nearest existing
 	 * ancestor comes first, so it is settled (kept, or left out for the same reason). */
-	size_t kept = 0;
 	const struct went *prev = NULL; /* the last entry checked, and what its ancestors gave */
 	size_t prev_parent = 0;
 	const char *below_why = NULL;
@@ -1565,16 +1564,15 @@ zn_result zn_writer_finish(struct zn_writer *w)
 			w->input_err = ZN_ERR_IO;
 		}
 	}
-	for (size_t i = 0; i < m; i++)
-		if (!w->ents[order[i]].dropped)
-			order[kept++] = order[i];
-	m = kept;
 	/* Hardlinks that readers could not resolve are left out, and named: one found on disk
 	 * whose target was left out as a duplicate (its path now names another file), and one
-	 * added from memory whose target path is not a regular file of the archive. */
+	 * added from memory whose target path is not a regular file of the archive. The same
+	 * pass drops the rows the pass above left out. */
 	size_t k = 0;
 	for (size_t i = 0; i < m; i++) {
 		const struct went *e = &w->ents[order[i]];
+		if (e->dropped)
+			continue;
 		const char *why = NULL;
 		zn_result code = ZN_ERR_NOT_FOUND;
 		if (e->type == ZN_TYPE_HARDLINK && e->link_entry >= 0 &&
@@ -1584,7 +1582,7 @@ zn_result zn_writer_finish(struct zn_writer *w)
 			code = ZN_ERR_EXISTS;
 		} else if (e->type == ZN_TYPE_HARDLINK && e->link_entry < 0) {
 			const struct went *t = find_row(w, order, m, e->link, e->link_len);
-			if (!t || t->type != ZN_TYPE_FILE)
+			if (!t || t->dropped || t->type != ZN_TYPE_FILE)
 				why = "hardlink target is not a file in the archive; not stored";
 		}
 		if (why) {
