@@ -51,16 +51,9 @@ static void rewrite_index(const char *path, const void *from, const void *to, si
 	free(a);
 }
 
-/* Write an archive of the given entries (with `opt`, or the defaults), then rewrite path bytes
- * `from` -> `to` (same length) in the index. */
-static char *make_opt(const char *name, const struct ent *ents, int n, const char *from,
-		      const char *to, const struct zn_create_options *opt)
+/* Add the given entries from memory. */
+static void add_ents(struct zn_writer *w, const struct ent *ents, int n)
 {
-	char *path = tu_str("%s/%s", dir, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	CHECK(fd >= 0);
-	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, opt));
 	for (int i = 0; i < n; i++) {
 		struct zn_entry e = {.path = ents[i].path, .path_len = strlen(ents[i].path),
 				     .type = ents[i].type, .mode = 0644};
@@ -73,6 +66,19 @@ static char *make_opt(const char *name, const struct ent *ents, int n, const cha
 		}
 		CHECK_OK(zn_writer_add_memory(w, &e, d));
 	}
+}
+
+/* Write an archive of the given entries (with `opt`, or the defaults), then rewrite path bytes
+ * `from` -> `to` (same length) in the index. */
+static char *make_opt(const char *name, const struct ent *ents, int n, const char *from,
+		      const char *to, const struct zn_create_options *opt)
+{
+	char *path = tu_str("%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	struct zn_writer *w;
+	CHECK_OK(zn_writer_open(&w, fd, opt));
+	add_ents(w, ents, n);
 	CHECK_OK(zn_writer_finish(w));
 	zn_writer_free(w);
 	close(fd);
@@ -438,16 +444,7 @@ int main(int argc, char **argv)
 		        {"d/f", ZN_TYPE_FILE, "v"},	  {"n/deep/f", ZN_TYPE_FILE, "u"},
 		        {"a.txt", ZN_TYPE_FILE, "sorts between a and a/b"},
 		};
-		for (size_t i = 0; i < sizeof(e14) / sizeof(e14[0]); i++) {
-			struct zn_entry e = {.path = e14[i].path, .path_len = strlen(e14[i].path),
-					     .type = e14[i].type, .mode = 0644};
-			const char *d = e14[i].data_or_link;
-			if (e.type == ZN_TYPE_FILE)
-				e.size = strlen(d);
-			else if (d)
-				e.link = d, e.link_len = strlen(d);
-			CHECK_OK(zn_writer_add_memory(w14, &e, d));
-		}
+		add_ents(w14, e14, (int)(sizeof(e14) / sizeof(e14[0])));
 		CHECK(zn_writer_finish(w14) == ZN_ERR_IO);
 		CHECK(problems12 == 3); /* a/b, a/b/c, s/x */
 		zn_writer_free(w14);
