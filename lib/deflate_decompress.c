@@ -717,13 +717,14 @@ static void end_huffman_block(struct zn_inflater *d)
 	d->hdr_step = 0;
 }
 
-/* Where a fast loop must stop reading: it loads 8 bytes per refill, and past the end of a final
- * input (zero bytes supplied, `overrun`) only the careful loop may go on. */
+/* Where a fast loop must stop reading: an iteration that starts before the limit reads at most
+ * FASTLOOP_IN_MARGIN bytes, and past the end of a final input (zero bytes supplied, `overrun`)
+ * only the careful loop may go on. */
 static const uint8_t *fast_in_limit(const struct io *io)
 {
-	if (io->overrun || io->in_end - io->in < 8)
+	if (io->overrun || io->in_end - io->in < FASTLOOP_IN_MARGIN)
 		return io->in;
-	return io->in_end - 7;
+	return io->in_end - (FASTLOOP_IN_MARGIN - 1);
 }
 
 /* Symbol mode: the symbol fast loop (deflate_markers.c), stopped where the window becomes

@@ -99,11 +99,21 @@ static FL_ATTR int FL_NAME(FL_CTX *c)
 				LITERAL_STEP();
 				if (entry & HD_LIT_MASK) {
 					LITERAL_STEP();
-					if (entry & HD_LIT_MASK)
+					if (entry & HD_LIT_MASK) {
 						LITERAL_STEP();
+						goto next;
+					}
 				}
 			}
-			goto next;
+			/* Fewer than four steps: the run ended at a length or an exceptional
+			 * entry. A length goes straight on to its match after a refill, in the
+			 * same iteration (the limits and the margins allow for it: see
+			 * FASTLOOP_OUT_MARGIN and fast_in_limit); int64 columns and FASTQ end
+			 * most literal runs this way. */
+			if (unlikely(entry & HD_EXC))
+				goto next;
+			REFILL();
+			goto match;
 		}
 		if (unlikely(entry & HD_EXC)) {
 			if (entry & HD_EOB) {
@@ -131,6 +141,7 @@ static FL_ATTR int FL_NAME(FL_CTX *c)
 			}
 		}
 		/* A match: length (with extra bits), then distance. */
+	match:
 		saved = bitbuf;
 		CONSUME(entry);
 		length = (entry >> 16) + (uint32_t)FL_EXTRA(saved, entry);

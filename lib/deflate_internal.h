@@ -55,10 +55,12 @@
 #define DEFLATE_MAX_LEN    258
 
 /* Output slack the fast loop keeps before the end of the output: the longest match rounded up
- * to the widest store (64 bytes), plus the literals of one iteration. */
-#define FASTLOOP_OUT_MARGIN (DEFLATE_MAX_LEN + 64 + 8)
-/* The fast loop's refill loads 8 bytes at `in`. */
-#define FASTLOOP_IN_MARGIN 8
+ * to the widest store (64 bytes), plus the literals of one iteration (up to 9 before a match,
+ * stored as words). */
+#define FASTLOOP_OUT_MARGIN (DEFLATE_MAX_LEN + 64 + 16)
+/* The fast loop refills at most twice per iteration, each refill loading 8 bytes at `in` and
+ * advancing it by up to 7. */
+#define FASTLOOP_IN_MARGIN 15
 
 enum { FL_LIMIT = 0, FL_EOB = 1, FL_ERROR = 2 };
 
