@@ -175,9 +175,9 @@ ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, co
  * (copied before the call returns). Digest and block fields of `e` are ignored. Fails with
  * ZN_ERR_UNSAFE_PATH for a path that is not in the stored form: empty, absolute, with "." or
  * ".." parts, empty parts ("a//b") or a trailing '/'. A path added twice is stored once (the
- * first); the others are reported through the problem hook as warnings (ZN_OK) at finish,
- * except directories, which merge silently (the first one's metadata is kept). The content of
- * a file added again is still written (it takes room in the archive but no entry names it). A
+ * first): a later one is reported through the problem hook as a warning (ZN_OK) when it is
+ * added, and its content is not taken, except for directories, which merge silently (the first
+ * one's metadata is kept). The same holds for the paths zn_writer_add_path() finds. A
  * hardlink whose target path is not a regular file of the archive, and an entry below a path
  * that is not a directory (a file or symlink "a", and "a/b"), are left out, reported, and make
  * zn_writer_finish() return ZN_ERR_IO. */

@@ -149,6 +149,8 @@ struct zn_writer {
 	struct name_cache ucache, gcache;
 	struct inode_rec *inodes; /* open-addressing table of hardlinked inodes */
 	size_t inodes_cap, ninodes;
+	uint64_t *paths; /* open-addressing set of the stored paths: entry index + 1, 0 empty */
+	size_t paths_cap;
 	struct slot *pack[2];
 	int64_t next_span_seq;
 	zn_result input_err;
@@ -728,8 +730,47 @@ static uint32_t lookup_name(struct zn_writer *w, struct name_cache *c, uint32_t 
 	return nid;
 }
 
-static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_len, uint64_t *idx)
+/* The slot of `path` in the path set: the entry holding it, or the empty slot where it goes. */
+static uint64_t *path_slot(struct zn_writer *w, const char *path, size_t len)
 {
+	size_t h = (size_t)zn_xxh3(path, len) & (w->paths_cap - 1);
+	for (;; h = (h + 1) & (w->paths_cap - 1)) {
+		uint64_t v = w->paths[h];
+		if (!v || (w->ents[v - 1].path_len == len && !memcmp(w->ents[v - 1].path, path, len)))
+			return &w->paths[h];
+	}
+}
+
+/* A new entry for `path`, of type `type`, at *idx; or, when the path is already stored, no new
+ * entry and *idx = NO_ENTRY: the first one added stays (its content is the only one read), and
+ * a path given again is named unless both are directories, which merge. A first one that was
+ * left out (it could not be opened) gives its place to the new one. */
+#define NO_ENTRY UINT64_MAX
+static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_len, int type,
+			   uint64_t *idx)
+{
+	if (w->nents * 2 >= w->paths_cap) {
+		size_t ncap = w->paths_cap ? w->paths_cap * 2 : 1024;
+		uint64_t *old = w->paths;
+		size_t ocap = w->paths_cap;
+		if (!(w->paths = calloc(ncap, sizeof(*w->paths)))) {
+			w->paths = old;
+			return ZN_ERR_NOMEM;
+		}
+		w->paths_cap = ncap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i])
+				*path_slot(w, w->ents[old[i] - 1].path, w->ents[old[i] - 1].path_len) =
+				        old[i];
+		free(old);
+	}
+	uint64_t *slot = path_slot(w, path, path_len);
+	if (*slot && !w->ents[*slot - 1].dropped) {
+		if (type != ZN_TYPE_DIR || w->ents[*slot - 1].type != ZN_TYPE_DIR)
+			report(w, path, ZN_OK, "given more than once; stored once (the first)");
+		*idx = NO_ENTRY;
+		return ZN_OK;
+	}
 	if (grow((void **)&w->ents, &w->ents_cap, w->nents + 1, sizeof(*w->ents)))
 		return ZN_ERR_NOMEM;
 	struct went *e = &w->ents[w->nents];
@@ -740,8 +781,10 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 	memcpy(e->path, path, path_len);
 	e->path[path_len] = 0;
 	e->path_len = (uint32_t)path_len;
+	e->type = (uint8_t)type;
 	e->link_entry = -1;
 	*idx = w->nents++;
+	*slot = *idx + 1;
 	return ZN_OK;
 }
 
@@ -1006,9 +1049,9 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 	if (S_ISDIR(st->st_mode)) {
 		RETURN_IF_ERROR(flush_pending(w));
 		if (rel_len) {
-			RETURN_IF_ERROR(new_entry(w, rel, rel_len, &idx));
-			w->ents[idx].type = ZN_TYPE_DIR;
-			fill_stat(w, &w->ents[idx], st);
+			RETURN_IF_ERROR(new_entry(w, rel, rel_len, ZN_TYPE_DIR, &idx));
+			if (idx != NO_ENTRY)
+				fill_stat(w, &w->ents[idx], st);
 		}
 		return walk(w, dirfd, name, rel_len, depth + 1);
 	}
@@ -1021,8 +1064,9 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 			report_errno(w, rel, "cannot read symlink", n < 0 ? errno : ENAMETOOLONG);
 			return ZN_OK;
 		}
-		RETURN_IF_ERROR(new_entry(w, rel, rel_len, &idx));
-		w->ents[idx].type = ZN_TYPE_SYMLINK;
+		RETURN_IF_ERROR(new_entry(w, rel, rel_len, ZN_TYPE_SYMLINK, &idx));
+		if (idx == NO_ENTRY)
+			return ZN_OK;
 		fill_stat(w, &w->ents[idx], st);
 		return set_link(&w->ents[idx], target, (size_t)n);
 	}
@@ -1038,7 +1082,9 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 		report(w, rel, ZN_OK, "is the archive being written; skipped");
 		return ZN_OK;
 	}
-	RETURN_IF_ERROR(new_entry(w, rel, rel_len, &idx));
+	RETURN_IF_ERROR(new_entry(w, rel, rel_len, ZN_TYPE_FILE, &idx));
+	if (idx == NO_ENTRY)
+		return ZN_OK; /* given before: its content is not read again */
 	struct went *e = &w->ents[idx];
 	fill_stat(w, e, st);
 	if (st->st_nlink > 1) {
@@ -1395,9 +1441,10 @@ zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, co
 	    (e->gname && (e->gname_len > 255 || memchr(e->gname, 0, e->gname_len))))
 		return ZN_ERR_INVALID_ARG;
 	uint64_t idx;
-	RETURN_IF_ERROR(new_entry(w, e->path, e->path_len, &idx));
+	RETURN_IF_ERROR(new_entry(w, e->path, e->path_len, (int)e->type, &idx));
+	if (idx == NO_ENTRY)
+		return ZN_OK; /* given before: named through the problem hook, data not taken */
 	struct went *d = &w->ents[idx];
-	d->type = (uint8_t)e->type;
 	d->mode = e->mode & 07777;
 	d->uid = e->uid;
 	d->gid = e->gid;
@@ -1437,8 +1484,7 @@ static int cmp_entries(const void *a, const void *b, void *ctx)
 		return c;
 	if (x->path_len != y->path_len)
 		return x->path_len < y->path_len ? -1 : 1;
-	/* Same path: the one added first wins (it sorts first). */
-	return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
+	return 0; /* not reached: paths are unique */
 }
 
 static void stop_threads(struct zn_writer *w)
@@ -1506,30 +1552,15 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	for (size_t i = 0; i < w->ndigests; i++)
 		memcpy(w->ents[w->digests[i].entry].sha, w->digests[i].sha, 32);
 
-	/* Rows: entries sorted by path; duplicates after the first and dropped entries left out. */
+	/* Rows: entries sorted by path, dropped ones left out (paths are unique: new_entry). */
 	uint64_t *order = malloc((w->nents ? w->nents : 1) * sizeof(uint64_t));
 	if (!order)
 		return ZN_ERR_NOMEM;
-	size_t n = 0;
+	size_t m = 0;
 	for (size_t i = 0; i < w->nents; i++)
 		if (!w->ents[i].dropped)
-			order[n++] = i;
-	qsort_r(order, n, sizeof(uint64_t), cmp_entries, w->ents);
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct went *e = &w->ents[order[i]];
-		if (m) {
-			const struct went *p = &w->ents[order[m - 1]];
-			if (p->path_len == e->path_len && !memcmp(p->path, e->path, e->path_len)) {
-				if (e->type != ZN_TYPE_DIR || p->type != ZN_TYPE_DIR)
-					report(w, e->path, ZN_OK,
-					       "given more than once; stored once (the first)");
-				e->dropped = 1;
-				continue;
-			}
-		}
-		order[m++] = order[i];
-	}
+			order[m++] = i;
+	qsort_r(order, m, sizeof(uint64_t), cmp_entries, w->ents);
 	/* An entry below one that is not a directory ("a" a file or symlink, and "a/b") could
 	 * never be extracted: it is left out and named. In path order a nearest existing
 	 * ancestor comes first, so it is settled (kept, or left out for the same reason). */
@@ -1565,9 +1596,9 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		}
 	}
 	/* Hardlinks that readers could not resolve are left out, and named: one found on disk
-	 * whose target was left out as a duplicate (its path now names another file), and one
-	 * added from memory whose target path is not a regular file of the archive. The same
-	 * pass drops the rows the pass above left out. */
+	 * whose target the pass above left out, and one added from memory whose target path is
+	 * not a regular file of the archive. The same pass drops the rows the pass above left
+	 * out. */
 	size_t k = 0;
 	for (size_t i = 0; i < m; i++) {
 		const struct went *e = &w->ents[order[i]];
@@ -1577,8 +1608,8 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		zn_result code = ZN_ERR_NOT_FOUND;
 		if (e->type == ZN_TYPE_HARDLINK && e->link_entry >= 0 &&
 		    w->ents[e->link_entry].dropped) {
-			why = "hardlink to a file that was left out (given twice, or below a "
-			      "non-directory); not stored";
+			why = "hardlink to a file that was left out (below a non-directory); not "
+			      "stored";
 			code = ZN_ERR_EXISTS;
 		} else if (e->type == ZN_TYPE_HARDLINK && e->link_entry < 0) {
 			const struct went *t = find_row(w, order, m, e->link, e->link_len);
@@ -1728,6 +1759,7 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->blocks);
 	free(w->digests);
 	free(w->inodes);
+	free(w->paths);
 	free(w->pathbuf);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv_free);

@@ -1,7 +1,7 @@
 /* test_archive_inputs.c - create with inputs and a process that misbehave: a program's interval
  * timer interrupting the batched reads of small files, and a small file that disappears between
- * the walk and its read (both with io_uring and with plain reads); and names that normalise to
- * nothing. */
+ * the walk and its read (both with io_uring and with plain reads); names that normalise to
+ * nothing; and a path added twice. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -204,6 +204,64 @@ static void empty_names(const char *root)
 	}
 }
 
+struct collect {
+	uint8_t buf[1 << 17];
+	size_t n;
+};
+
+static zn_result collect(void *ctx, const void *data, size_t n)
+{
+	struct collect *c = ctx;
+	CHECK(c->n + n <= sizeof(c->buf));
+	memcpy(c->buf + c->n, data, n);
+	c->n += n;
+	return ZN_OK;
+}
+
+/* A file added twice keeps the first content, is named once, and the second content is not
+ * written (it took room in the archive before); a directory added twice is not named. */
+static void given_twice(const char *root)
+{
+	enum { N = 100000 };
+	static uint8_t one[N], two[N];
+	struct tu_rng g;
+	tu_rng_seed(&g, 11);
+	tu_rng_fill(&g, one, N);
+	tu_rng_fill(&g, two, N);
+	char out[4096];
+	snprintf(out, sizeof(out), "%s/twice.zn", root);
+	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	struct zn_writer *w;
+	struct problems p = {0};
+	CHECK_OK(zn_writer_open(&w, fd, NULL));
+	zn_writer_set_hooks(w, on_problem, NULL, NULL, &p);
+	struct zn_entry d = {.path = "d", .path_len = 1, .type = ZN_TYPE_DIR, .mode = 0755};
+	struct zn_entry f = {.path = "d/f", .path_len = 3, .type = ZN_TYPE_FILE, .mode = 0644,
+	                     .size = N};
+	CHECK_OK(zn_writer_add_memory(w, &d, NULL));
+	CHECK_OK(zn_writer_add_memory(w, &f, one));
+	CHECK_OK(zn_writer_add_memory(w, &d, NULL));
+	CHECK(p.n == 0);
+	CHECK_OK(zn_writer_add_memory(w, &f, two));
+	CHECK(p.n == 1 && !strcmp(p.last, "d/f"));
+	CHECK_OK(zn_writer_finish(w));
+	struct zn_write_stats st;
+	zn_writer_stats(w, &st);
+	CHECK(st.entries == 2 && st.files == 1);
+	CHECK(st.archive_bytes < N + N / 2); /* random bytes, stored: one copy only */
+	zn_writer_free(w);
+	close(fd);
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
+	uint64_t i;
+	CHECK_OK(zn_reader_find(r, "d/f", 3, &i));
+	static struct collect c;
+	CHECK_OK(zn_reader_read_entry(r, i, collect, &c));
+	CHECK(c.n == N && !memcmp(c.buf, one, N));
+	zn_reader_close(r);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_archive_inputs");
@@ -213,6 +271,7 @@ int main(int argc, char **argv)
 		vanished_file(root, no_uring);
 	}
 	empty_names(root);
+	given_twice(root);
 	tu_rmtree(root);
 	free(root);
 	puts("ok");
