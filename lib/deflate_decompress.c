@@ -13,7 +13,7 @@
  *   streaming:    input may end anywhere (the engine stops at a symbol boundary with enough
  *                 margin, and the caller keeps the rest), output goes to the object's window,
  *                 and the engine stops when fewer than 258 bytes are free.
- * Inside a Huffman block the CPU-specific fast loop runs while 8 input bytes and
+ * Inside a Huffman block the CPU-specific fast loop runs while FASTLOOP_IN_MARGIN input bytes and
  * FASTLOOP_OUT_MARGIN output bytes are available; a careful symbol-at-a-time loop finishes the
  * rest. Past the end of a final input, the careful refill supplies zero bytes and counts them
  * (`overrun`); consuming any of them means the input was truncated.

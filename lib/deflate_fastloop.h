@@ -3,9 +3,9 @@
  * No include guard: the including file defines
  *   FL_NAME        the function's name
  *   FL_ATTR        its attributes (__attribute__((target(...))) or nothing)
- *   FL_COPY(out, offset, length)   a match copy that may write up to FASTLOOP_OUT_MARGIN - 8
- *                  bytes past out + length - 1 and reads nothing at or after out + length
- *                  except bytes it has just written
+ *   FL_COPY(out, offset, length)   a match copy that may write up to 64 bytes past
+ *                  out + length - 1 (FASTLOOP_OUT_MARGIN allows for it) and reads nothing at
+ *                  or after out + length except bytes it has just written
  *   FL_EXTRA(bits, entry)          the extra bits of a length/distance entry: the low
  *                  (entry & 0xff) bits of `bits`, shifted right by the codeword length
  * and includes deflate_internal.h first. For the symbol variant (unknown window, 16-bit output
@@ -19,7 +19,8 @@
  *
  * Bit budget of one iteration. A refill leaves 56..63 bits. A literal/length codeword with its
  * extra bits takes at most 15+5 bits and a distance at most 15+13, so a match needs at most 48:
- * one refill per iteration suffices. A refill loads a whole 64-bit word, so after consuming k
+ * one refill before it suffices (an iteration refills at its start and, when literals lead
+ * into a match, once more between them). A refill loads a whole 64-bit word, so after consuming k
  * bits the buffer still holds 64-k real bits: after the 48 of a match, 16 remain, enough to
  * look up the next literal/length entry (11 bits) before the next refill -- the load of the
  * next entry overlaps the match copy instead of following it.
@@ -112,6 +113,12 @@ static FL_ATTR int FL_NAME(FL_CTX *c)
 			 * most literal runs this way. */
 			if (unlikely(entry & HD_EXC))
 				goto next;
+#ifdef FL_SYMBOLS
+			/* Symbol mode promises to stop within one match of out_limit (where the
+			 * window becomes known): the literals may have reached it. */
+			if (out >= out_limit)
+				goto next;
+#endif
 			REFILL();
 			goto match;
 		}

@@ -67,7 +67,8 @@ enum { FL_LIMIT = 0, FL_EOB = 1, FL_ERROR = 2 };
 /* The state the fast loop works on; copied into registers on entry and back on exit. */
 struct zn_fast_ctx {
 	const uint8_t *in;       /* next byte not yet in bitbuf */
-	const uint8_t *in_limit; /* the loop runs while in < in_limit (8 bytes readable at in) */
+	const uint8_t *in_limit; /* the loop runs while in < in_limit (FASTLOOP_IN_MARGIN bytes
+	                            readable at in) */
 	uint64_t bitbuf;         /* low `bitsleft` bits are pending input, LSB first; bits above
 	                            are zero or equal the bytes at `in` */
 	uint32_t bitsleft;

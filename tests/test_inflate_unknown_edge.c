@@ -300,6 +300,19 @@ static void test_cases(struct zn_inflater *d, struct tu_rng *g)
 	n = add_lits(ops, n, 33000);
 	ops[n++] = (struct op){MATCH, 258, 32768}; /* in bytes: reaches symbol 290 */
 	check_case(d, "switch after the last marker", ops, n, g);
+	/* Literals that cross the switch and end at a length: the fast loop must stop there,
+	 * not go on into the match (it once did, 260 symbols past the switch). */
+	n = 0;
+	ops[n++] = (struct op){MATCH, 10, 32768};
+	n = add_lits(ops, n, 1);
+	for (int k = 0; k < 126; k++)
+		ops[n++] = (struct op){MATCH, 258, 1};
+	ops[n++] = (struct op){MATCH, 249, 1}; /* to symbol 32768 */
+	ops[n++] = (struct op){MATCH, 9, 1};
+	n = add_lits(ops, n, 3); /* symbols 32777..32779: the switch is at 32778 */
+	ops[n++] = (struct op){MATCH, 258, 1};
+	n = add_lits(ops, n, 200);
+	check_case(d, "literals across the switch, then a match", ops, n, g);
 	/* A marker copied late moves the switch: markers 5..9 reach 110..114. */
 	n = 0;
 	ops[n++] = (struct op){MATCH, 10, 32768};
