@@ -736,18 +736,19 @@ static uint64_t *path_slot(struct zn_writer *w, const char *path, size_t len)
 	size_t h = (size_t)zn_xxh3(path, len) & (w->paths_cap - 1);
 	for (;; h = (h + 1) & (w->paths_cap - 1)) {
 		uint64_t v = w->paths[h];
-		if (!v || (w->ents[v - 1].path_len == len && !memcmp(w->ents[v - 1].path, path, len)))
+		if (!v ||
+		    (w->ents[v - 1].path_len == len && !memcmp(w->ents[v - 1].path, path, len)))
 			return &w->paths[h];
 	}
 }
 
 /* A new entry for `path`, of type `type`, at *idx; or, when the path is already stored, no new
  * entry and *idx = NO_ENTRY: the first one added stays (its content is the only one read), and
- * a path given again is named unless both are directories, which merge. A first one that was
- * left out (it could not be opened) gives its place to the new one. */
+ * a path given again is named unless both are directories, which merge. A first one already
+ * left out (it could not be read) gives its place to the new one. */
 #define NO_ENTRY UINT64_MAX
 static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_len, int type,
-			   uint64_t *idx)
+                           uint64_t *idx)
 {
 	if (w->nents * 2 >= w->paths_cap) {
 		size_t ncap = w->paths_cap ? w->paths_cap * 2 : 1024;
@@ -760,13 +761,19 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 		w->paths_cap = ncap;
 		for (size_t i = 0; i < ocap; i++)
 			if (old[i])
-				*path_slot(w, w->ents[old[i] - 1].path, w->ents[old[i] - 1].path_len) =
-				        old[i];
+				*path_slot(w, w->ents[old[i] - 1].path,
+				           w->ents[old[i] - 1].path_len) = old[i];
 		free(old);
 	}
 	uint64_t *slot = path_slot(w, path, path_len);
-	if (*slot && !w->ents[*slot - 1].dropped) {
-		if (type != ZN_TYPE_DIR || w->ents[*slot - 1].type != ZN_TYPE_DIR)
+	const struct went *first = *slot ? &w->ents[*slot - 1] : NULL;
+	/* Left out already: it, or the file a hardlink found on disk shares (whose read, done
+	 * before add_path returned, failed; finish drops the hardlink then). */
+	if (first &&
+	    (first->dropped || (first->link_entry >= 0 && w->ents[first->link_entry].dropped)))
+		first = NULL;
+	if (first) {
+		if (type != ZN_TYPE_DIR || first->type != ZN_TYPE_DIR)
 			report(w, path, ZN_OK, "given more than once; stored once (the first)");
 		*idx = NO_ENTRY;
 		return ZN_OK;

@@ -37,9 +37,11 @@ static void on_problem(void *ctx, const char *path, zn_result r, const char *wha
 	snprintf(p->last, sizeof(p->last), "%s", path);
 }
 
-/* Archives `dir` into `out` with the given options and hooks; returns zn_writer_finish's result. */
+/* Archives `dir` into `out` with the given options and hooks, then adds `then` (if not NULL)
+ * from memory; returns zn_writer_finish's result. */
 static zn_result archive(const char *dir, const char *out, const struct zn_create_options *o,
-			 zn_filter_fn filter, struct problems *ctx, struct zn_write_stats *st)
+                         zn_filter_fn filter, struct problems *ctx, struct zn_write_stats *st,
+                         const struct zn_entry *then)
 {
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
@@ -47,6 +49,8 @@ static zn_result archive(const char *dir, const char *out, const struct zn_creat
 	CHECK_OK(zn_writer_open(&w, fd, o));
 	zn_writer_set_hooks(w, on_problem, filter, NULL, ctx);
 	zn_result a = zn_writer_add_path(w, dir, "t");
+	if (a == ZN_OK && then)
+		a = zn_writer_add_memory(w, then, then->path);
 	zn_result f = zn_writer_finish(w);
 	zn_writer_stats(w, st);
 	zn_writer_free(w);
@@ -93,7 +97,7 @@ static void interval_timer(const char *root, int no_uring)
 	o.no_uring = no_uring;
 	struct problems p = {0};
 	struct zn_write_stats st;
-	zn_result r = archive(dir, out, &o, NULL, &p, &st);
+	zn_result r = archive(dir, out, &o, NULL, &p, &st, NULL);
 	struct itimerval off = {{0, 0}, {0, 0}};
 	setitimer(ITIMER_REAL, &off, NULL);
 	CHECK(atomic_load(&ticks) > 10); /* the timer did fire during the run */
@@ -121,10 +125,12 @@ static int remove_previous(void *ctx, const char *rel, int is_dir)
 
 /* A small file that cannot be read keeps its room in its block (the layout is fixed before the
  * read): the room must be zeros, not the bytes an earlier block left in the reused buffer, so
- * that the archive is the same whatever the timing. */
-static void vanished_file(const char *root, int no_uring)
+ * that the archive is the same whatever the timing. With `readd`, the same path is then added
+ * from memory: it takes the place of the file that was left out. */
+static void vanished_file(const char *root, int no_uring, int readd)
 {
-	char *dir = tu_fmt("%s/vanish%d", root, no_uring), *out = tu_fmt("%s/vanish.zn", root);
+	char *dir = tu_fmt("%s/vanish%d%d", root, no_uring, readd);
+	char *out = tu_fmt("%s/vanish.zn", root);
 	char *victim = tu_fmt("%s/f57", dir);
 	CHECK(!mkdir(dir, 0755));
 	uint8_t buf[16384];
@@ -141,17 +147,26 @@ static void vanished_file(const char *root, int no_uring)
 	o.no_uring = no_uring;
 	struct problems p = {.victim = victim};
 	struct zn_write_stats st;
-	zn_result r = archive(dir, out, &o, remove_previous, &p, &st);
+	const struct zn_entry again = {
+	        .path = "t/f57", .path_len = 5, .type = ZN_TYPE_FILE, .mode = 0644, .size = 5};
+	zn_result r = archive(dir, out, &o, remove_previous, &p, &st, readd ? &again : NULL);
 	CHECK(r == ZN_ERR_IO); /* an input was left out */
 	CHECK(st.complete);
-	CHECK(p.n == 1 && strstr(p.last, "f57"));
+	CHECK(p.n == 1 && strstr(p.last, "f57")); /* the read, not a repeated path */
 	struct zn_reader *rd;
 	CHECK_OK(zn_reader_open(&rd, out, NULL, 0));
 	CHECK_OK(zn_verify(rd, 2, NULL, NULL, NULL));
-	uint64_t i56, i58, none;
+	uint64_t i56, i58, i57;
 	CHECK_OK(zn_reader_find(rd, "t/f56", 5, &i56));
 	CHECK_OK(zn_reader_find(rd, "t/f58", 5, &i58));
-	CHECK(zn_reader_find(rd, "t/f57", 5, &none) == ZN_ERR_NOT_FOUND);
+	if (readd) {
+		CHECK_OK(zn_reader_find(rd, "t/f57", 5, &i57));
+		struct zn_entry e57;
+		CHECK_OK(zn_reader_entry(rd, i57, &e57));
+		CHECK(e57.size == 5);
+	} else {
+		CHECK(zn_reader_find(rd, "t/f57", 5, &i57) == ZN_ERR_NOT_FOUND);
+	}
 	struct zn_entry e56, e58;
 	CHECK_OK(zn_reader_entry(rd, i56, &e56));
 	CHECK_OK(zn_reader_entry(rd, i58, &e58));
@@ -170,6 +185,45 @@ static void vanished_file(const char *root, int no_uring)
 	free(block);
 	zn_reader_close(rd);
 	free(victim);
+	free(dir);
+	free(out);
+}
+
+/* The filter sees t/t, a hardlink of t/h found after it, and removes t/h, whose read then
+ * fails. */
+static int remove_h(void *ctx, const char *rel, int is_dir)
+{
+	(void)is_dir;
+	if (!strcmp(rel, "t/t"))
+		CHECK(!unlink(((struct problems *)ctx)->victim));
+	return 1;
+}
+
+/* A hardlink whose file could not be read is left out: the same path added again from memory
+ * takes its place, rather than being refused as a repeat of a path that ends up not stored. */
+static void hardlink_to_unread(const char *root)
+{
+	char *dir = tu_fmt("%s/hl", root), *out = tu_fmt("%s/hl.zn", root);
+	char *h = tu_fmt("%s/h", dir);
+	CHECK(!mkdir(dir, 0755));
+	CHECK(!tu_write_file(h, "12345", 5));
+	CHECK(!link(h, tu_str("%s/t", dir)));
+	struct problems p = {.victim = h};
+	struct zn_write_stats st;
+	const struct zn_entry again = {
+	        .path = "t/t", .path_len = 3, .type = ZN_TYPE_FILE, .mode = 0644, .size = 3};
+	CHECK(archive(dir, out, NULL, remove_h, &p, &st, &again) == ZN_ERR_IO);
+	CHECK(p.n == 2); /* h could not be read; the hardlink t to it is not stored */
+	struct zn_reader *rd;
+	CHECK_OK(zn_reader_open(&rd, out, NULL, 0));
+	uint64_t i;
+	CHECK(zn_reader_find(rd, "t/h", 3, &i) == ZN_ERR_NOT_FOUND);
+	CHECK_OK(zn_reader_find(rd, "t/t", 3, &i));
+	struct zn_entry e;
+	CHECK_OK(zn_reader_entry(rd, i, &e));
+	CHECK(e.type == ZN_TYPE_FILE && e.size == 3);
+	zn_reader_close(rd);
+	free(h);
 	free(dir);
 	free(out);
 }
@@ -237,8 +291,8 @@ static void given_twice(const char *root)
 	CHECK_OK(zn_writer_open(&w, fd, NULL));
 	zn_writer_set_hooks(w, on_problem, NULL, NULL, &p);
 	struct zn_entry d = {.path = "d", .path_len = 1, .type = ZN_TYPE_DIR, .mode = 0755};
-	struct zn_entry f = {.path = "d/f", .path_len = 3, .type = ZN_TYPE_FILE, .mode = 0644,
-	                     .size = N};
+	struct zn_entry f = {
+	        .path = "d/f", .path_len = 3, .type = ZN_TYPE_FILE, .mode = 0644, .size = N};
 	CHECK_OK(zn_writer_add_memory(w, &d, NULL));
 	CHECK_OK(zn_writer_add_memory(w, &f, one));
 	CHECK_OK(zn_writer_add_memory(w, &d, NULL));
@@ -268,10 +322,12 @@ int main(int argc, char **argv)
 	char *root = tu_mkdtemp();
 	for (int no_uring = 0; no_uring < 2; no_uring++) {
 		interval_timer(root, no_uring);
-		vanished_file(root, no_uring);
+		vanished_file(root, no_uring, 0);
+		vanished_file(root, no_uring, 1);
 	}
 	empty_names(root);
 	given_twice(root);
+	hardlink_to_unread(root);
 	tu_rmtree(root);
 	free(root);
 	puts("ok");
