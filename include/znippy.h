@@ -168,7 +168,9 @@ ZN_API void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_f
  * ZN_ERR_INVALID_ARG and stores nothing. Directories are walked recursively in byte order of
  * names; hardlinked files are stored once. Unreadable inputs are reported through the problem
  * hook and make zn_writer_finish() return ZN_ERR_IO (the archive is still complete for
- * everything else). */
+ * everything else). A file whose size or modification time after the read differs from what
+ * the walk saw is stored as read (up to the size the walk saw) and reported with
+ * ZN_ERR_CHANGED, as tar's "file changed as we read it"; that alone is not an error. */
 ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name);
 
 /* Add one entry from memory. `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes

@@ -124,6 +124,10 @@ struct pending {
 	uint64_t entry;
 	const char *name; /* in the walk's name list, alive until the batch is flushed */
 	uint8_t *room;    /* where its bytes go in the block being packed */
+	struct timespec mtim; /* as the walk saw it, to tell a change during the read */
+#ifdef ZN_HAVE_URING
+	struct statx stx; /* after the read */
+#endif
 };
 
 #define BATCH 64
@@ -634,6 +638,15 @@ static void report_read_failure(struct zn_writer *w, struct went *e, int err, ui
 	e->dropped = 1;
 }
 
+/* As tar: a file whose size or modification time differs after the read from what the walk
+ * saw is stored as read, with a warning. */
+static void check_unchanged(struct zn_writer *w, const struct went *e, uint64_t size,
+                            const struct timespec *before, int64_t sec, int64_t nsec)
+{
+	if (size != e->size || sec != before->tv_sec || nsec != before->tv_nsec)
+		report(w, e->path, ZN_ERR_CHANGED, "file changed as we read it; stored as read");
+}
+
 static void report_open_failure(struct zn_writer *w, struct went *e, int err, uint8_t *room)
 {
 	memset(room, 0, e->size);
@@ -867,9 +880,9 @@ static int64_t inode_lookup(struct zn_writer *w, const struct stat *st, uint64_t
  * The walk collects up to BATCH small files of one directory, then places them, in the order they
  * were found, into the packers (so block boundaries are the same whichever way they are read),
  * and reads each straight into its place in the slot. With io_uring, each file is one linked
- * chain OPENAT (into a registered file slot) -> READ -> CLOSE, and a batch is one submission
- * instead of three system calls per file; without it (old kernel, seccomp, ZN_DISABLE_URING in
- * test builds) the same placement is done with openat/read/close.
+ * chain OPENAT (into a registered file slot) -> READ -> STATX -> CLOSE, and a batch is one
+ * submission instead of four system calls per file; without it (old kernel, seccomp,
+ * ZN_DISABLE_URING in test builds) the same placement is done with openat/read/fstat/close.
  * ---------------------------------------------------------------------------------------------- */
 
 /* Reserve room for entry idx in its packer. If the packer's block is too full, *queued_full is
@@ -930,9 +943,13 @@ static zn_result read_batch_plain(struct zn_writer *w)
 		}
 		struct source src = {.fd = fd};
 		int err = source_read(&src, s->in + off, w->ents[idx].size);
-		close(fd);
+		struct stat st;
 		if (err)
 			report_read_failure(w, &w->ents[idx], err, s->in + off);
+		else if (!fstat(fd, &st))
+			check_unchanged(w, &w->ents[idx], (uint64_t)st.st_size, &w->pend[k].mtim,
+			                st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+		close(fd);
 	}
 	return ZN_OK;
 }
@@ -946,7 +963,7 @@ static zn_result read_batch_plain(struct zn_writer *w)
  * the ring cannot get past stops the whole archive rather than leaving reads in flight. */
 static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err, int *read_res)
 {
-	int want = (to - from) * 3;
+	int want = (to - from) * 4;
 	if (!want)
 		return ZN_OK;
 	int ret = io_uring_submit_and_wait(&w->ring, (unsigned)want);
@@ -971,6 +988,8 @@ static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err,
 			open_err[k] = cqe->res < 0 ? -cqe->res : 0;
 		else if (op == 1)
 			read_res[k] = cqe->res;
+		else if (op == 3 && cqe->res < 0)
+			w->pend[k].stx.stx_mask = 0; /* no check */
 		io_uring_cqe_seen(&w->ring, cqe);
 	}
 	if (fatal) {
@@ -986,6 +1005,11 @@ static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err,
 			report_read_failure(w, e, -read_res[k], w->pend[k].room);
 		else if ((uint64_t)read_res[k] != e->size)
 			report_read_failure(w, e, -1, w->pend[k].room);
+		else if ((w->pend[k].stx.stx_mask & (STATX_SIZE | STATX_MTIME)) ==
+		         (STATX_SIZE | STATX_MTIME))
+			check_unchanged(w, e, w->pend[k].stx.stx_size, &w->pend[k].mtim,
+			                w->pend[k].stx.stx_mtime.tv_sec,
+			                w->pend[k].stx.stx_mtime.tv_nsec);
 	}
 	return ZN_OK;
 }
@@ -1018,6 +1042,14 @@ static zn_result read_batch_uring(struct zn_writer *w)
 		io_uring_prep_read(q, k, s->in + off, (unsigned)w->ents[idx].size, 0);
 		q->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
 		q->user_data = ((uint64_t)k << 2) | 1;
+		/* After the read, the size and time again (by name: a direct descriptor has no
+		 * statx), for the same check as large files get. */
+		q = io_uring_get_sqe(&w->ring);
+		w->pend[k].stx.stx_mask = 0;
+		io_uring_prep_statx(q, w->pend_dirfd, w->pend[k].name, AT_SYMLINK_NOFOLLOW,
+		                    STATX_SIZE | STATX_MTIME, &w->pend[k].stx);
+		q->flags |= IOSQE_IO_HARDLINK;
+		q->user_data = ((uint64_t)k << 2) | 3;
 		q = io_uring_get_sqe(&w->ring);
 		io_uring_prep_close_direct(q, (unsigned)k);
 		q->user_data = ((uint64_t)k << 2) | 2;
@@ -1112,6 +1144,7 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 		w->pend_dirfd = dirfd;
 		w->pend[w->npend].entry = idx;
 		w->pend[w->npend].name = name;
+		w->pend[w->npend].mtim = st->st_mtim;
 		if (++w->npend == BATCH)
 			return flush_pending(w);
 		return ZN_OK;
@@ -1139,11 +1172,9 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 	if (e->size >= w->opt.chunk_size)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	zn_result r = emit_content(w, idx, &src);
-	/* As tar: a file written to while it was read is stored as read, with a warning. */
-	if (r == ZN_OK && !w->ents[idx].dropped && !fstat(fd, &fst) &&
-	    (fst.st_size != st->st_size || fst.st_mtim.tv_sec != st->st_mtim.tv_sec ||
-	     fst.st_mtim.tv_nsec != st->st_mtim.tv_nsec))
-		report(w, rel, ZN_ERR_CHANGED, "file changed as we read it; stored as read");
+	if (r == ZN_OK && !w->ents[idx].dropped && !fstat(fd, &fst))
+		check_unchanged(w, &w->ents[idx], (uint64_t)fst.st_size, &st->st_mtim,
+		                fst.st_mtim.tv_sec, fst.st_mtim.tv_nsec);
 	close(fd);
 	return r;
 }

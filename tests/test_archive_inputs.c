@@ -189,6 +189,49 @@ static void vanished_file(const char *root, int no_uring, int readd)
 	free(out);
 }
 
+/* The filter sees f5 after f4 was found and queued for reading: it appends to f4. */
+static int grow_previous(void *ctx, const char *rel, int is_dir)
+{
+	(void)is_dir;
+	if (!strcmp(rel, "t/f5")) {
+		FILE *f = fopen(((struct problems *)ctx)->victim, "a");
+		CHECK(f && fputs("more", f) >= 0 && fclose(f) == 0);
+	}
+	return 1;
+}
+
+/* A small file that grows between the walk and its read is stored as the walk saw it (its room
+ * in the block is fixed) and named, as tar does and as large files already were. */
+static void grown_file(const char *root, int no_uring)
+{
+	char *dir = tu_fmt("%s/grow%d", root, no_uring), *out = tu_fmt("%s/grow.zn", root);
+	char *victim = tu_fmt("%s/f4", dir);
+	CHECK(!mkdir(dir, 0755));
+	char buf[1000];
+	memset(buf, 'g', sizeof(buf));
+	for (int i = 0; i < 10; i++)
+		CHECK(!tu_write_file(tu_str("%s/f%d", dir, i), buf, sizeof(buf)));
+	struct zn_create_options o;
+	zn_create_options_init(&o);
+	o.no_uring = no_uring;
+	struct problems p = {.victim = victim};
+	struct zn_write_stats st;
+	CHECK_OK(archive(dir, out, &o, grow_previous, &p, &st, NULL));
+	CHECK(p.n == 1 && strstr(p.last, "f4"));
+	struct zn_reader *rd;
+	CHECK_OK(zn_reader_open(&rd, out, NULL, 0));
+	CHECK_OK(zn_verify(rd, 1, NULL, NULL, NULL));
+	uint64_t i;
+	struct zn_entry e;
+	CHECK_OK(zn_reader_find(rd, "t/f4", 4, &i));
+	CHECK_OK(zn_reader_entry(rd, i, &e));
+	CHECK(e.size == sizeof(buf));
+	zn_reader_close(rd);
+	free(victim);
+	free(dir);
+	free(out);
+}
+
 /* The filter sees t/t, a hardlink of t/h found after it, and removes t/h, whose read then
  * fails. */
 static int remove_h(void *ctx, const char *rel, int is_dir)
@@ -324,6 +367,7 @@ int main(int argc, char **argv)
 		interval_timer(root, no_uring);
 		vanished_file(root, no_uring, 0);
 		vanished_file(root, no_uring, 1);
+		grown_file(root, no_uring);
 	}
 	empty_names(root);
 	given_twice(root);
