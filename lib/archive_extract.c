@@ -852,6 +852,31 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 			problem(ctx, "(index)", ZN_ERR_CHECKSUM, msg);
 		}
 	}
+	/* The blocks tile the data area, and nothing but padding (zero bytes, fewer than
+	 * ZN_INDEX_ALIGN) lies between the last one and the index: no byte of the file escapes
+	 * a check. */
+	uint64_t data_end = ZN_HEADER_SIZE;
+	int layout_ok = !index_damaged;
+	for (uint64_t b = 0; layout_ok && b < r->nblocks; b++) {
+		struct zn_blockinfo bi;
+		if (zn_block_info(r, b, &bi) != ZN_OK || bi.offset != data_end)
+			layout_ok = 0;
+		else
+			data_end += bi.csize;
+	}
+	if (layout_ok) {
+		uint64_t gap = r->index_offset - data_end; /* blocks end at or before the index */
+		layout_ok = gap < ZN_INDEX_ALIGN;
+		for (uint64_t k = 0; layout_ok && k < gap; k++)
+			layout_ok = !r->map[data_end + k];
+	}
+	if (!layout_ok && !index_damaged) {
+		index_damaged = 1;
+		if (problem)
+			problem(ctx, "(data)", ZN_ERR_CORRUPT,
+			        "the blocks do not tile the data area (gaps, overlaps or stray bytes "
+			        "before the index)");
+	}
 	zn_result res = job_init(&j, r, NULL, threads);
 	if (res == ZN_OK)
 		res = build_plan(&j);

@@ -15,6 +15,8 @@
  *  32 u64 block_count     40 u32 format_version  44 u32 flags        48 u64 footer_xxh3 (of 0..47)
  *  56 8 bytes ZN_FOOTER_MAGIC */
 #define ZN_FOOTER_SIZE 64
+/* The writer starts the index at a multiple of this, after zero bytes (readers accept any). */
+#define ZN_INDEX_ALIGN 64
 #define ZN_FOOTER_MAGIC "ZNPYEND\n"
 
 /* Index header (ZN_INDEX_HEADER_SIZE bytes at index_offset):

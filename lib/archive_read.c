@@ -489,7 +489,11 @@ void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 	info->content_bytes = r->content_bytes;
 	info->archive_bytes = r->map_size;
 	info->index_bytes = r->index_size;
-	info->compressed_bytes = r->index_offset - ZN_HEADER_SIZE;
+	/* The blocks tile the data area in table order; the index may follow after up to 63
+	 * bytes of padding (docs/FORMAT.md), which are not blocks. */
+	struct zn_blockinfo last;
+	if (r->nblocks && zn_block_info(r, r->nblocks - 1, &last) == ZN_OK)
+		info->compressed_bytes = last.offset + last.csize - ZN_HEADER_SIZE;
 	info->chunk_size = r->chunk_size;
 	info->level = r->level;
 	info->digest = r->digest;

@@ -403,5 +403,14 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	check "readable input stored" test "$("$Z" cat "$T/u.zn" "${U#/}/public")" = public
 fi
 
+# ---- layout: the index at a multiple of 64; archives from before that still read --------------------------------
+"$Z" create -q -o "$T/al.zn" -C "$(dirname "$0")" cli_archive.sh
+ioff=$(tail -c 64 "$T/al.zn" | od -An -t u8 -N 8 | tr -d ' ')
+check "the index starts at a multiple of 64" test $((ioff % 64)) -eq 0
+old=$(dirname "$0")/../fuzz/archive_reader/corpus/small.zn
+ooff=$(tail -c 64 "$old" | od -An -t u8 -N 8 | tr -d ' ')
+check "(the old archive's index is unaligned)" test $((ooff % 64)) -ne 0
+code 0 "an archive from before the aligned index verifies" "$Z" verify "$old"
+
 echo "$((fails == 0 ? 1 : 0)) passed, $fails failed" | sed "s/^1 passed, 0 failed/cli_archive: all passed/"
 [ "$fails" -eq 0 ]
