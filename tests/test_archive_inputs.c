@@ -26,7 +26,9 @@ static void on_alarm(int sig)
 struct problems {
 	int n;
 	char last[256];
-	const char *victim; /* for remove_previous */
+	/* for touch_victim: when the filter sees `trigger`, `victim` is removed, or grown */
+	const char *trigger, *victim;
+	int grow;
 };
 
 static void on_problem(void *ctx, const char *path, zn_result r, const char *what)
@@ -37,17 +39,26 @@ static void on_problem(void *ctx, const char *path, zn_result r, const char *wha
 	snprintf(p->last, sizeof(p->last), "%s", path);
 }
 
+/* A writer into a new file `out` (its descriptor in *fd), reporting problems into *p. */
+static struct zn_writer *open_writer(const char *out, const struct zn_create_options *o,
+                                     zn_filter_fn filter, struct problems *p, int *fd)
+{
+	*fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(*fd >= 0);
+	struct zn_writer *w;
+	CHECK_OK(zn_writer_open(&w, *fd, o));
+	zn_writer_set_hooks(w, on_problem, filter, NULL, p);
+	return w;
+}
+
 /* Archives `dir` into `out` with the given options and hooks, then adds `then` (if not NULL)
  * from memory; returns zn_writer_finish's result. */
 static zn_result archive(const char *dir, const char *out, const struct zn_create_options *o,
                          zn_filter_fn filter, struct problems *ctx, struct zn_write_stats *st,
                          const struct zn_entry *then)
 {
-	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	CHECK(fd >= 0);
-	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, o));
-	zn_writer_set_hooks(w, on_problem, filter, NULL, ctx);
+	int fd;
+	struct zn_writer *w = open_writer(out, o, filter, ctx, &fd);
 	zn_result a = zn_writer_add_path(w, dir, "t");
 	if (a == ZN_OK && then)
 		a = zn_writer_add_memory(w, then, then->path);
@@ -113,13 +124,20 @@ static void interval_timer(const char *root, int no_uring)
 	free(out);
 }
 
-/* The filter sees f58 after f57 was found and queued for reading: it removes f57, whose read
- * then fails. */
-static int remove_previous(void *ctx, const char *rel, int is_dir)
+/* A filter that changes a file found earlier in the walk (so queued for reading, or already
+ * taken as a hardlink's first name) when it sees the trigger: removes it or appends to it. */
+static int touch_victim(void *ctx, const char *rel, int is_dir)
 {
 	(void)is_dir;
-	if (!strcmp(rel, "t/f58"))
-		CHECK(!unlink(((struct problems *)ctx)->victim));
+	const struct problems *p = ctx;
+	if (strcmp(rel, p->trigger))
+		return 1;
+	if (!p->grow) {
+		CHECK(!unlink(p->victim));
+	} else {
+		FILE *f = fopen(p->victim, "a");
+		CHECK(f && fputs("more", f) >= 0 && fclose(f) == 0);
+	}
 	return 1;
 }
 
@@ -145,11 +163,11 @@ static void vanished_file(const char *root, int no_uring, int readd)
 	o.memory_limit = zn_create_memory_min(o.chunk_size);
 	o.threads = 2;
 	o.no_uring = no_uring;
-	struct problems p = {.victim = victim};
+	struct problems p = {.trigger = "t/f58", .victim = victim}; /* f57 is queued */
 	struct zn_write_stats st;
 	const struct zn_entry again = {
 	        .path = "t/f57", .path_len = 5, .type = ZN_TYPE_FILE, .mode = 0644, .size = 5};
-	zn_result r = archive(dir, out, &o, remove_previous, &p, &st, readd ? &again : NULL);
+	zn_result r = archive(dir, out, &o, touch_victim, &p, &st, readd ? &again : NULL);
 	CHECK(r == ZN_ERR_IO); /* an input was left out */
 	CHECK(st.complete);
 	CHECK(p.n == 1 && strstr(p.last, "f57")); /* the read, not a repeated path */
@@ -189,17 +207,6 @@ static void vanished_file(const char *root, int no_uring, int readd)
 	free(out);
 }
 
-/* The filter sees f5 after f4 was found and queued for reading: it appends to f4. */
-static int grow_previous(void *ctx, const char *rel, int is_dir)
-{
-	(void)is_dir;
-	if (!strcmp(rel, "t/f5")) {
-		FILE *f = fopen(((struct problems *)ctx)->victim, "a");
-		CHECK(f && fputs("more", f) >= 0 && fclose(f) == 0);
-	}
-	return 1;
-}
-
 /* A small file that grows between the walk and its read is stored as the walk saw it (its room
  * in the block is fixed) and named, as tar does and as large files already were. */
 static void grown_file(const char *root, int no_uring)
@@ -214,9 +221,9 @@ static void grown_file(const char *root, int no_uring)
 	struct zn_create_options o;
 	zn_create_options_init(&o);
 	o.no_uring = no_uring;
-	struct problems p = {.victim = victim};
+	struct problems p = {.trigger = "t/f5", .victim = victim, .grow = 1}; /* f4 is queued */
 	struct zn_write_stats st;
-	CHECK_OK(archive(dir, out, &o, grow_previous, &p, &st, NULL));
+	CHECK_OK(archive(dir, out, &o, touch_victim, &p, &st, NULL));
 	CHECK(p.n == 1 && strstr(p.last, "f4"));
 	struct zn_reader *rd;
 	CHECK_OK(zn_reader_open(&rd, out, NULL, 0));
@@ -232,16 +239,6 @@ static void grown_file(const char *root, int no_uring)
 	free(out);
 }
 
-/* The filter sees t/t, a hardlink of t/h found after it, and removes t/h, whose read then
- * fails. */
-static int remove_h(void *ctx, const char *rel, int is_dir)
-{
-	(void)is_dir;
-	if (!strcmp(rel, "t/t"))
-		CHECK(!unlink(((struct problems *)ctx)->victim));
-	return 1;
-}
-
 /* A hardlink whose file could not be read is left out: the same path added again from memory
  * takes its place, rather than being refused as a repeat of a path that ends up not stored. */
 static void hardlink_to_unread(const char *root)
@@ -251,11 +248,11 @@ static void hardlink_to_unread(const char *root)
 	CHECK(!mkdir(dir, 0755));
 	CHECK(!tu_write_file(h, "12345", 5));
 	CHECK(!link(h, tu_str("%s/t", dir)));
-	struct problems p = {.victim = h};
+	struct problems p = {.trigger = "t/t", .victim = h}; /* t is a hardlink of h */
 	struct zn_write_stats st;
 	const struct zn_entry again = {
 	        .path = "t/t", .path_len = 3, .type = ZN_TYPE_FILE, .mode = 0644, .size = 3};
-	CHECK(archive(dir, out, NULL, remove_h, &p, &st, &again) == ZN_ERR_IO);
+	CHECK(archive(dir, out, NULL, touch_victim, &p, &st, &again) == ZN_ERR_IO);
 	CHECK(p.n == 2); /* h could not be read; the hardlink t to it is not stored */
 	struct zn_reader *rd;
 	CHECK_OK(zn_reader_open(&rd, out, NULL, 0));
@@ -284,12 +281,9 @@ static void empty_names(const char *root)
 	CHECK(f && fputs("data\n", f) >= 0 && fclose(f) == 0);
 	static const char *const names[] = {"", ".", "/", "x/.."};
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		CHECK(fd >= 0);
-		struct zn_writer *w;
+		int fd;
 		struct problems p = {0};
-		CHECK_OK(zn_writer_open(&w, fd, NULL));
-		zn_writer_set_hooks(w, on_problem, NULL, NULL, &p);
+		struct zn_writer *w = open_writer(out, NULL, NULL, &p, &fd);
 		CHECK(zn_writer_add_path(w, file, names[k]) == ZN_ERR_INVALID_ARG);
 		CHECK_OK(zn_writer_add_path(w, dir, names[k]));
 		CHECK_OK(zn_writer_finish(w));
@@ -327,12 +321,9 @@ static void given_twice(const char *root)
 	tu_rng_fill(&g, two, N);
 	char out[4096];
 	snprintf(out, sizeof(out), "%s/twice.zn", root);
-	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	CHECK(fd >= 0);
-	struct zn_writer *w;
+	int fd;
 	struct problems p = {0};
-	CHECK_OK(zn_writer_open(&w, fd, NULL));
-	zn_writer_set_hooks(w, on_problem, NULL, NULL, &p);
+	struct zn_writer *w = open_writer(out, NULL, NULL, &p, &fd);
 	struct zn_entry d = {.path = "d", .path_len = 1, .type = ZN_TYPE_DIR, .mode = 0755};
 	struct zn_entry f = {
 	        .path = "d/f", .path_len = 3, .type = ZN_TYPE_FILE, .mode = 0644, .size = N};
