@@ -492,8 +492,11 @@ void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 	/* The blocks tile the data area in table order; the index may follow after up to 63
 	 * bytes of padding (docs/FORMAT.md), which are not blocks. */
 	struct zn_blockinfo last;
+	info->compressed_bytes = r->index_offset - ZN_HEADER_SIZE; /* if the row is unreadable */
 	if (r->nblocks && zn_block_info(r, r->nblocks - 1, &last) == ZN_OK)
 		info->compressed_bytes = last.offset + last.csize - ZN_HEADER_SIZE;
+	else if (!r->nblocks)
+		info->compressed_bytes = 0;
 	info->chunk_size = r->chunk_size;
 	info->level = r->level;
 	info->digest = r->digest;

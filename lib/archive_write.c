@@ -1042,8 +1042,10 @@ static zn_result read_batch_uring(struct zn_writer *w)
 		io_uring_prep_read(q, k, s->in + off, (unsigned)w->ents[idx].size, 0);
 		q->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
 		q->user_data = ((uint64_t)k << 2) | 1;
-		/* After the read, the size and time again (by name: a direct descriptor has no
-		 * statx), for the same check as large files get. */
+		/* After the read, the size and time again, for the same check as large files get.
+		 * By name, as a direct descriptor has no statx: a rename over the name between
+		 * the open and here reports a change the file read did not have, and an unlink
+		 * there skips the check (the plain path's fstat has neither window). */
 		q = io_uring_get_sqe(&w->ring);
 		w->pend[k].stx.stx_mask = 0;
 		io_uring_prep_statx(q, w->pend_dirfd, w->pend[k].name, AT_SYMLINK_NOFOLLOW,

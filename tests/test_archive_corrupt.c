@@ -156,7 +156,9 @@ int main(int argc, char **argv)
 	zn_reader_info(rp, &info);
 	zn_reader_close(rp);
 	uint64_t data_end = ZN_HEADER_SIZE + info.compressed_bytes;
-	CHECK(data_end < index_off && index_off - data_end < ZN_INDEX_ALIGN); /* padded here */
+	/* This archive's data happens not to end on a multiple of 64 (a change that makes it do
+	 * so must give the test another archive). */
+	CHECK(data_end < index_off && index_off - data_end < ZN_INDEX_ALIGN);
 	for (uint64_t pos = data_end; pos < index_off; pos++) {
 		memcpy(b, a, len);
 		b[pos] = 0x5a;
