@@ -249,8 +249,54 @@ static ATTR_AVX2 void pair_literals_avx2(uint32_t *t, const uint8_t *lens, const
 	}
 }
 
+/* The same, sixteen entries at a time with mask registers instead of blends: half the cost of
+ * the AVX2 version in perf samples (13% -> 6% of base64's level-1 decode, where a new table
+ * comes every 16 K symbols). */
+static ATTR_AVX512 void pair_literals_avx512(uint32_t *t, const uint8_t *lens,
+                                             const uint16_t *rev_of)
+{
+	(void)lens, (void)rev_of;
+	const __m512i fifteen = _mm512_set1_epi32(15), litmask = _mm512_set1_epi32(HD_LIT_MASK);
+	const __m512i ff00 = _mm512_set1_epi32(0xff00), one = _mm512_set1_epi32(HD_LIT_ONE);
+	const __m512i fits = _mm512_set1_epi32(LITLEN_TABLEBITS + 1);
+	const __m512i sixteen = _mm512_set1_epi32(16);
+	const unsigned n = 1u << LITLEN_TABLEBITS;
+	__m512i idx = _mm512_add_epi32(
+	        _mm512_set1_epi32((int)(n - 16)),
+	        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+	for (unsigned i = n - 16;; i -= 16) {
+		__m512i e1 = _mm512_loadu_si512(t + i);
+		__m512i l1 = _mm512_and_si512(e1, fifteen);
+		__m512i j = _mm512_srlv_epi32(idx, l1);
+		__m512i e2 = _mm512_i32gather_epi32(j, (const int *)t, 4);
+		__m512i l2 = _mm512_and_si512(e2, fifteen);
+		__m512i e3 = _mm512_i32gather_epi32(_mm512_srlv_epi32(j, l2), (const int *)t, 4);
+		__m512i l3 = _mm512_and_si512(e3, fifteen);
+		__m512i two = _mm512_add_epi32(
+		        _mm512_add_epi32(e1, l2),
+		        _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(e2, ff00), 8), one));
+		__m512i three = _mm512_add_epi32(
+		        _mm512_add_epi32(two, l3),
+		        _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(e3, ff00), 16), one));
+		__m512i s12 = _mm512_add_epi32(l1, l2);
+		__mmask16 ok2 = _mm512_test_epi32_mask(e1, litmask) &
+		                _mm512_test_epi32_mask(e2, litmask) &
+		                _mm512_cmplt_epi32_mask(s12, fits);
+		__mmask16 ok3 = ok2 & _mm512_test_epi32_mask(e3, litmask) &
+		                _mm512_cmplt_epi32_mask(_mm512_add_epi32(s12, l3), fits);
+		__m512i r = _mm512_mask_blend_epi32(ok2, e1, two);
+		r = _mm512_mask_blend_epi32(ok3, r, three);
+		_mm512_storeu_si512(t + i, r);
+		if (i == 0)
+			break;
+		idx = _mm512_sub_epi32(idx, sixteen);
+	}
+}
+
 zn_pair_fn zn_select_pair(uint32_t f)
 {
+	if (f & ZN_CPU_AVX512F)
+		return pair_literals_avx512;
 	if (f & ZN_CPU_AVX2)
 		return pair_literals_avx2;
 	return zn_pair_literals_generic;
