@@ -836,12 +836,12 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 	/* Every page of the index, used or not, must match its checksum. A damaged page is named
 	 * and costs the entries (and blocks) whose rows it holds; everything else is still
 	 * verified, as extraction would still extract it. */
-	int index_damaged = 0;
+	int structure_damaged = 0; /* the index or the layout of the data area */
 	for (uint64_t p = 0; p * ZN_IX_PAGE < r->index_size; p++) {
 		uint64_t len = ZN_MIN((uint64_t)ZN_IX_PAGE, r->index_size - p * ZN_IX_PAGE);
 		if (zn_ix_ensure(r, p * ZN_IX_PAGE, len))
 			continue;
-		index_damaged = 1;
+		structure_damaged = 1;
 		if (problem) {
 			char msg[128];
 			snprintf(msg, sizeof(msg),
@@ -856,7 +856,7 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 	 * ZN_INDEX_ALIGN) lies between the last one and the index: no byte of the file escapes
 	 * a check. */
 	uint64_t data_end = ZN_HEADER_SIZE;
-	int layout_ok = !index_damaged;
+	int layout_ok = !structure_damaged;
 	for (uint64_t b = 0; layout_ok && b < r->nblocks; b++) {
 		struct zn_blockinfo bi;
 		if (zn_block_info(r, b, &bi) != ZN_OK || bi.offset != data_end)
@@ -870,8 +870,8 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 		for (uint64_t k = 0; layout_ok && k < gap; k++)
 			layout_ok = !r->map[data_end + k];
 	}
-	if (!layout_ok && !index_damaged) {
-		index_damaged = 1;
+	if (!layout_ok && !structure_damaged) {
+		structure_damaged = 1;
 		if (problem)
 			problem(ctx, "(data)", ZN_ERR_CORRUPT,
 			        "the blocks do not tile the data area (gaps, overlaps or stray bytes "
@@ -919,8 +919,8 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 	}
 	job_free(&j);
 	if (res != ZN_OK)
-		return index_damaged ? ZN_ERR_DAMAGED : res;
-	return damaged || index_damaged ? ZN_ERR_DAMAGED : ZN_OK;
+		return structure_damaged ? ZN_ERR_DAMAGED : res;
+	return damaged || structure_damaged ? ZN_ERR_DAMAGED : ZN_OK;
 }
 
 static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct zn_entry *e)

@@ -755,6 +755,13 @@ static uint64_t *path_slot(struct zn_writer *w, const char *path, size_t len)
 	}
 }
 
+/* Whether entry e is left out: itself, or as a hardlink found on disk whose file could not be
+ * read (finish drops such a hardlink; reads are done before add_path returns). */
+static int left_out(const struct zn_writer *w, const struct went *e)
+{
+	return e->dropped || (e->link_entry >= 0 && w->ents[e->link_entry].dropped);
+}
+
 /* A new entry for `path`, of type `type`, at *idx; or, when the path is already stored, no new
  * entry and *idx = NO_ENTRY: the first one added stays (its content is the only one read), and
  * a path given again is named unless both are directories, which merge. A first one already
@@ -780,12 +787,7 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 	}
 	uint64_t *slot = path_slot(w, path, path_len);
 	const struct went *first = *slot ? &w->ents[*slot - 1] : NULL;
-	/* Left out already: it, or the file a hardlink found on disk shares (whose read, done
-	 * before add_path returned, failed; finish drops the hardlink then). */
-	if (first &&
-	    (first->dropped || (first->link_entry >= 0 && w->ents[first->link_entry].dropped)))
-		first = NULL;
-	if (first) {
+	if (first && !left_out(w, first)) {
 		if (type != ZN_TYPE_DIR || first->type != ZN_TYPE_DIR)
 			report(w, path, ZN_OK, "given more than once; stored once (the first)");
 		*idx = NO_ENTRY;
@@ -1583,7 +1585,7 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	/* A hardlink to a file that could not be read goes with it. */
 	for (size_t i = 0; i < w->nents; i++) {
 		struct went *e = &w->ents[i];
-		if (e->link_entry >= 0 && w->ents[e->link_entry].dropped && !e->dropped) {
+		if (!e->dropped && left_out(w, e)) {
 			e->dropped = 1;
 			report(w, e->path, ZN_ERR_IO, "hardlink to a file that could not be read; not stored");
 		}
