@@ -123,6 +123,9 @@ struct zn_create_options {
 	int no_skip;		 /* 1: compress even known-compressed file types */
 	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
 	int no_uring;		 /* 1: read with plain system calls even where io_uring works */
+	int no_dedup;            /* 1: store every file's bytes, even a small file identical to an
+	                            earlier one (by default such a file points at the first copy;
+	                            needs ZN_DIGEST_SHA256) */
 };
 
 /* Fill with the defaults listed above. */
@@ -198,6 +201,7 @@ struct zn_write_stats {
 	uint64_t archive_bytes; /* everything written */
 	uint64_t blocks, stored_blocks;
 	uint64_t index_bytes;
+	uint64_t duplicates; /* files whose rows point at the bytes of an identical earlier file */
 	int complete;	 /* 1 when the whole archive (blocks, index, footer) was written */
 	int write_errno; /* errno of the first failed write of the archive; 0 if none */
 };

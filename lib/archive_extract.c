@@ -444,10 +444,13 @@ static zn_result build_plan(struct xjob *j)
 		for (uint64_t x = e->first_block; x < b; x++)
 			j->bstart[x + 1]++;
 		total += k;
-		file_bytes += e->size; /* each at most block_bytes, so no wrap before the check */
-		/* Files never share bytes, so their pieces number at most files + blocks and their
-		 * sizes add up to at most the blocks' bytes. A crafted index whose extents overlap
-		 * would otherwise make the plan (and the output) grow as files x blocks. */
+		if (k > 1) /* each at most block_bytes: no wrap before the check */
+			file_bytes += e->size;
+		/* Files spanning blocks never share bytes, so pieces number at most files + blocks
+		 * and those files' sizes add up to at most the blocks' bytes. A crafted index whose
+		 * extents overlap would otherwise make the plan (and the output) grow as files x
+		 * blocks. Files within one block may share bytes (identical files stored once):
+		 * each is one piece and at most one block's bytes. */
 		if (total > j->n + nb || file_bytes > block_bytes) {
 			free(usize);
 			if (j->problem)

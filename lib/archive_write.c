@@ -84,6 +84,10 @@ struct slot {
 	uint64_t xxh3, cxxh3;
 	/* Guarded by writer->mu. */
 	int state;
+	/* Producer only: counts fills, so that an entry placed here knows whether its bytes are
+	 * still in `in` (see is_duplicate). */
+	uint64_t gen;
+	size_t nsegs_checked; /* segs before this one are final (duplicates taken out) */
 };
 
 struct went {
@@ -99,6 +103,10 @@ struct went {
 	uint64_t size;
 	uint64_t first_block, block_offset;
 	int64_t link_entry; /* hardlinks found on disk: the entry holding the content, else -1 */
+	int64_t dup_of;     /* a small file identical to this earlier one, stored once; else -1 */
+	uint64_t ckey;      /* XXH3-64 of a small file's content, once read */
+	uint64_t gen;       /* the fill of slots[slot] that holds its bytes */
+	uint32_t slot;
 	uint8_t sha[32];
 };
 
@@ -106,11 +114,6 @@ struct name_cache {
 	uint32_t id_of_key[64];
 	uint32_t key[64];
 	int used[64];
-};
-
-struct digest_rec {
-	uint64_t entry;
-	uint8_t sha[32];
 };
 
 struct inode_rec {
@@ -155,6 +158,9 @@ struct zn_writer {
 	size_t inodes_cap, ninodes;
 	uint64_t *paths; /* open-addressing set of the stored paths: entry index + 1, 0 empty */
 	size_t paths_cap;
+	uint64_t *contents; /* open-addressing set of small files stored, by ckey: entry + 1 */
+	size_t contents_cap, ncontents;
+	uint64_t fills; /* slot fills so far (slot.gen) */
 	struct slot *pack[2];
 	int64_t next_span_seq;
 	zn_result input_err;
@@ -187,8 +193,6 @@ struct zn_writer {
 	uint64_t write_seq, file_off, written_content;
 	struct zn_blockinfo *blocks;
 	size_t blocks_cap;
-	struct digest_rec *digests;
-	size_t ndigests, digests_cap;
 	uint64_t stored_blocks;
 
 	pthread_t *workers;
@@ -472,20 +476,6 @@ static void writer_emit(struct zn_writer *w, struct slot *s)
 	w->file_off += s->csize;
 	w->stored_blocks += s->codec == ZN_BLOCK_STORED;
 	w->written_content += s->usize;
-	if (w->opt.digest != ZN_DIGEST_SHA256)
-		return;
-	for (size_t i = 0; i < s->nsegs; i++) {
-		if (!s->segs[i].last)
-			continue;
-		if (grow((void **)&w->digests, &w->digests_cap, w->ndigests + 1,
-			 sizeof(*w->digests))) {
-			set_error(w, ZN_ERR_NOMEM);
-			return;
-		}
-		w->digests[w->ndigests].entry = s->segs[i].entry;
-		memcpy(w->digests[w->ndigests].sha, s->segs[i].sha, 32);
-		w->ndigests++;
-	}
 }
 
 static void *writer_main(void *arg)
@@ -509,9 +499,7 @@ static void *writer_main(void *arg)
 		if (w->progress && !atomic_load(&w->cancel))
 			w->progress(w->hook_ctx, w->written_content, 0);
 		pthread_mutex_lock(&w->mu);
-		s->state = SLOT_FREE;
-		s->nsegs = 0;
-		s->usize = 0;
+		s->state = SLOT_FREE; /* its segs' digests are taken by harvest() */
 		w->write_seq++;
 		pthread_cond_broadcast(&w->cv_free);
 		pthread_mutex_unlock(&w->mu);
@@ -522,6 +510,16 @@ static void *writer_main(void *arg)
 /* ------------------------------------------------------------------------------------------------
  * The producer: slots, packers, reading
  * ---------------------------------------------------------------------------------------------- */
+
+/* The digests the workers computed for a written slot go to its files' entries (owned by the
+ * producer), before the slot is filled again or once every thread is joined. */
+static void harvest(struct zn_writer *w, struct slot *s)
+{
+	for (size_t i = 0; i < s->nsegs; i++)
+		if (s->segs[i].last && w->opt.digest == ZN_DIGEST_SHA256)
+			memcpy(w->ents[s->segs[i].entry].sha, s->segs[i].sha, 32);
+	s->nsegs = 0;
+}
 
 static zn_result acquire_slot(struct zn_writer *w, int klass, struct slot **out)
 {
@@ -549,10 +547,12 @@ static zn_result acquire_slot(struct zn_writer *w, int klass, struct slot **out)
 			return ZN_ERR_NOMEM;
 		}
 	}
+	harvest(w, s);
 	s->klass = klass;
 	s->usize = 0;
-	s->nsegs = 0;
+	s->nsegs_checked = 0;
 	s->span_seq = -1;
+	s->gen = ++w->fills;
 	*out = s;
 	return ZN_OK;
 }
@@ -655,6 +655,7 @@ static void report_open_failure(struct zn_writer *w, struct went *e, int err, ui
 }
 
 static zn_result place_small_now(struct zn_writer *w, uint64_t idx, struct slot **s, uint64_t *off);
+static void take_back_duplicates(struct zn_writer *w, struct slot *s);
 
 /* Place the content of entry `idx` (e->size bytes from src) into blocks. */
 static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *src)
@@ -674,6 +675,7 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 		int err = source_read(src, s->in + off, size);
 		if (err)
 			report_read_failure(w, &w->ents[idx], err, s->in + off);
+		take_back_duplicates(w, s);
 		return ZN_OK;
 	}
 	/* A large file: whole chunks of its own, in order. */
@@ -805,6 +807,7 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 	e->path_len = (uint32_t)path_len;
 	e->type = (uint8_t)type;
 	e->link_entry = -1;
+	e->dup_of = -1;
 	*idx = w->nents++;
 	*slot = *idx + 1;
 	return ZN_OK;
@@ -907,9 +910,110 @@ static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **ou
 	RETURN_IF_ERROR(add_seg(w, s, idx, e->size, 1, 1));
 	s->usize += e->size;
 	w->ents[idx].block_offset = *off;
+	w->ents[idx].slot = (uint32_t)(s - w->slots);
+	w->ents[idx].gen = s->gen;
 	w->content_bytes += e->size;
 	*out = s;
 	return ZN_OK;
+}
+
+/* Identical small files are stored once
+ * ------------------------------------
+ * Once a small file's bytes are in its room, the producer looks for an earlier small file with
+ * the same content (by XXH3-64, then by the bytes themselves) and, if there is one, takes the
+ * room back: the file becomes a row pointing at the first copy's bytes. The comparison is exact:
+ * while the first copy's slot has not been filled again its bytes are compared directly, and
+ * after that its SHA-256 (harvested when the slot was taken back) is compared with the new
+ * file's. Both give the same answer, so the archive does not depend on timing. Without digests
+ * the second way is missing, and nothing is deduplicated. Rooms are taken back before a block
+ * is found full (see read_batch_uring), so blocks fill exactly as if the duplicates had never
+ * been read, with or without io_uring. */
+
+static uint64_t *content_slot(struct zn_writer *w, uint64_t key, size_t *h)
+{
+	return &w->contents[*h = (size_t)key & (w->contents_cap - 1)];
+}
+
+/* Whether the content of entry idx (its bytes at `p`) is that of a small file stored earlier;
+ * if so, records which, else remembers this one. */
+static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
+{
+	if (w->opt.digest != ZN_DIGEST_SHA256 || w->opt.no_dedup)
+		return 0;
+	if ((w->ncontents + 1) * 2 > w->contents_cap) {
+		size_t ncap = w->contents_cap ? w->contents_cap * 2 : 4096, ocap = w->contents_cap,
+		       h;
+		uint64_t *old = w->contents;
+		if (!(w->contents = calloc(ncap, sizeof(*w->contents)))) {
+			w->contents = old;
+			return 0; /* stored again: only space is lost */
+		}
+		w->contents_cap = ncap;
+		for (size_t i = 0; i < ocap; i++) {
+			if (!old[i])
+				continue;
+			uint64_t *t = content_slot(w, w->ents[old[i] - 1].ckey, &h);
+			while (*t)
+				t = &w->contents[h = (h + 1) & (ncap - 1)];
+			*t = old[i];
+		}
+		free(old);
+	}
+	struct went *e = &w->ents[idx];
+	e->ckey = zn_xxh3(p, e->size);
+	size_t h;
+	uint64_t *t = content_slot(w, e->ckey, &h);
+	uint8_t sha[32];
+	int hashed = 0;
+	for (; *t; t = &w->contents[h = (h + 1) & (w->contents_cap - 1)]) {
+		const struct went *o = &w->ents[*t - 1];
+		if (o->ckey != e->ckey || o->size != e->size)
+			continue;
+		const struct slot *os = &w->slots[o->slot];
+		int same;
+		if (os->gen == o->gen) {
+			same = !memcmp(os->in + o->block_offset, p, e->size);
+		} else {
+			if (!hashed)
+				zn_sha256(p, e->size, sha);
+			hashed = 1;
+			same = !memcmp(sha, o->sha, 32);
+		}
+		if (same) {
+			e->dup_of = (int64_t)(*t - 1);
+			return 1;
+		}
+	}
+	*t = idx + 1;
+	w->ncontents++;
+	return 0;
+}
+
+/* Check the files placed in s since the last call and take the rooms of duplicates back,
+ * moving the files after them down (their rooms are all read by now). */
+static void take_back_duplicates(struct zn_writer *w, struct slot *s)
+{
+	if (!s)
+		return;
+	size_t i = s->nsegs_checked, k = i;
+	uint64_t to = i < s->nsegs ? s->segs[i].off : s->usize;
+	for (; i < s->nsegs; i++) {
+		struct seg g = s->segs[i];
+		struct went *e = &w->ents[g.entry];
+		/* Every seg here is a whole small file; one that could not be read keeps its
+		 * (zeroed) room and is not compared. */
+		if (!e->dropped && is_duplicate(w, g.entry, s->in + g.off))
+			continue;
+		if (to != g.off) {
+			memmove(s->in + to, s->in + g.off, g.len);
+			g.off = to;
+			e->block_offset = to;
+		}
+		s->segs[k++] = g;
+		to += g.len;
+	}
+	s->nsegs = s->nsegs_checked = k;
+	s->usize = to;
 }
 
 static void close_full_packer(struct zn_writer *w, uint64_t idx)
@@ -952,6 +1056,7 @@ static zn_result read_batch_plain(struct zn_writer *w)
 			check_unchanged(w, &w->ents[idx], (uint64_t)st.st_size, &w->pend[k].mtim,
 			                st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 		close(fd);
+		take_back_duplicates(w, s);
 	}
 	return ZN_OK;
 }
@@ -1026,8 +1131,15 @@ static zn_result read_batch_uring(struct zn_writer *w)
 		int full;
 		RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
 		if (full) {
+			/* Read what is placed and take duplicates out: the file may fit then, as it
+			 * would have in read_batch_plain, which checks each file as it goes. */
 			RETURN_IF_ERROR(uring_run(w, from, k, open_err, read_res));
 			from = k;
+			take_back_duplicates(w, w->pack[0]);
+			take_back_duplicates(w, w->pack[1]);
+			RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
+		}
+		if (full) {
 			close_full_packer(w, idx);
 			RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
 		}
@@ -1058,7 +1170,10 @@ static zn_result read_batch_uring(struct zn_writer *w)
 		io_uring_prep_close_direct(q, (unsigned)k);
 		q->user_data = ((uint64_t)k << 2) | 2;
 	}
-	return uring_run(w, from, w->npend, open_err, read_res);
+	RETURN_IF_ERROR(uring_run(w, from, w->npend, open_err, read_res));
+	take_back_duplicates(w, w->pack[0]);
+	take_back_duplicates(w, w->pack[1]);
+	return ZN_OK;
 }
 #endif
 
@@ -1590,9 +1705,19 @@ zn_result zn_writer_finish(struct zn_writer *w)
 			report(w, e->path, ZN_ERR_IO, "hardlink to a file that could not be read; not stored");
 		}
 	}
-	/* Digests computed by the workers land in the entries now that every thread is joined. */
-	for (size_t i = 0; i < w->ndigests; i++)
-		memcpy(w->ents[w->digests[i].entry].sha, w->digests[i].sha, 32);
+	/* Digests computed by the workers land in the entries now that every thread is joined,
+	 * and a file stored once for several takes the place and digest of its first copy. */
+	for (unsigned i = 0; i < w->nslots; i++)
+		harvest(w, &w->slots[i]);
+	for (size_t i = 0; i < w->nents; i++) {
+		struct went *e = &w->ents[i];
+		if (e->dup_of >= 0) {
+			const struct went *o = &w->ents[e->dup_of];
+			e->first_block = o->first_block;
+			e->block_offset = o->block_offset;
+			memcpy(e->sha, o->sha, 32);
+		}
+	}
 
 	/* Rows: entries sorted by path, dropped ones left out (paths are unique: new_entry). */
 	uint64_t *order = malloc((w->nents ? w->nents : 1) * sizeof(uint64_t));
@@ -1704,6 +1829,7 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		w->stats.dirs += e->type == ZN_TYPE_DIR;
 		w->stats.symlinks += e->type == ZN_TYPE_SYMLINK;
 		w->stats.hardlinks += e->type == ZN_TYPE_HARDLINK;
+		w->stats.duplicates += e->dup_of >= 0;
 	}
 	in.rows = rows;
 	uint8_t *index = NULL;
@@ -1806,7 +1932,7 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->queue);
 	free(w->workers);
 	free(w->blocks);
-	free(w->digests);
+	free(w->contents);
 	free(w->inodes);
 	free(w->paths);
 	free(w->pathbuf);

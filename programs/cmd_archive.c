@@ -12,7 +12,7 @@
 #include "cli.h"
 
 enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
-       OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST };
+       OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP };
 
 static int parse_threads(const char *cmd, const char *arg, unsigned *out)
 {
@@ -62,6 +62,9 @@ static const char create_help[] =
 	"                        level 3, 13 MB at 9, 34-68 MB from 12 up)\n"
 	"      --no-skip         compress known-compressed types too (jar, png, gz, ...)\n"
 	"      --digest KIND     per-file digest: sha256 (default) or none\n"
+	"      --no-dedup        store every file's bytes; by default a file smaller than the\n"
+	"                        chunk size whose content equals an earlier one's is stored once\n"
+	"                        (compared byte for byte or by SHA-256; not with --digest none)\n"
 	"      --exclude GLOB    leave out what GLOB matches: the stored path or any tail of it\n"
 	"                        from a '/' on (\"b\", \"*.o\", \"a/b\"), with its contents if a\n"
 	"                        directory, as tar does; a leading '/' anchors it to the start\n"
@@ -134,7 +137,7 @@ int cmd_create(int argc, char **argv)
 		{"digest", required_argument, 0, OPT_DIGEST}, {"exclude", required_argument, 0, OPT_EXCLUDE},
 		{"directory", required_argument, 0, 'C'},  {"progress", no_argument, 0, OPT_PROGRESS},
 		{"quiet", no_argument, 0, 'q'},		   {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+		{"no-dedup", no_argument, 0, OPT_NO_DEDUP}, {0, 0, 0, 0},
 	};
 	struct zn_create_options opt;
 	zn_create_options_init(&opt);
@@ -187,6 +190,7 @@ int cmd_create(int argc, char **argv)
 			memory_given = 1;
 			break;
 		case OPT_NO_SKIP: opt.no_skip = 1; break;
+		case OPT_NO_DEDUP: opt.no_dedup = 1; break;
 		case OPT_DIGEST:
 			if (!strcmp(optarg, "sha256"))
 				opt.digest = ZN_DIGEST_SHA256;
@@ -327,8 +331,9 @@ int cmd_create(int argc, char **argv)
 	else if (res == ZN_ERR_IO)
 		cli_error("create: I/O error");
 	if (res == ZN_OK && cli_progress_enabled())
-		fprintf(stderr, "%s: %llu entries, %.1f MB -> %.1f MB (%.1f%%)\n", cli_prog,
-			(unsigned long long)st.entries, (double)st.content_bytes / 1e6,
+		fprintf(stderr, "%s: %llu entries (%llu identical files stored once), %.1f MB -> "
+			"%.1f MB (%.1f%%)\n", cli_prog, (unsigned long long)st.entries,
+			(unsigned long long)st.duplicates, (double)st.content_bytes / 1e6,
 			(double)st.archive_bytes / 1e6,
 			st.content_bytes ? 100.0 * (double)st.archive_bytes / (double)st.content_bytes
 					 : 0.0);

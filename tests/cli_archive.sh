@@ -48,6 +48,9 @@ chmod 0600 "$S/hello.txt"
 chmod 4755 "$S/empty-file"
 touch -d '2001-02-03 04:05:06.123456789' "$S/hello.txt"
 for i in $(seq 1 50); do printf 'small file %d\n' "$i" >"$S/empty-dir/../s$i.txt"; done
+cp "$S/s7.txt" "$S/copy-of-s7"       # identical small files: stored once, extracted as copies
+cp "$S/hello.txt" "$S/z-copy-of-hello"
+head -c 40000 /dev/urandom >"$S/rand40k" && cp "$S/rand40k" "$S/z-copy-of-rand40k"
 
 A=$T/a.zn
 code 0 "create" "$Z" create -q -o "$A" --chunk-size 64K -T 2 -C "$S" .
@@ -84,6 +87,14 @@ check "empty dir kept" test -d "$O/empty-dir"
 code 3 "extract again refuses to overwrite" "$Z" extract -q "$A" -C "$O"
 code 0 "extract --overwrite" "$Z" extract -q --overwrite "$A" -C "$O"
 check "still identical after overwrite" diff -r --no-dereference "$S" "$O"
+check "an identical file is an independent copy, not a link" \
+	test "$(stat -c %h:%s "$O/copy-of-s7")" = "1:$(stat -c %s "$S/s7.txt")"
+"$Z" create -o "$T/dedup.zn" --progress --chunk-size 64K -C "$S" . 2>"$T/dedup.err"
+check "create names how many identical files it stored once" grep -q '(3 identical files stored once)' "$T/dedup.err"
+"$Z" create -q -o "$T/nodedup.zn" --no-dedup --chunk-size 64K -C "$S" .
+check "--no-dedup stores every copy" \
+	test "$(stat -c %s "$T/nodedup.zn")" -gt "$(($(stat -c %s "$T/dedup.zn") + 39000))"
+check "cat of a file stored once for two" cmp <("$Z" cat "$A" z-copy-of-hello) "$S/hello.txt"
 
 # ---- random access and patterns ---------------------------------------------------------------------
 check "cat one file" cmp <("$Z" cat "$A" numbers.txt) "$S/numbers.txt"

@@ -1,5 +1,6 @@
-/* test_archive_crafted.c - indexes that pass every checksum but lie about the layout: files whose
- * extents overlap (which would make the extraction plan, and the output, grow as files x blocks)
+/* test_archive_crafted.c - indexes that pass every checksum but lie about the layout: files
+ * spanning blocks whose extents overlap (which would make the extraction plan, and the output,
+ * grow as files x blocks)
  * and an entry count far beyond what the index's size can hold (which would make readers
  * allocate a record for each of millions of entries from a few KB). Both are refused up front. */
 #include <fcntl.h>
@@ -74,20 +75,32 @@ int main(int argc, char **argv)
 	tu_init(argc, argv, "test_archive_crafted");
 	dir = tu_mkdtemp();
 
-	/* 1. Overlap: one stored 4 KiB block; files a and b both claim all of it. */
+	/* 1. Overlap: two stored 4 KiB blocks; files a and b both claim all of them. */
 	enum { U = 4096 };
-	uint8_t data[U];
-	memset(data, 'x', U);
+	uint8_t data[2 * U];
+	memset(data, 'x', sizeof(data));
 	struct zn_blockinfo blk = {.offset = ZN_HEADER_SIZE, .csize = U, .usize = U,
 				   .codec = ZN_BLOCK_STORED};
 	blk.xxh3 = blk.cxxh3 = zn_xxh3(data, U);
+	struct zn_blockinfo two[2] = {blk, blk};
+	two[1].offset += U;
 	struct zn_index_row rows[2] = {
-		{.path = "a", .path_len = 1, .uname = "", .gname = "", .type = ZN_TYPE_FILE,
-		 .mode = 0644, .size = U},
-		{.path = "b", .path_len = 1, .uname = "", .gname = "", .type = ZN_TYPE_FILE,
-		 .mode = 0644, .size = U},
+	        {.path = "a",
+	         .path_len = 1,
+	         .uname = "",
+	         .gname = "",
+	         .type = ZN_TYPE_FILE,
+	         .mode = 0644,
+	         .size = 2 * U},
+	        {.path = "b",
+	         .path_len = 1,
+	         .uname = "",
+	         .gname = "",
+	         .type = ZN_TYPE_FILE,
+	         .mode = 0644,
+	         .size = 2 * U},
 	};
-	char *a1 = write_archive("overlap.zn", rows, 2, &blk, 1, data, U);
+	char *a1 = write_archive("overlap.zn", rows, 2, two, 2, data, sizeof(data));
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, a1, NULL, 0));
 	problems = 0;
@@ -99,15 +112,27 @@ int main(int argc, char **argv)
 	struct stat st;
 	CHECK(lstat(fa, &st) != 0); /* nothing was extracted */
 	zn_reader_close(r);
-	/* The same files one after the other in two blocks are fine. */
-	struct zn_blockinfo two[2] = {blk, blk};
-	two[1].offset += U;
-	uint8_t data2[2 * U];
-	memset(data2, 'x', sizeof(data2));
+	/* The same files one after the other are fine. */
+	rows[0].size = rows[1].size = U;
 	rows[1].first_block = 1;
-	char *a2 = write_archive("fine.zn", rows, 2, two, 2, data2, sizeof(data2));
+	char *a2 = write_archive("fine.zn", rows, 2, two, 2, data, sizeof(data));
 	CHECK_OK(zn_reader_open(&r, a2, NULL, 0));
 	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	zn_reader_close(r);
+	/* So are files within one block sharing bytes (identical files stored once): each is
+	 * one piece of at most a block, so the output stays within entries x chunk size. */
+	rows[1].first_block = 0;
+	char *a3 = write_archive("shared.zn", rows, 2, &blk, 1, data, U);
+	CHECK_OK(zn_reader_open(&r, a3, NULL, 0));
+	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	char *out3 = tu_str("%s/out3", dir);
+	CHECK_OK(zn_extract(r, out3, NULL, NULL, NULL, NULL, NULL));
+	for (int f = 0; f < 2; f++) {
+		size_t n;
+		uint8_t *got = tu_read_file(tu_str("%s/%c", out3, 'a' + f), &n);
+		CHECK(got && n == U && !memcmp(got, data, U));
+		free(got);
+	}
 	zn_reader_close(r);
 
 	/* 2. 300,000 entries with empty paths and no content compress to a few KB of index. */
@@ -117,9 +142,9 @@ int main(int argc, char **argv)
 	for (uint64_t i = 0; i < n; i++)
 		many[i] = (struct zn_index_row){.path = "", .uname = "", .gname = "",
 						.type = ZN_TYPE_FILE, .mode = 0644};
-	char *a3 = write_archive("count.zn", many, n, NULL, 0, NULL, 0);
+	char *a4 = write_archive("count.zn", many, n, NULL, 0, NULL, 0);
 	char err[256] = "";
-	CHECK(zn_reader_open(&r, a3, err, sizeof(err)) == ZN_ERR_CORRUPT);
+	CHECK(zn_reader_open(&r, a4, err, sizeof(err)) == ZN_ERR_CORRUPT);
 	CHECK(strstr(err, "entry count"));
 	free(many);
 

@@ -155,6 +155,7 @@ static void vanished_file(const char *root, int no_uring, int readd)
 	for (int i = 0; i < 60; i++) { /* 15 blocks of 64 KiB: the few buffers are reused */
 		for (size_t k = 0; k < sizeof(buf); k++)
 			buf[k] = (uint8_t)('a' + (k * 7 + (size_t)i) % 26);
+		buf[0] = (uint8_t)i; /* no two alike: none is stored as a duplicate */
 		CHECK(!tu_write_file(tu_str("%s/f%02d", dir, i), buf, sizeof(buf)));
 	}
 	struct zn_create_options o;

@@ -1,0 +1,252 @@
+/* test_archive_dedup.c - a small file identical to an earlier one is stored once.
+ *
+ * A tree of random files with copies beside their originals (compared while the original's
+ * bytes are still in memory) and at the end of the walk (compared by SHA-256, the original's
+ * block long written): its blocks must be byte for byte those of the same tree without the
+ * copies, with and without io_uring and with any thread count; every copy must read back and
+ * extract whole; --no-dedup and --digest none store every copy. From memory: a copy is found
+ * whether its original's slot was filled again or not, and a near copy is not taken for one. */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "archive_format.h"
+#include "archive_internal.h"
+#include "common.h"
+#include "test_util.h"
+
+enum { NORIG = 240, NCOPY = 60 };
+
+static char *root;
+
+static zn_result make_archive(const char *dir, const char *out, const struct zn_create_options *o,
+                              struct zn_write_stats *st)
+{
+	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	struct zn_writer *w;
+	CHECK_OK(zn_writer_open(&w, fd, o));
+	zn_result a = zn_writer_add_path(w, dir, "t");
+	zn_result f = zn_writer_finish(w);
+	zn_writer_stats(w, st);
+	zn_writer_free(w);
+	close(fd);
+	return a != ZN_OK ? a : f;
+}
+
+/* The bytes of an archive up to its index: header and blocks. */
+static uint8_t *data_area(const char *path, size_t *len)
+{
+	size_t n;
+	uint8_t *a = tu_read_file(path, &n);
+	CHECK(a && n > ZN_FOOTER_SIZE);
+	*len = (size_t)zn_get_le64(a + n - ZN_FOOTER_SIZE);
+	CHECK(*len < n);
+	return a;
+}
+
+static void check_same_blocks(const char *x, const char *y)
+{
+	size_t nx, ny;
+	uint8_t *a = data_area(x, &nx), *b = data_area(y, &ny);
+	CHECK(nx == ny && !memcmp(a, b, nx));
+	free(a);
+	free(b);
+}
+
+static void check_files_equal(const char *a, const char *b)
+{
+	size_t na, nb;
+	uint8_t *x = tu_read_file(a, &na), *y = tu_read_file(b, &nb);
+	CHECK(x && y && na == nb && !memcmp(x, y, na));
+	free(x);
+	free(y);
+}
+
+static zn_result sink_cmp(void *ctx, const void *data, size_t len)
+{
+	const uint8_t **p = ctx;
+	CHECK(!memcmp(*p, data, len));
+	*p += len;
+	return ZN_OK;
+}
+
+static void tree(void)
+{
+	char *with = tu_fmt("%s/with", root), *without = tu_fmt("%s/without", root);
+	CHECK(!mkdir(with, 0755) && !mkdir(without, 0755));
+	struct tu_rng g;
+	tu_rng_seed(&g, 11);
+	static uint8_t buf[20000];
+	int copies = 0;
+	for (int i = 0; i < NORIG; i++) {
+		size_t n = 1 + tu_rng_below(&g, sizeof(buf));
+		tu_rng_fill(&g, buf, n);
+		CHECK(!tu_write_file(tu_str("%s/a%03d", with, i), buf, n));
+		CHECK(!tu_write_file(tu_str("%s/a%03d", without, i), buf, n));
+		if (i % 8 == 3) { /* right after its original: in the same read batch */
+			CHECK(!tu_write_file(tu_str("%s/a%03d-copy", with, i), buf, n));
+			copies++;
+		}
+	}
+	for (int i = 0; i < NCOPY; i++) { /* at the end, copies of originals from all over */
+		int o = (int)tu_rng_below(&g, NORIG);
+		check_files_equal(tu_str("%s/a%03d", with, o), tu_str("%s/a%03d", without, o));
+		size_t n;
+		uint8_t *d = tu_read_file(tu_str("%s/a%03d", with, o), &n);
+		CHECK(!tu_write_file(tu_str("%s/z%03d", with, i), d, n));
+		free(d);
+		copies++;
+	}
+	/* A near copy: one byte differs. Not a duplicate. */
+	size_t n0;
+	uint8_t *d = tu_read_file(tu_str("%s/a%03d", with, 0), &n0);
+	d[n0 - 1] ^= 1;
+	CHECK(!tu_write_file(tu_str("%s/zz-near", with), d, n0));
+	CHECK(!tu_write_file(tu_str("%s/zz-near", without), d, n0));
+	free(d);
+
+	struct zn_create_options o;
+	zn_create_options_init(&o);
+	o.chunk_size = 64 << 10; /* about 40 blocks: most originals' slots are filled again */
+	o.memory_limit = zn_create_memory_min(o.chunk_size);
+	struct zn_write_stats st;
+	char *base = tu_fmt("%s/without.zn", root);
+	o.threads = 2;
+	CHECK_OK(make_archive(without, base, &o, &st));
+	CHECK(st.duplicates == 0);
+	for (int no_uring = 0; no_uring < 2; no_uring++)
+		for (unsigned t = 1; t <= 3; t += 2) {
+			o.no_uring = no_uring;
+			o.threads = t;
+			char *out = tu_str("%s/with%d%u.zn", root, no_uring, t);
+			CHECK_OK(make_archive(with, out, &o, &st));
+			CHECK(st.duplicates == (uint64_t)copies);
+			check_same_blocks(base, out);
+		}
+	o.no_uring = 0;
+
+	/* Every copy reads back and extracts whole. */
+	char *out = tu_str("%s/with03.zn", root), *x = tu_fmt("%s/x", root);
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
+	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	CHECK_OK(zn_extract(r, x, NULL, NULL, NULL, NULL, NULL));
+	for (uint64_t i = 0; i < zn_reader_count(r); i++) {
+		struct zn_entry e;
+		CHECK_OK(zn_reader_entry(r, i, &e));
+		if (e.type != ZN_TYPE_FILE)
+			continue;
+		char *name = tu_fmt("%.*s", (int)e.path_len - 2, e.path + 2);
+		size_t n;
+		uint8_t *want = tu_read_file(tu_str("%s/%s", with, name), &n);
+		const uint8_t *p = want;
+		CHECK(want && n == e.size);
+		CHECK_OK(zn_reader_read_entry(r, i, sink_cmp, &p));
+		CHECK(p == want + n);
+		check_files_equal(tu_str("%s/%s", with, name), tu_str("%s/t/%s", x, name));
+		free(want);
+		free(name);
+	}
+	zn_reader_close(r);
+
+	/* Without deduplication, or without digests, every copy is stored. */
+	struct stat s1, s2;
+	o.no_dedup = 1;
+	char *plain = tu_fmt("%s/nodedup.zn", root);
+	CHECK_OK(make_archive(with, plain, &o, &st));
+	CHECK(st.duplicates == 0);
+	CHECK(!stat(out, &s1) && !stat(plain, &s2) && s2.st_size > s1.st_size);
+	o.no_dedup = 0;
+	o.digest = ZN_DIGEST_NONE;
+	CHECK_OK(make_archive(with, plain, &o, &st));
+	CHECK(st.duplicates == 0);
+	free(plain);
+	free(base);
+	free(x);
+	free(with);
+	free(without);
+}
+
+/* From memory: `a`, 40 blocks of other data (its slot is filled again), then its copy `b`, a
+ * near copy `c`, and `d`, a copy of the entry just before it (still in memory). */
+static void memory(void)
+{
+	char *out = tu_fmt("%s/mem.zn", root);
+	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	struct zn_create_options o;
+	zn_create_options_init(&o);
+	o.chunk_size = 64 << 10;
+	o.memory_limit = zn_create_memory_min(o.chunk_size);
+	o.threads = 2;
+	struct zn_writer *w;
+	CHECK_OK(zn_writer_open(&w, fd, &o));
+	struct tu_rng g;
+	tu_rng_seed(&g, 5);
+	static uint8_t x[1000], y[1000], fill[40000];
+	tu_rng_fill(&g, x, sizeof(x));
+	memcpy(y, x, sizeof(y));
+	y[500] ^= 0x80;
+	struct zn_entry e = {.type = ZN_TYPE_FILE, .mode = 0644, .size = sizeof(x)};
+	e.path = "a", e.path_len = 1;
+	CHECK_OK(zn_writer_add_memory(w, &e, x));
+	e.size = sizeof(fill);
+	for (int i = 0; i < 80; i++) {
+		tu_rng_fill(&g, fill, sizeof(fill));
+		char *name = tu_fmt("fill%02d", i);
+		e.path = name, e.path_len = strlen(name);
+		CHECK_OK(zn_writer_add_memory(w, &e, fill));
+		free(name);
+	}
+	e.size = sizeof(x);
+	e.path = "b", e.path_len = 1;
+	CHECK_OK(zn_writer_add_memory(w, &e, x));
+	e.path = "c", e.path_len = 1;
+	CHECK_OK(zn_writer_add_memory(w, &e, y));
+	e.path = "d", e.path_len = 1;
+	CHECK_OK(zn_writer_add_memory(w, &e, y));
+	CHECK_OK(zn_writer_finish(w));
+	struct zn_write_stats st;
+	zn_writer_stats(w, &st);
+	CHECK(st.duplicates == 2);
+	zn_writer_free(w);
+	close(fd);
+
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
+	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	struct zn_entry ea, eb, ec, ed;
+	uint64_t ia, ib, ic, id;
+	CHECK_OK(zn_reader_find(r, "a", 1, &ia));
+	CHECK_OK(zn_reader_find(r, "b", 1, &ib));
+	CHECK_OK(zn_reader_find(r, "c", 1, &ic));
+	CHECK_OK(zn_reader_find(r, "d", 1, &id));
+	CHECK_OK(zn_reader_entry(r, ia, &ea));
+	CHECK_OK(zn_reader_entry(r, ib, &eb));
+	CHECK_OK(zn_reader_entry(r, ic, &ec));
+	CHECK_OK(zn_reader_entry(r, id, &ed));
+	CHECK(ea.first_block == 0 && eb.first_block == 0 && eb.block_offset == ea.block_offset);
+	CHECK(!memcmp(ea.sha256, eb.sha256, 32));
+	CHECK(ec.first_block > 0 && ed.first_block == ec.first_block &&
+	      ed.block_offset == ec.block_offset);
+	const uint8_t *p = x;
+	CHECK_OK(zn_reader_read_entry(r, ib, sink_cmp, &p));
+	p = y;
+	CHECK_OK(zn_reader_read_entry(r, id, sink_cmp, &p));
+	zn_reader_close(r);
+	free(out);
+}
+
+int main(int argc, char **argv)
+{
+	tu_init(argc, argv, "test_archive_dedup");
+	root = tu_mkdtemp();
+	tree();
+	memory();
+	tu_rmtree(root);
+	free(root);
+	puts("ok");
+	return 0;
+}
