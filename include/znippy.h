@@ -113,13 +113,13 @@ struct zn_create_options {
 	int level;		 /* zstd level, 1..22 (ZSTD_maxCLevel); default 3; the command allows
 				    1..19 */
 	unsigned threads;	 /* worker threads; 0 = one per online CPU */
-	uint64_t chunk_size;	 /* block size in bytes; default 4 MiB; 64 KiB .. 256 MiB (from
+	uint64_t chunk_size;	 /* block size in bytes; default 2 MiB; 64 KiB .. 256 MiB (from
 				    about 31 MiB up, raise memory_limit: see below) */
 	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default; at
 				    least zn_create_memory_min(chunk_size), about 8 x chunk_size,
 				    else zn_writer_open fails with ZN_ERR_INVALID_ARG. Each worker's
-				    zstd context comes on top: for 4 MiB chunks 1.3 MB at level 3,
-				    13 MB at level 9, 34-68 MB from level 12 up */
+				    zstd context comes on top: for 2 MiB chunks 1.3 MB at level 3,
+				    13 MB at level 9, 26-35 MB from level 12 up */
 	int no_skip;		 /* 1: compress even known-compressed file types */
 	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
 	int no_uring;		 /* 1: read with plain system calls even where io_uring works */

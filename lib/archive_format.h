@@ -83,7 +83,7 @@ enum zn_block_codec { ZN_BLOCK_STORED = 0, ZN_BLOCK_ZSTD = 1 };
 /* Limits a reader enforces on untrusted archives. */
 #define ZN_CHUNK_MIN (64u << 10)
 #define ZN_CHUNK_MAX (256u << 20)
-#define ZN_CHUNK_DEFAULT (4u << 20)
+#define ZN_CHUNK_DEFAULT (2u << 20)
 #define ZN_MAX_COLUMNS 64
 
 #endif

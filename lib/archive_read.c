@@ -338,7 +338,7 @@ zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len,
 }
 
 /* Bytes [0, need) of block b, for random access. A compressed block is decoded only as far as
- * needed (a file in the middle of a 4 MiB block costs half a block, not all of it). The stored
+ * needed (a file in the middle of a 2 MiB block costs half a block, not all of it). The stored
  * bytes' checksum is checked first unless `digest_first`: the caller then checks the SHA-256 of
  * everything it takes from the block before handing any of it out, which is a stronger check of
  * those bytes and saves hashing the whole compressed block (a fifth of a millisecond per MB,
