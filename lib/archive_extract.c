@@ -401,6 +401,28 @@ static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const stru
  * The plan: segments per block
  * ---------------------------------------------------------------------------------------------- */
 
+/* Pieces of one block by offset, then length; pieces of spanning files first among equals. */
+static int cmp_pieces(const void *a, const void *b, void *ctx)
+{
+	const struct xseg *x = a, *y = b;
+	const uint64_t *pieces = ctx;
+	if (x->boff != y->boff)
+		return x->boff < y->boff ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	if ((pieces[x->entry] > 1) != (pieces[y->entry] > 1))
+		return pieces[x->entry] > 1 ? -1 : 1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+static zn_result overlap(struct xjob *j)
+{
+	if (j->problem)
+		j->problem(j->ctx, "(index)", ZN_ERR_CORRUPT,
+		           "index damaged: files overlap in the data blocks");
+	return ZN_ERR_CORRUPT;
+}
+
 static zn_result build_plan(struct xjob *j)
 {
 	struct zn_reader *r = j->r;
@@ -453,10 +475,7 @@ static zn_result build_plan(struct xjob *j)
 		 * each is one piece and at most one block's bytes. */
 		if (total > j->n + nb || file_bytes > block_bytes) {
 			free(usize);
-			if (j->problem)
-				j->problem(j->ctx, "(index)", ZN_ERR_CORRUPT,
-					   "index damaged: files overlap in the data blocks");
-			return ZN_ERR_CORRUPT;
+			return overlap(j);
 		}
 	}
 	for (uint64_t b = 0; b < nb; b++)
@@ -492,6 +511,24 @@ static zn_result build_plan(struct xjob *j)
 			b++;
 		}
 	}
+	free(fill);
+	free(usize);
+	/* Within each block, pieces in offset order; they must be disjoint, but for files within
+	 * one block with the very same extent (identical files stored once). Then a block's
+	 * distinct bytes are hashed once however many rows share them (see hash_piece), and a
+	 * crafted index cannot make verification hash more than the blocks hold. */
+	for (uint64_t b = 0; b < nb; b++) {
+		struct xseg *g = j->segs + j->bstart[b];
+		uint64_t m = j->bstart[b + 1] - j->bstart[b], end = 0;
+		qsort_r(g, m, sizeof(*g), cmp_pieces, j->pieces);
+		for (uint64_t k = 0; k < m; k++) {
+			int same = k && g[k].boff == g[k - 1].boff && g[k].len == g[k - 1].len &&
+			           j->pieces[g[k].entry] == 1 && j->pieces[g[k - 1].entry] == 1;
+			if (g[k].boff < end && !same)
+				return overlap(j);
+			end = ZN_MAX(end, g[k].boff + g[k].len);
+		}
+	}
 	int64_t span = 0;
 	for (uint64_t b = 0; b < nb; b++) {
 		j->span_idx[b] = -1;
@@ -504,8 +541,6 @@ static zn_result build_plan(struct xjob *j)
 				break;
 			}
 	}
-	free(fill);
-	free(usize);
 	return ZN_OK;
 }
 
@@ -598,18 +633,31 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 	}
 }
 
-static void hash_piece(struct xjob *j, int64_t span, const struct xseg *s, const uint8_t *data)
+/* The digest of the last whole file hashed in the block at hand: files sharing its bytes
+ * (identical files stored once, next to each other in the plan) are not hashed again. */
+struct last_hash {
+	uint64_t boff, len;
+	int valid;
+	uint8_t sha[32];
+};
+
+static void hash_piece(struct xjob *j, struct last_hash *h, const struct xseg *s,
+                       const uint8_t *data)
 {
 	uint64_t i = s->entry;
 	struct zn_entry *e = &j->ents[i];
 	if (!e->has_digest)
 		return;
 	if (j->pieces[i] == 1) {
-		uint8_t got[32];
 		if (!data)
 			return; /* the block failed to load: already marked damaged */
-		zn_sha256(data + s->boff, s->len, got);
-		if (memcmp(got, e->sha256, 32))
+		if (!h->valid || h->boff != s->boff || h->len != s->len) {
+			zn_sha256(data + s->boff, s->len, h->sha);
+			h->boff = s->boff;
+			h->len = s->len;
+			h->valid = 1;
+		}
+		if (memcmp(h->sha, e->sha256, 32))
 			downgrade_status(j, i, ST_DAMAGED);
 		return;
 	}
@@ -627,7 +675,6 @@ static void hash_piece(struct xjob *j, int64_t span, const struct xseg *s, const
 			downgrade_status(j, i, ST_DAMAGED);
 		j->span_entry = UINT64_MAX;
 	}
-	(void)span;
 }
 
 static void *xworker(void *arg)
@@ -664,13 +711,14 @@ static void *xworker(void *arg)
 			 * context is not this worker's to feed. */
 			cancel = cancel || atomic_load(&j->cancel);
 		}
+		struct last_hash h = {0};
 		for (uint64_t s = j->bstart[b]; s < j->bstart[b + 1]; s++) {
 			const struct xseg *g = &j->segs[s];
 			/* Extraction with check_digest hashes a piece before writing it: a file
 			 * held in one block that does not match is never written; a longer one is
 			 * removed after the workers when its last piece does not match. */
 			if (hashing && !cancel)
-				hash_piece(j, span, g, data);
+				hash_piece(j, &h, g, data);
 			if (j->verify)
 				atomic_fetch_add(&j->done_bytes, g->len);
 			else

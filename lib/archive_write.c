@@ -169,6 +169,7 @@ struct zn_writer {
 	char *pathbuf; /* stored path being built during a walk */
 	size_t pathbuf_cap;
 	struct pending pend[BATCH]; /* small files of directory pend_dirfd not read yet */
+	uint8_t *aside;             /* a small file read before it has a room (place_aside) */
 	int npend, pend_dirfd;
 #ifdef ZN_HAVE_URING
 	struct io_uring ring;
@@ -651,13 +652,17 @@ static void check_unchanged(struct zn_writer *w, const struct went *e, uint64_t 
 
 static void report_open_failure(struct zn_writer *w, struct went *e, int err, uint8_t *room)
 {
-	memset(room, 0, e->size);
+	if (room)
+		memset(room, 0, e->size);
 	report_errno(w, e->path, "cannot open; not stored", err);
 	e->dropped = 1;
 }
 
-static zn_result place_small_now(struct zn_writer *w, uint64_t idx, struct slot **s, uint64_t *off);
-static void take_back_duplicates(struct zn_writer *w, struct slot *s);
+static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **out, uint64_t *off,
+                             int *queued_full);
+static zn_result place_aside(struct zn_writer *w, uint64_t idx, const uint8_t *p);
+static void judge(struct zn_writer *w, uint64_t idx, const uint8_t *p);
+static void compact(struct zn_writer *w, struct slot *s);
 
 /* Place the content of entry `idx` (e->size bytes from src) into blocks. */
 static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *src)
@@ -670,14 +675,16 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 			zn_sha256("", 0, e->sha);
 		return ZN_OK;
 	}
-	if (size < chunk) {
+	if (size < chunk && src->fd < 0) { /* small files on disk are read in batches */
 		struct slot *s;
 		uint64_t off;
-		RETURN_IF_ERROR(place_small_now(w, idx, &s, &off));
-		int err = source_read(src, s->in + off, size);
-		if (err)
-			report_read_failure(w, &w->ents[idx], err, s->in + off);
-		take_back_duplicates(w, s);
+		int full;
+		RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
+		if (full)
+			return place_aside(w, idx, src->mem + src->pos);
+		source_read(src, s->in + off, size);
+		judge(w, idx, s->in + off);
+		compact(w, s);
 		return ZN_OK;
 	}
 	/* A large file: whole chunks of its own, in order. */
@@ -927,9 +934,11 @@ static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **ou
  * while the first copy's slot has not been filled again its bytes are compared directly, and
  * after that its SHA-256 (harvested when the slot was taken back) is compared with the new
  * file's. Both give the same answer, so the archive does not depend on timing. Without digests
- * the second way is missing, and nothing is deduplicated. Rooms are taken back before a block
- * is found full (see read_batch_uring), so blocks fill exactly as if the duplicates had never
- * been read, with or without io_uring. */
+ * the second way is missing, and nothing is deduplicated. Files are judged in the order they
+ * were met, and a block is found full only after every file in it is judged (read_batch_uring
+ * waits for its reads first; a file that does not fit is read aside and judged before the
+ * block is closed: place_aside), so blocks fill exactly as if the copies had never been met,
+ * with or without io_uring, and a block that would hold only copies is never written. */
 
 static uint64_t *content_slot(struct zn_writer *w, uint64_t key, size_t *h)
 {
@@ -991,20 +1000,25 @@ static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 	return 0;
 }
 
-/* Check the files placed in s since the last call and take the rooms of duplicates back,
- * moving the files after them down (their rooms are all read by now). */
-static void take_back_duplicates(struct zn_writer *w, struct slot *s)
+/* Judges a small file whose bytes (at p) were just read, unless it could not be read. */
+static void judge(struct zn_writer *w, uint64_t idx, const uint8_t *p)
+{
+	if (!w->ents[idx].dropped)
+		is_duplicate(w, idx, p);
+}
+
+/* Takes back the rooms of the copies among the files placed in s since the last call, moving
+ * the files after them down (all of them judged by now). */
+static void compact(struct zn_writer *w, struct slot *s)
 {
 	if (!s)
 		return;
 	size_t i = s->nsegs_checked, k = i;
 	uint64_t to = i < s->nsegs ? s->segs[i].off : s->usize;
 	for (; i < s->nsegs; i++) {
-		struct seg g = s->segs[i];
+		struct seg g = s->segs[i]; /* a whole small file */
 		struct went *e = &w->ents[g.entry];
-		/* Every seg here is a whole small file; one that could not be read keeps its
-		 * (zeroed) room and is not compared. */
-		if (!e->dropped && is_duplicate(w, g.entry, s->in + g.off))
+		if (e->dup_of >= 0)
 			continue;
 		if (to != g.off) {
 			memmove(s->in + to, s->in + g.off, g.len);
@@ -1026,15 +1040,55 @@ static void close_full_packer(struct zn_writer *w, uint64_t idx)
 	w->pack[klass] = NULL;
 }
 
-/* place_small() for a caller with no reads in flight: a full block is queued at once. */
-static zn_result place_small_now(struct zn_writer *w, uint64_t idx, struct slot **s, uint64_t *off)
+/* Entry idx, whose bytes were read aside (at p), does not fit in its packer's block. Judged
+ * before that block is closed, a copy takes no room and leaves the block open for the next file,
+ * as if the copy had never been met; any other file closes the block and starts the next. */
+static zn_result place_aside(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 {
-	int full;
-	RETURN_IF_ERROR(place_small(w, idx, s, off, &full));
-	if (!full)
+	if (is_duplicate(w, idx, p))
 		return ZN_OK;
 	close_full_packer(w, idx);
-	return place_small(w, idx, s, off, &full);
+	struct slot *s;
+	uint64_t off;
+	int full;
+	RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full)); /* fits: the block is new */
+	memcpy(s->in + off, p, w->ents[idx].size);
+	s->nsegs_checked = s->nsegs;
+	return ZN_OK;
+}
+
+/* Reads pending file k with plain system calls into dst; 0 if it could be read (it may have
+ * changed meanwhile: stored as read), else it is reported and left out. */
+static int read_plain(struct zn_writer *w, int k, uint8_t *dst)
+{
+	struct went *e = &w->ents[w->pend[k].entry];
+	int fd = openat(w->pend_dirfd, w->pend[k].name,
+	                O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		report_open_failure(w, e, errno, dst);
+		return -1;
+	}
+	struct source src = {.fd = fd};
+	int err = source_read(&src, dst, e->size);
+	struct stat st;
+	if (err)
+		report_read_failure(w, e, err, dst);
+	else if (!fstat(fd, &st))
+		check_unchanged(w, e, (uint64_t)st.st_size, &w->pend[k].mtim, st.st_mtim.tv_sec,
+		                st.st_mtim.tv_nsec);
+	close(fd);
+	return err ? -1 : 0;
+}
+
+/* Pending file k does not fit in its packer's block: read it aside and place it from there. A
+ * file that cannot be read takes no room then, and leaves the block open. */
+static zn_result read_aside(struct zn_writer *w, int k)
+{
+	if (!w->aside && !(w->aside = malloc(w->opt.chunk_size)))
+		return ZN_ERR_NOMEM;
+	if (read_plain(w, k, w->aside))
+		return ZN_OK;
+	return place_aside(w, w->pend[k].entry, w->aside);
 }
 
 static zn_result read_batch_plain(struct zn_writer *w)
@@ -1042,23 +1096,15 @@ static zn_result read_batch_plain(struct zn_writer *w)
 	for (int k = 0; k < w->npend; k++) {
 		uint64_t idx = w->pend[k].entry, off;
 		struct slot *s;
-		RETURN_IF_ERROR(place_small_now(w, idx, &s, &off));
-		int fd = openat(w->pend_dirfd, w->pend[k].name,
-				O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0) {
-			report_open_failure(w, &w->ents[idx], errno, s->in + off);
+		int full;
+		RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
+		if (full) {
+			RETURN_IF_ERROR(read_aside(w, k));
 			continue;
 		}
-		struct source src = {.fd = fd};
-		int err = source_read(&src, s->in + off, w->ents[idx].size);
-		struct stat st;
-		if (err)
-			report_read_failure(w, &w->ents[idx], err, s->in + off);
-		else if (!fstat(fd, &st))
-			check_unchanged(w, &w->ents[idx], (uint64_t)st.st_size, &w->pend[k].mtim,
-			                st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-		close(fd);
-		take_back_duplicates(w, s);
+		read_plain(w, k, s->in + off);
+		judge(w, idx, s->in + off);
+		compact(w, s);
 	}
 	return ZN_OK;
 }
@@ -1123,6 +1169,18 @@ static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err,
 	return ZN_OK;
 }
 
+/* Runs the reads of pend[from..to), then judges those files in order (as read_batch_plain
+ * does) and takes the copies' rooms back. */
+static zn_result finish_batch(struct zn_writer *w, int from, int to, int *open_err, int *read_res)
+{
+	RETURN_IF_ERROR(uring_run(w, from, to, open_err, read_res));
+	for (int k = from; k < to; k++)
+		judge(w, w->pend[k].entry, w->pend[k].room);
+	compact(w, w->pack[0]);
+	compact(w, w->pack[1]);
+	return ZN_OK;
+}
+
 static zn_result read_batch_uring(struct zn_writer *w)
 {
 	int open_err[BATCH], read_res[BATCH];
@@ -1133,17 +1191,16 @@ static zn_result read_batch_uring(struct zn_writer *w)
 		int full;
 		RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
 		if (full) {
-			/* Read what is placed and take duplicates out: the file may fit then, as it
-			 * would have in read_batch_plain, which checks each file as it goes. */
-			RETURN_IF_ERROR(uring_run(w, from, k, open_err, read_res));
+			/* Read what is placed and take the copies out: the file may fit then, as it
+			 * would in read_batch_plain, which judges each file as it goes. */
+			RETURN_IF_ERROR(finish_batch(w, from, k, open_err, read_res));
 			from = k;
-			take_back_duplicates(w, w->pack[0]);
-			take_back_duplicates(w, w->pack[1]);
 			RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
 		}
 		if (full) {
-			close_full_packer(w, idx);
-			RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
+			RETURN_IF_ERROR(read_aside(w, k));
+			from = k + 1;
+			continue;
 		}
 		/* Reads are capped below 2 GiB by the chunk size, so one READ moves the whole file
 		 * unless it shrank (then the short count is caught above). */
@@ -1172,10 +1229,7 @@ static zn_result read_batch_uring(struct zn_writer *w)
 		io_uring_prep_close_direct(q, (unsigned)k);
 		q->user_data = ((uint64_t)k << 2) | 2;
 	}
-	RETURN_IF_ERROR(uring_run(w, from, w->npend, open_err, read_res));
-	take_back_duplicates(w, w->pack[0]);
-	take_back_duplicates(w, w->pack[1]);
-	return ZN_OK;
+	return finish_batch(w, from, w->npend, open_err, read_res);
 }
 #endif
 
@@ -1691,8 +1745,15 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	if (pr != ZN_OK)
 		set_error(w, pr);
 	for (int k = 0; k < 2; k++) {
-		if (w->pack[k] && !atomic_load(&w->cancel))
-			queue_slot(w, w->pack[k]);
+		struct slot *s = w->pack[k];
+		if (s && s->usize && !atomic_load(&w->cancel)) {
+			queue_slot(w, s);
+		} else if (s) { /* only copies went into it, or cancelled: no block */
+			pthread_mutex_lock(&w->mu);
+			s->state = SLOT_FREE;
+			pthread_cond_broadcast(&w->cv_free);
+			pthread_mutex_unlock(&w->mu);
+		}
 		w->pack[k] = NULL;
 	}
 	stop_threads(w);
@@ -1935,6 +1996,7 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->workers);
 	free(w->blocks);
 	free(w->contents);
+	free(w->aside);
 	free(w->inodes);
 	free(w->paths);
 	free(w->pathbuf);

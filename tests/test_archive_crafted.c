@@ -134,6 +134,23 @@ int main(int argc, char **argv)
 		free(got);
 	}
 	zn_reader_close(r);
+	/* But not files that overlap without sharing the same extent: in one block, or a file of
+	 * one block inside the bytes of a file spanning two. */
+	rows[1].block_offset = 100;
+	rows[1].size = 100;
+	char *a5 = write_archive("partial.zn", rows, 2, &blk, 1, data, U);
+	rows[0].size = 2 * U;
+	rows[1].first_block = 1;
+	rows[1].block_offset = 0;
+	char *a6 = write_archive("inside.zn", rows, 2, two, 2, data, sizeof(data));
+	char *bad[] = {a5, a6};
+	for (int k = 0; k < 2; k++) {
+		CHECK_OK(zn_reader_open(&r, bad[k], NULL, 0));
+		problems = 0;
+		CHECK(zn_verify(r, 2, count_problem, NULL, NULL) == ZN_ERR_CORRUPT);
+		CHECK(problems == 1);
+		zn_reader_close(r);
+	}
 
 	/* 2. 300,000 entries with empty paths and no content compress to a few KB of index. */
 	uint64_t n = 300000;

@@ -169,6 +169,77 @@ static void tree(void)
 	free(without);
 }
 
+/* Trees built from (name, content id, size) with and without their copies. */
+struct spec {
+	const char *name;
+	int id; /* files with the same id have the same content */
+	size_t size;
+	int copy; /* left out of the tree without copies */
+};
+
+static void build(const char *dir, const struct spec *f, int n, int with_copies)
+{
+	CHECK(!mkdir(dir, 0755));
+	static uint8_t buf[65536];
+	for (int i = 0; i < n; i++) {
+		if (f[i].copy && !with_copies)
+			continue;
+		struct tu_rng g;
+		tu_rng_seed(&g, 100 + (uint64_t)f[i].id);
+		tu_rng_fill(&g, buf, f[i].size);
+		CHECK(!tu_write_file(tu_str("%s/%s", dir, f[i].name), buf, f[i].size));
+	}
+}
+
+/* The layouts the first version of this got wrong: a copy that does not fit in the block being
+ * filled closed it; a block that received only copies was written empty; and with io_uring the
+ * compress-class packer was judged before the store-class one, so a .jar and its later copy
+ * under another name swapped roles. */
+static void edge_cases(void)
+{
+	static const struct spec sets[][4] = {
+	        {{"a", 1, 40000, 0}, {"a-copy", 1, 40000, 1}, {"b", 2, 20000, 0}},
+	        {{"a.txt", 3, 3000, 0}, {"b.png", 3, 3000, 1}},
+	        {{"x.jar", 4, 5000, 0}, {"x.jar.orig", 4, 5000, 1}, {"y", 5, 7000, 0}},
+	        {{"a", 6, 60000, 0},
+	         {"b", 7, 30000, 0},
+	         {"c-copy", 6, 60000, 1},
+	         {"d", 8, 30000, 0}},
+	};
+	struct zn_create_options o;
+	zn_create_options_init(&o);
+	o.chunk_size = 64 << 10;
+	o.memory_limit = zn_create_memory_min(o.chunk_size);
+	o.threads = 2;
+	for (size_t t = 0; t < ZN_ARRAY_LEN(sets); t++) {
+		int n = 0, copies = 0;
+		while (n < 4 && sets[t][n].name)
+			copies += sets[t][n++].copy;
+		char *with = tu_fmt("%s/edge%zu", root, t),
+		     *without = tu_fmt("%s/edge%zu-", root, t);
+		build(with, sets[t], n, 1);
+		build(without, sets[t], n, 0);
+		struct zn_write_stats st;
+		char *base = tu_fmt("%s.zn", without);
+		CHECK_OK(make_archive(without, base, &o, &st));
+		uint64_t blocks = st.blocks;
+		for (int no_uring = 0; no_uring < 2; no_uring++) {
+			o.no_uring = no_uring;
+			char *out = tu_str("%s-%d.zn", with, no_uring);
+			CHECK_OK(make_archive(with, out, &o, &st));
+			CHECK(st.duplicates == (uint64_t)copies);
+			CHECK(st.blocks == blocks);
+			check_same_blocks(base, out);
+			if (no_uring)
+				check_files_equal(tu_str("%s-0.zn", with), out);
+		}
+		o.no_uring = 0;
+		free(base);
+		free(with);
+		free(without);
+	}
+}
+
 /* From memory: `a`, 40 blocks of other data (its slot is filled again), then its copy `b`, a
  * near copy `c`, and `d`, a copy of the entry just before it (still in memory). */
 static void memory(void)
@@ -244,6 +315,7 @@ int main(int argc, char **argv)
 	tu_init(argc, argv, "test_archive_dedup");
 	root = tu_mkdtemp();
 	tree();
+	edge_cases();
 	memory();
 	tu_rmtree(root);
 	free(root);
