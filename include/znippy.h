@@ -230,6 +230,8 @@ ZN_API void zn_reader_close(struct zn_reader *r);
 struct zn_archive_info {
 	uint32_t format_version;
 	uint64_t entries, files, dirs, symlinks, hardlinks;
+	uint64_t shared_files; /* files whose bytes are those of an earlier row (identical files
+	                          stored once) */
 	uint64_t content_bytes, blocks, stored_blocks;
 	uint64_t compressed_bytes; /* every data block as stored, compressed or not */
 	uint64_t archive_bytes, index_bytes, chunk_size;

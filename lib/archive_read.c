@@ -478,6 +478,38 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 	return ZN_OK;
 }
 
+/* Files whose extent (block, offset, size) an earlier row already has: an open-addressing set
+ * of rows by extent. 0 when a column cannot be read or memory is short (info only). */
+static uint64_t count_shared(struct zn_reader *r, const uint8_t *type)
+{
+	const uint8_t *fb = zn_col(r, ZN_COL_FIRST_BLOCK), *bo = zn_col(r, ZN_COL_BLOCK_OFFSET),
+	              *sz = zn_col(r, ZN_COL_SIZE);
+	size_t cap = 16;
+	while (type && cap < 2 * r->nentries)
+		cap *= 2;
+	uint64_t *set = type && fb && bo && sz ? calloc(cap, sizeof(uint64_t)) : NULL, shared = 0;
+	for (uint64_t i = 0; set && i < r->nentries; i++) {
+		uint64_t size = zn_get_le64(sz + 8 * i);
+		if (type[i] != ZN_TYPE_FILE || !size)
+			continue;
+		uint64_t b = zn_get_le32(fb + 4 * i), o = zn_get_le32(bo + 4 * i);
+		uint64_t key[3] = {b, o, size};
+		size_t h = (size_t)zn_xxh3(key, sizeof(key)) & (cap - 1);
+		for (; set[h]; h = (h + 1) & (cap - 1)) {
+			uint64_t j = set[h] - 1;
+			if (zn_get_le32(fb + 4 * j) == b && zn_get_le32(bo + 4 * j) == o &&
+			    zn_get_le64(sz + 8 * j) == size)
+				break;
+		}
+		if (set[h])
+			shared++;
+		else
+			set[h] = i + 1;
+	}
+	free(set);
+	return shared;
+}
+
 void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 {
 	if (!r || !info)
@@ -511,4 +543,5 @@ void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 	}
 	for (uint64_t i = 0; codec && i < r->nblocks; i++)
 		info->stored_blocks += codec[i] == ZN_BLOCK_STORED;
+	info->shared_files = count_shared(r, type);
 }

@@ -862,6 +862,9 @@ int cmd_info(int argc, char **argv)
 	       (unsigned long long)in.entries, (unsigned long long)in.files,
 	       (unsigned long long)in.dirs, (unsigned long long)in.symlinks,
 	       (unsigned long long)in.hardlinks);
+	if (in.shared_files)
+		printf("stored once:      %llu files identical to another one\n",
+		       (unsigned long long)in.shared_files);
 	printf("content bytes:    %llu\n", (unsigned long long)in.content_bytes);
 	printf("archive bytes:    %llu\n", (unsigned long long)in.archive_bytes);
 	printf("ratio:            %.2f%% of content\n",

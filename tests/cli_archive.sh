@@ -91,6 +91,7 @@ check "an identical file is an independent copy, not a link" \
 	test "$(stat -c %h:%s "$O/copy-of-s7")" = "1:$(stat -c %s "$S/s7.txt")"
 "$Z" create -o "$T/dedup.zn" --progress --chunk-size 64K -C "$S" . 2>"$T/dedup.err"
 check "create names how many identical files it stored once" grep -q '(3 identical files stored once)' "$T/dedup.err"
+check "info counts them" grep -q '^stored once: *3 files' <("$Z" info "$T/dedup.zn")
 "$Z" create -q -o "$T/nodedup.zn" --no-dedup --chunk-size 64K -C "$S" .
 check "--no-dedup stores every copy" \
 	test "$(stat -c %s "$T/nodedup.zn")" -gt "$(($(stat -c %s "$T/dedup.zn") + 39000))"
