@@ -601,7 +601,7 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 		const uint8_t *p = data + s->boff;
 		uint64_t left = s->len, off = s->foff;
 		while (left) {
-			ssize_t k = pwrite(fd, p, left > (1u << 30) ? (1u << 30) : left, (off_t)off);
+			ssize_t k = pwrite(fd, p, ZN_MIN(left, ZN_WRITE_PIECE), (off_t)off);
 			if (k < 0 && errno == EINTR)
 				continue;
 			if (k <= 0) {

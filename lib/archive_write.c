@@ -443,7 +443,7 @@ zn_result zn_write_all(int fd, const void *buf, uint64_t n)
 {
 	const uint8_t *p = buf;
 	while (n) {
-		ssize_t k = write(fd, p, n > (1u << 30) ? (1u << 30) : n);
+		ssize_t k = write(fd, p, ZN_MIN(n, ZN_WRITE_PIECE));
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {

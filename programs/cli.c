@@ -159,7 +159,10 @@ int cli_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		/* In pieces of at most 128 KiB, as the library writes (ZN_WRITE_PIECE in
+		 * lib/common/common.h): one big write into a file on ext4 costs several times the
+		 * system time. */
+		ssize_t n = write(fd, p, len < ((size_t)128 << 10) ? len : ((size_t)128 << 10));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {

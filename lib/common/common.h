@@ -16,6 +16,11 @@
 #define ZN_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define ZN_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* The most bytes one write()/pwrite() of file data moves. On the development VM's ext4 a
+ * 500 MB file written in 1-2 MiB calls costs 1.3-3.8 s of system time, in 64-256 KiB calls
+ * 0.3-0.7 s (dd shows the same): page-cache writes are cheaper in pieces of this size. */
+#define ZN_WRITE_PIECE ((uint64_t)128 << 10)
+
 /* Debug assertions: compiled in for tests and sanitizer builds (ZN_DEBUG), out of Release. */
 #ifdef ZN_DEBUG
 #include <assert.h>
