@@ -63,6 +63,14 @@ static char *write_archive(const char *name, const struct zn_index_row *rows, ui
 	return path;
 }
 
+static struct zn_index_row file_row(const char *path, uint64_t size)
+{
+	struct zn_index_row r = {.path = path, .type = ZN_TYPE_FILE, .mode = 0644, .size = size};
+	r.path_len = strlen(path);
+	r.uname = r.gname = "";
+	return r;
+}
+
 static int problems;
 static void count_problem(void *ctx, const char *path, zn_result r, const char *what)
 {
@@ -84,22 +92,7 @@ int main(int argc, char **argv)
 	blk.xxh3 = blk.cxxh3 = zn_xxh3(data, U);
 	struct zn_blockinfo two[2] = {blk, blk};
 	two[1].offset += U;
-	struct zn_index_row rows[2] = {
-	        {.path = "a",
-	         .path_len = 1,
-	         .uname = "",
-	         .gname = "",
-	         .type = ZN_TYPE_FILE,
-	         .mode = 0644,
-	         .size = 2 * U},
-	        {.path = "b",
-	         .path_len = 1,
-	         .uname = "",
-	         .gname = "",
-	         .type = ZN_TYPE_FILE,
-	         .mode = 0644,
-	         .size = 2 * U},
-	};
+	struct zn_index_row rows[2] = {file_row("a", 2 * U), file_row("b", 2 * U)};
 	char *a1 = write_archive("overlap.zn", rows, 2, two, 2, data, sizeof(data));
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, a1, NULL, 0));
