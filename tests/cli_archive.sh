@@ -96,6 +96,9 @@ check "info counts them" grep -q '^stored once: *3 files' <("$Z" info "$T/dedup.
 check "--no-dedup stores every copy" \
 	test "$(stat -c %s "$T/nodedup.zn")" -gt "$(($(stat -c %s "$T/dedup.zn") + 39000))"
 check "cat of a file stored once for two" cmp <("$Z" cat "$A" z-copy-of-hello) "$S/hello.txt"
+code 0 "extract of a copy alone" "$Z" extract -q "$A" -C "$T/copyonly" z-copy-of-rand40k
+check "the copy alone is whole" cmp "$T/copyonly/z-copy-of-rand40k" "$S/rand40k"
+check "and its original was not extracted" test ! -e "$T/copyonly/rand40k"
 
 # ---- random access and patterns ---------------------------------------------------------------------
 check "cat one file" cmp <("$Z" cat "$A" numbers.txt) "$S/numbers.txt"
