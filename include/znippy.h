@@ -239,6 +239,11 @@ struct zn_archive_info {
 };
 ZN_API void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info);
 
+/* Regular files whose bytes are those of an earlier row (identical files stored once): marks
+ * them in is_copy[0..count) when it is not NULL, and returns how many. Reads three columns of
+ * every row; 0 when they cannot be read. */
+ZN_API uint64_t zn_reader_copies(struct zn_reader *r, uint8_t *is_copy);
+
 /* Entries are numbered 0..count-1 in byte order of their paths. */
 ZN_API uint64_t zn_reader_count(const struct zn_reader *r);
 ZN_API zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e);

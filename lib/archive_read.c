@@ -479,11 +479,15 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 }
 
 /* Files whose extent (block, offset, size) an earlier row already has: an open-addressing set
- * of rows by extent. 0 when a column cannot be read or memory is short (info only). */
-static uint64_t count_shared(struct zn_reader *r, const uint8_t *type)
+ * of rows by extent. 0 when a column cannot be read or memory is short (for reports only). */
+uint64_t zn_reader_copies(struct zn_reader *r, uint8_t *is_copy)
 {
-	const uint8_t *fb = zn_col(r, ZN_COL_FIRST_BLOCK), *bo = zn_col(r, ZN_COL_BLOCK_OFFSET),
-	              *sz = zn_col(r, ZN_COL_SIZE);
+	if (!r)
+		return 0;
+	if (is_copy)
+		memset(is_copy, 0, r->nentries);
+	const uint8_t *type = zn_col(r, ZN_COL_TYPE), *fb = zn_col(r, ZN_COL_FIRST_BLOCK),
+	              *bo = zn_col(r, ZN_COL_BLOCK_OFFSET), *sz = zn_col(r, ZN_COL_SIZE);
 	size_t cap = 16;
 	while (type && cap < 2 * r->nentries)
 		cap *= 2;
@@ -501,10 +505,13 @@ static uint64_t count_shared(struct zn_reader *r, const uint8_t *type)
 			    zn_get_le64(sz + 8 * j) == size)
 				break;
 		}
-		if (set[h])
+		if (set[h]) {
 			shared++;
-		else
+			if (is_copy)
+				is_copy[i] = 1;
+		} else {
 			set[h] = i + 1;
+		}
 	}
 	free(set);
 	return shared;
@@ -543,5 +550,5 @@ void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 	}
 	for (uint64_t i = 0; codec && i < r->nblocks; i++)
 		info->stored_blocks += codec[i] == ZN_BLOCK_STORED;
-	info->shared_files = count_shared(r, type);
+	info->shared_files = zn_reader_copies(r, NULL);
 }

@@ -506,7 +506,9 @@ static const char list_help[] =
 	"bidirectional and zero-width marks, and bytes that are not UTF-8 are shown as C escapes\n"
 	"(\\\\, \\t, \\n, \\ooo).\n"
 	"\n"
-	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path\n"
+	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path; a file\n"
+	"               stored once for identical ones has its size stored with the first in\n"
+	"               path order, 0 with the others\n"
 	"      --json   one JSON object per line with every field (exact bytes of names that are\n"
 	"               not UTF-8 in \"path_hex\")\n"
 	"  -h, --help   this help\n"
@@ -609,6 +611,11 @@ int cmd_list(int argc, char **argv)
 		missing = select_entries(r, argv + optind, argc - optind, sel);
 	}
 	FILE *f = stdout;
+	/* A file stored once for several: the first row in path order has its share of the
+	 * block, the others none, so the column adds up to the archive's data. */
+	uint8_t *copy = (json || lng) ? malloc(n + 1) : NULL;
+	if (copy)
+		zn_reader_copies(r, copy);
 	for (uint64_t i = 0; i < n; i++) {
 		if (sel && !sel[i])
 			continue;
@@ -619,6 +626,8 @@ int cmd_list(int argc, char **argv)
 			bad = 1;
 			continue;
 		}
+		if (copy && copy[i])
+			e.stored_size = 0;
 		if (json) {
 			fputc('{', f);
 			put_json_str(f, "path", e.path, e.path_len);
@@ -685,6 +694,7 @@ int cmd_list(int argc, char **argv)
 		}
 	}
 	free(sel);
+	free(copy);
 	zn_reader_close(r);
 	if (fflush(f) || ferror(f)) {
 		cli_error("write error on standard output: %s", strerror(errno ? errno : EIO));

@@ -92,6 +92,8 @@ check "an identical file is an independent copy, not a link" \
 "$Z" create -o "$T/dedup.zn" --progress --chunk-size 64K -C "$S" . 2>"$T/dedup.err"
 check "create names how many identical files it stored once" grep -q '(3 identical files stored once)' "$T/dedup.err"
 check "info counts them" grep -q '^stored once: *3 files' <("$Z" info "$T/dedup.zn")
+check "list -l gives the copy no stored bytes, its original all of them" \
+	test "$("$Z" list -l "$T/dedup.zn" rand40k z-copy-of-rand40k | awk '{print ($4 > 30000) ($4 == 0)}' | tr -d '\n')" = "1001"
 "$Z" create -q -o "$T/nodedup.zn" --no-dedup --chunk-size 64K -C "$S" .
 check "--no-dedup stores every copy" \
 	test "$(stat -c %s "$T/nodedup.zn")" -gt "$(($(stat -c %s "$T/dedup.zn") + 39000))"
