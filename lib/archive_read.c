@@ -489,6 +489,8 @@ uint64_t zn_reader_copies(struct zn_reader *r, uint8_t *is_copy)
 	const uint8_t *type = zn_col(r, ZN_COL_TYPE), *fb = zn_col(r, ZN_COL_FIRST_BLOCK),
 	              *bo = zn_col(r, ZN_COL_BLOCK_OFFSET), *sz = zn_col(r, ZN_COL_SIZE);
 	size_t cap = 16;
+	if (r->nentries > SIZE_MAX / 64)
+		return 0; /* no table that large (32-bit hosts) */
 	while (type && cap < 2 * r->nentries)
 		cap *= 2;
 	uint64_t *set = type && fb && bo && sz ? calloc(cap, sizeof(uint64_t)) : NULL, shared = 0;

@@ -197,7 +197,7 @@ static void build(const char *dir, const struct spec *f, int n, int with_copies)
  * under another name swapped roles. */
 static void edge_cases(void)
 {
-	static const struct spec sets[][4] = {
+	static const struct spec sets[][5] = {
 	        {{"a", 1, 40000, 0}, {"a-copy", 1, 40000, 1}, {"b", 2, 20000, 0}},
 	        {{"a.txt", 3, 3000, 0}, {"b.png", 3, 3000, 1}},
 	        {{"x.jar", 4, 5000, 0}, {"x.jar.orig", 4, 5000, 1}, {"y", 5, 7000, 0}},
@@ -205,6 +205,12 @@ static void edge_cases(void)
 	         {"b", 7, 30000, 0},
 	         {"c-copy", 6, 60000, 1},
 	         {"d", 8, 30000, 0}},
+	        /* both packers in one batch; store-class files read aside among the others */
+	        {{"a", 9, 40000, 0},
+	         {"b.png", 10, 40000, 0},
+	         {"c.png", 11, 40000, 0},
+	         {"d.png", 9, 40000, 1},
+	         {"e", 12, 40000, 0}},
 	};
 	struct zn_create_options o;
 	zn_create_options_init(&o);
@@ -213,7 +219,7 @@ static void edge_cases(void)
 	o.threads = 2;
 	for (size_t t = 0; t < ZN_ARRAY_LEN(sets); t++) {
 		int n = 0, copies = 0;
-		while (n < 4 && sets[t][n].name)
+		while (n < 5 && sets[t][n].name)
 			copies += sets[t][n++].copy;
 		char *with = tu_fmt("%s/edge%zu", root, t),
 		     *without = tu_fmt("%s/edge%zu-", root, t);
