@@ -330,13 +330,17 @@ int cmd_create(int argc, char **argv)
 		cli_error("create: some inputs were left out (see above); archive written without them");
 	else if (res == ZN_ERR_IO)
 		cli_error("create: I/O error");
-	if (res == ZN_OK && cli_progress_enabled())
-		fprintf(stderr, "%s: %llu entries (%llu identical files stored once), %.1f MB -> "
-			"%.1f MB (%.1f%%)\n", cli_prog, (unsigned long long)st.entries,
-			(unsigned long long)st.duplicates, (double)st.content_bytes / 1e6,
+	if (res == ZN_OK && cli_progress_enabled()) {
+		char dups[64] = "";
+		if (st.duplicates)
+			snprintf(dups, sizeof(dups), " (%llu identical files stored once)",
+				 (unsigned long long)st.duplicates);
+		fprintf(stderr, "%s: %llu entries%s, %.1f MB -> %.1f MB (%.1f%%)\n", cli_prog,
+			(unsigned long long)st.entries, dups, (double)st.content_bytes / 1e6,
 			(double)st.archive_bytes / 1e6,
 			st.content_bytes ? 100.0 * (double)st.archive_bytes / (double)st.content_bytes
 					 : 0.0);
+	}
 	return res == ZN_OK ? EXIT_OK : res == ZN_ERR_IO ? EXIT_SYSTEM : cli_exit_code(res);
 fail_early:
 	if (tmp) {
