@@ -433,11 +433,9 @@ static zn_result build_plan(struct xjob *j)
 		free(usize);
 		return ZN_ERR_NOMEM;
 	}
-	uint64_t block_bytes = 0, file_bytes = 0;
 	for (uint64_t b = 0; b < nb; b++) {
 		struct zn_blockinfo bi;
 		usize[b] = zn_block_info(r, b, &bi) == ZN_OK ? bi.usize : 0;
-		block_bytes += usize[b]; /* at most 2^32 blocks of at most 2^28 bytes */
 	}
 	/* Pass 1: check every file's extent and count pieces per block. */
 	uint64_t total = 0;
@@ -466,14 +464,11 @@ static zn_result build_plan(struct xjob *j)
 		for (uint64_t x = e->first_block; x < b; x++)
 			j->bstart[x + 1]++;
 		total += k;
-		if (k > 1) /* each at most block_bytes: no wrap before the check */
-			file_bytes += e->size;
 		/* Files spanning blocks never share bytes, so pieces number at most files + blocks
-		 * and those files' sizes add up to at most the blocks' bytes. A crafted index whose
-		 * extents overlap would otherwise make the plan (and the output) grow as files x
-		 * blocks. Files within one block may share bytes (identical files stored once):
-		 * each is one piece and at most one block's bytes. */
-		if (total > j->n + nb || file_bytes > block_bytes) {
+		 * (files within one block, which may share bytes, are one piece each). A crafted
+		 * index whose extents overlap would otherwise make the plan grow as files x blocks;
+		 * any overlap left is refused once the pieces are in order, below. */
+		if (total > j->n + nb) {
 			free(usize);
 			return overlap(j);
 		}
@@ -636,8 +631,7 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 /* The digest of the last whole file hashed in the block at hand: files sharing its bytes
  * (identical files stored once, next to each other in the plan) are not hashed again. */
 struct last_hash {
-	uint64_t boff, len;
-	int valid;
+	uint64_t boff, len; /* len 0: none yet (no piece is empty) */
 	uint8_t sha[32];
 };
 
@@ -651,11 +645,10 @@ static void hash_piece(struct xjob *j, struct last_hash *h, const struct xseg *s
 	if (j->pieces[i] == 1) {
 		if (!data)
 			return; /* the block failed to load: already marked damaged */
-		if (!h->valid || h->boff != s->boff || h->len != s->len) {
+		if (h->boff != s->boff || h->len != s->len) {
 			zn_sha256(data + s->boff, s->len, h->sha);
 			h->boff = s->boff;
 			h->len = s->len;
-			h->valid = 1;
 		}
 		if (memcmp(h->sha, e->sha256, 32))
 			downgrade_status(j, i, ST_DAMAGED);

@@ -164,7 +164,6 @@ struct zn_writer {
 	struct slot *pack[2];
 	int64_t next_span_seq;
 	zn_result input_err;
-	uint64_t content_bytes;
 	int finished;
 	char *pathbuf; /* stored path being built during a walk */
 	size_t pathbuf_cap;
@@ -560,6 +559,15 @@ static zn_result acquire_slot(struct zn_writer *w, int klass, struct slot **out)
 	return ZN_OK;
 }
 
+/* Give back a slot the producer took but will not queue (it holds no block). */
+static void release_slot(struct zn_writer *w, struct slot *s)
+{
+	pthread_mutex_lock(&w->mu);
+	s->state = SLOT_FREE;
+	pthread_cond_broadcast(&w->cv_free);
+	pthread_mutex_unlock(&w->mu);
+}
+
 /* Give a filled slot its sequence number and queue it for the workers. */
 static void queue_slot(struct zn_writer *w, struct slot *s)
 {
@@ -688,7 +696,6 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 		return ZN_OK;
 	}
 	/* A large file: whole chunks of its own, in order. */
-	w->content_bytes += size;
 	e->block_offset = 0;
 	for (uint64_t done = 0; done < size;) {
 		uint64_t n = ZN_MIN(chunk, size - done);
@@ -698,10 +705,7 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 		if (err) {
 			/* Earlier chunks are already queued; they stay as unreferenced bytes. */
 			report_read_failure(w, &w->ents[idx], err, NULL);
-			pthread_mutex_lock(&w->mu);
-			s->state = SLOT_FREE;
-			pthread_cond_broadcast(&w->cv_free);
-			pthread_mutex_unlock(&w->mu);
+			release_slot(w, s);
 			return ZN_OK;
 		}
 		RETURN_IF_ERROR(add_seg(w, s, idx, n, done == 0, done + n == size));
@@ -921,7 +925,6 @@ static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **ou
 	w->ents[idx].block_offset = *off;
 	w->ents[idx].slot = (uint32_t)(s - w->slots);
 	w->ents[idx].gen = s->gen;
-	w->content_bytes += e->size;
 	*out = s;
 	return ZN_OK;
 }
@@ -940,11 +943,6 @@ static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **ou
  * block is closed: place_aside), so blocks fill exactly as if the copies had never been met,
  * with or without io_uring, and a block that would hold only copies is never written. */
 
-static uint64_t *content_slot(struct zn_writer *w, uint64_t key, size_t *h)
-{
-	return &w->contents[*h = (size_t)key & (w->contents_cap - 1)];
-}
-
 /* Whether the content of entry idx (its bytes at `p`) is that of a small file stored earlier;
  * if so, records which, else remembers this one. */
 static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
@@ -952,8 +950,7 @@ static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 	if (w->opt.digest != ZN_DIGEST_SHA256 || w->opt.no_dedup)
 		return 0;
 	if ((w->ncontents + 1) * 2 > w->contents_cap) {
-		size_t ncap = w->contents_cap ? w->contents_cap * 2 : 4096, ocap = w->contents_cap,
-		       h;
+		size_t ncap = w->contents_cap ? w->contents_cap * 2 : 4096, ocap = w->contents_cap;
 		uint64_t *old = w->contents;
 		if (!(w->contents = calloc(ncap, sizeof(*w->contents)))) {
 			w->contents = old;
@@ -963,21 +960,21 @@ static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 		for (size_t i = 0; i < ocap; i++) {
 			if (!old[i])
 				continue;
-			uint64_t *t = content_slot(w, w->ents[old[i] - 1].ckey, &h);
-			while (*t)
-				t = &w->contents[h = (h + 1) & (ncap - 1)];
-			*t = old[i];
+			size_t h = (size_t)w->ents[old[i] - 1].ckey & (ncap - 1);
+			while (w->contents[h])
+				h = (h + 1) & (ncap - 1);
+			w->contents[h] = old[i];
 		}
 		free(old);
 	}
 	struct went *e = &w->ents[idx];
 	e->ckey = zn_xxh3(p, e->size);
-	size_t h;
-	uint64_t *t = content_slot(w, e->ckey, &h);
+	const size_t mask = w->contents_cap - 1;
+	size_t h = (size_t)e->ckey & mask;
 	uint8_t sha[32];
 	int hashed = 0;
-	for (; *t; t = &w->contents[h = (h + 1) & (w->contents_cap - 1)]) {
-		const struct went *o = &w->ents[*t - 1];
+	for (; w->contents[h]; h = (h + 1) & mask) {
+		const struct went *o = &w->ents[w->contents[h] - 1];
 		if (o->ckey != e->ckey || o->size != e->size)
 			continue;
 		const struct slot *os = &w->slots[o->slot];
@@ -991,11 +988,11 @@ static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 			same = !memcmp(sha, o->sha, 32);
 		}
 		if (same) {
-			e->dup_of = (int64_t)(*t - 1);
+			e->dup_of = (int64_t)(w->contents[h] - 1);
 			return 1;
 		}
 	}
-	*t = idx + 1;
+	w->contents[h] = idx + 1;
 	w->ncontents++;
 	return 0;
 }
@@ -1746,14 +1743,10 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		set_error(w, pr);
 	for (int k = 0; k < 2; k++) {
 		struct slot *s = w->pack[k];
-		if (s && s->usize && !atomic_load(&w->cancel)) {
+		if (s && s->usize && !atomic_load(&w->cancel))
 			queue_slot(w, s);
-		} else if (s) { /* only copies went into it, or cancelled: no block */
-			pthread_mutex_lock(&w->mu);
-			s->state = SLOT_FREE;
-			pthread_cond_broadcast(&w->cv_free);
-			pthread_mutex_unlock(&w->mu);
-		}
+		else if (s)
+			release_slot(w, s); /* only copies went into it, or cancelled: no block */
 		w->pack[k] = NULL;
 	}
 	stop_threads(w);
