@@ -20,13 +20,32 @@ enum { NORIG = 240, NCOPY = 60 };
 
 static char *root;
 
+/* 64 KiB blocks (the tests' trees fill dozens) and the least memory: few slots, filled again
+ * often, so that copies are found both in memory and by SHA-256. */
+static struct zn_create_options small_blocks(void)
+{
+	struct zn_create_options o;
+	zn_create_options_init(&o);
+	o.chunk_size = 64 << 10;
+	o.memory_limit = zn_create_memory_min(o.chunk_size);
+	o.threads = 2;
+	return o;
+}
+
+static struct zn_writer *open_writer(const char *out, const struct zn_create_options *o, int *fd)
+{
+	*fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(*fd >= 0);
+	struct zn_writer *w;
+	CHECK_OK(zn_writer_open(&w, *fd, o));
+	return w;
+}
+
 static zn_result make_archive(const char *dir, const char *out, const struct zn_create_options *o,
                               struct zn_write_stats *st)
 {
-	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	CHECK(fd >= 0);
-	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, o));
+	int fd;
+	struct zn_writer *w = open_writer(out, o, &fd);
 	zn_result a = zn_writer_add_path(w, dir, "t");
 	zn_result f = zn_writer_finish(w);
 	zn_writer_stats(w, st);
@@ -107,13 +126,9 @@ static void tree(void)
 	CHECK(!tu_write_file(tu_str("%s/zz-near", without), d, n0));
 	free(d);
 
-	struct zn_create_options o;
-	zn_create_options_init(&o);
-	o.chunk_size = 64 << 10; /* about 40 blocks: most originals' slots are filled again */
-	o.memory_limit = zn_create_memory_min(o.chunk_size);
+	struct zn_create_options o = small_blocks(); /* about 40 blocks */
 	struct zn_write_stats st;
 	char *base = tu_fmt("%s/without.zn", root);
-	o.threads = 2;
 	CHECK_OK(make_archive(without, base, &o, &st));
 	CHECK(st.duplicates == 0);
 	for (int no_uring = 0; no_uring < 2; no_uring++)
@@ -212,11 +227,7 @@ static void edge_cases(void)
 	         {"d.png", 9, 40000, 1},
 	         {"e", 12, 40000, 0}},
 	};
-	struct zn_create_options o;
-	zn_create_options_init(&o);
-	o.chunk_size = 64 << 10;
-	o.memory_limit = zn_create_memory_min(o.chunk_size);
-	o.threads = 2;
+	struct zn_create_options o = small_blocks();
 	for (size_t t = 0; t < ZN_ARRAY_LEN(sets); t++) {
 		int n = 0, copies = 0;
 		while (n < 5 && sets[t][n].name)
@@ -251,15 +262,9 @@ static void edge_cases(void)
 static void memory(void)
 {
 	char *out = tu_fmt("%s/mem.zn", root);
-	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	CHECK(fd >= 0);
-	struct zn_create_options o;
-	zn_create_options_init(&o);
-	o.chunk_size = 64 << 10;
-	o.memory_limit = zn_create_memory_min(o.chunk_size);
-	o.threads = 2;
-	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, &o));
+	const struct zn_create_options o = small_blocks();
+	int fd;
+	struct zn_writer *w = open_writer(out, &o, &fd);
 	struct tu_rng g;
 	tu_rng_seed(&g, 5);
 	static uint8_t x[1000], y[1000], fill[40000];
