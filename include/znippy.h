@@ -123,9 +123,9 @@ struct zn_create_options {
 	int no_skip;		 /* 1: compress even known-compressed file types */
 	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
 	int no_uring;		 /* 1: read with plain system calls even where io_uring works */
-	int no_dedup;            /* 1: store every file's bytes, even a small file identical to an
-	                            earlier one (by default such a file points at the first copy;
-	                            needs ZN_DIGEST_SHA256) */
+	int no_dedup;            /* 1: store every file's bytes, even a file identical to an earlier
+	                            one (by default such a file points at the first copy; needs
+	                            ZN_DIGEST_SHA256) */
 };
 
 /* Fill with the defaults listed above. */

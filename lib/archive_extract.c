@@ -36,6 +36,7 @@
 #include <zstd.h>
 
 #include "archive_internal.h"
+#include "xxh3.h"
 
 struct xseg {
 	uint64_t entry, boff, len, foff;
@@ -59,6 +60,8 @@ struct xjob {
 	uint8_t *status;	 /* ST_* per entry; written by workers with atomic byte stores */
 	uint8_t *created;	 /* 1 once this job created the file (only such files are removed) */
 	uint64_t *pieces;	 /* pieces per file */
+	uint64_t *copy_next;     /* NULL, or per spanning file: next file of the same extent + 1 */
+	uint8_t *is_copy;        /* with copy_next: 1 for a file written from another's pieces */
 
 	uint64_t *bstart;	 /* segments of block b: segs[bstart[b] .. bstart[b+1]) */
 	struct xseg *segs;
@@ -423,6 +426,67 @@ static zn_result overlap(struct xjob *j)
 	return ZN_ERR_CORRUPT;
 }
 
+/* Files spanning blocks with the very same extent (identical large files stored once): the
+ * first one met takes the pieces, and the others are written from the same decoded bytes. */
+struct span_set {
+	uint64_t *tab; /* entry + 1, 0 empty */
+	size_t cap, n;
+};
+
+static size_t extent_hash(const struct zn_entry *e)
+{
+	uint64_t key[3] = {e->first_block, e->block_offset, e->size};
+	return (size_t)zn_xxh3(key, sizeof(key));
+}
+
+static int same_extent(const struct zn_entry *a, const struct zn_entry *b)
+{
+	return a->first_block == b->first_block && a->block_offset == b->block_offset &&
+	       a->size == b->size;
+}
+
+/* The first file met with entry i's extent (i itself if none), i joining its copies; or
+ * UINT64_MAX if memory is short. */
+static uint64_t span_primary(struct xjob *j, struct span_set *s, uint64_t i)
+{
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		uint64_t *t = calloc(ncap, sizeof(*t));
+		if (!t)
+			return UINT64_MAX;
+		for (size_t k = 0; k < s->cap; k++) {
+			if (!s->tab[k])
+				continue;
+			size_t h = extent_hash(&j->ents[s->tab[k] - 1]) & (ncap - 1);
+			while (t[h])
+				h = (h + 1) & (ncap - 1);
+			t[h] = s->tab[k];
+		}
+		free(s->tab);
+		s->tab = t;
+		s->cap = ncap;
+	}
+	size_t h = extent_hash(&j->ents[i]) & (s->cap - 1);
+	for (; s->tab[h]; h = (h + 1) & (s->cap - 1)) {
+		uint64_t p = s->tab[h] - 1;
+		if (!same_extent(&j->ents[p], &j->ents[i]))
+			continue;
+		if (!j->copy_next) {
+			j->copy_next = calloc(j->n, sizeof(uint64_t));
+			j->is_copy = calloc(j->n, 1);
+			if (!j->copy_next || !j->is_copy)
+				return UINT64_MAX;
+		}
+		j->copy_next[i] = j->copy_next[p];
+		j->copy_next[p] = i + 1;
+		j->is_copy[i] = 1;
+		return p;
+	}
+	s->tab[h] = i + 1;
+	s->n++;
+	return i;
+}
+
 static zn_result build_plan(struct xjob *j)
 {
 	struct zn_reader *r = j->r;
@@ -439,6 +503,7 @@ static zn_result build_plan(struct xjob *j)
 	}
 	/* Pass 1: check every file's extent and count pieces per block. */
 	uint64_t total = 0;
+	struct span_set spans = {0};
 	for (uint64_t i = 0; i < j->n; i++) {
 		struct zn_entry *e = &j->ents[i];
 		if (get_status(j, i) != ST_OK || e->type != ZN_TYPE_FILE || !e->size)
@@ -461,18 +526,31 @@ static zn_result build_plan(struct xjob *j)
 			continue;
 		}
 		j->pieces[i] = k;
+		if (k > 1) {
+			uint64_t p = span_primary(j, &spans, i);
+			if (p == UINT64_MAX) {
+				free(usize);
+				free(spans.tab);
+				return ZN_ERR_NOMEM;
+			}
+			if (p != i)
+				continue; /* written from p's pieces */
+		}
 		for (uint64_t x = e->first_block; x < b; x++)
 			j->bstart[x + 1]++;
 		total += k;
-		/* Files spanning blocks never share bytes, so pieces number at most files + blocks
-		 * (files within one block, which may share bytes, are one piece each). A crafted
-		 * index whose extents overlap would otherwise make the plan grow as files x blocks;
-		 * any overlap left is refused once the pieces are in order, below. */
+		/* Distinct files spanning blocks share no bytes (files of the same extent are
+		 * one set of pieces), so pieces number at most files + blocks (files within one
+		 * block, which may share bytes, are one piece each). A crafted index whose extents
+		 * overlap would otherwise make the plan grow as files x blocks; any overlap left
+		 * is refused once the pieces are in order, below. */
 		if (total > j->n + nb) {
 			free(usize);
+			free(spans.tab);
 			return overlap(j);
 		}
 	}
+	free(spans.tab);
 	for (uint64_t b = 0; b < nb; b++)
 		j->bstart[b + 1] += j->bstart[b];
 	j->segs = malloc((total ? total : 1) * sizeof(*j->segs));
@@ -488,7 +566,8 @@ static zn_result build_plan(struct xjob *j)
 	/* Pass 2: fill, in entry order within each block. */
 	for (uint64_t i = 0; i < j->n; i++) {
 		struct zn_entry *e = &j->ents[i];
-		if (get_status(j, i) != ST_OK || e->type != ZN_TYPE_FILE || !e->size)
+		if (get_status(j, i) != ST_OK || e->type != ZN_TYPE_FILE || !e->size ||
+		    (j->is_copy && j->is_copy[i]))
 			continue;
 		uint64_t left = e->size, off = e->block_offset, b = e->first_block, foff = 0;
 		while (left) {
@@ -563,10 +642,9 @@ static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
  * that or a cancellation of the job stops the piece, nothing is created, and a file already
  * created for earlier pieces is only closed (the clean-up after the workers removes it, as its
  * status is no longer ST_OK). A file is written only while its status is ST_OK. */
-static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *s,
-			const uint8_t *data)
+static void write_one(struct xjob *j, struct dircache *dc, uint64_t i, const struct xseg *s,
+                      const uint8_t *data)
 {
-	uint64_t i = s->entry;
 	struct zn_entry *e = &j->ents[i];
 	int multi = j->pieces[i] > 1;
 	if (atomic_load(&j->cancel)) {
@@ -628,6 +706,24 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 	}
 }
 
+/* Writes one piece into its file and into the files stored once for it. */
+static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *s,
+                        const uint8_t *data)
+{
+	write_one(j, dc, s->entry, s, data);
+	for (uint64_t c = j->copy_next ? j->copy_next[s->entry] : 0; c; c = j->copy_next[c - 1])
+		write_one(j, dc, c - 1, s, data);
+}
+
+/* A spanning file's verdict reaches the files stored once for it: `got`, the digest of its
+ * bytes, must be theirs too; NULL when its bytes are damaged. */
+static void judge_copies(struct xjob *j, uint64_t i, const uint8_t *got)
+{
+	for (uint64_t c = j->copy_next ? j->copy_next[i] : 0; c; c = j->copy_next[c - 1])
+		if (!got || memcmp(got, j->ents[c - 1].sha256, 32))
+			downgrade_status(j, c - 1, ST_DAMAGED);
+}
+
 /* The digest of the last whole file hashed in the block at hand: files sharing its bytes
  * (identical files stored once, next to each other in the plan) are not hashed again. */
 struct last_hash {
@@ -666,6 +762,7 @@ static void hash_piece(struct xjob *j, struct last_hash *h, const struct xseg *s
 		SHA256_Final(got, &j->span_ctx);
 		if (!data || memcmp(got, e->sha256, 32))
 			downgrade_status(j, i, ST_DAMAGED);
+		judge_copies(j, i, data ? got : NULL);
 		j->span_entry = UINT64_MAX;
 	}
 }
@@ -692,8 +789,10 @@ static void *xworker(void *arg)
 		int cancel = atomic_load(&j->cancel);
 		if (!cancel && dctx && buf && zn_block_load(r, b, dctx, buf, &data, &len) != ZN_OK) {
 			data = NULL;
-			for (uint64_t s = j->bstart[b]; s < j->bstart[b + 1]; s++)
+			for (uint64_t s = j->bstart[b]; s < j->bstart[b + 1]; s++) {
 				downgrade_status(j, j->segs[s].entry, ST_DAMAGED);
+				judge_copies(j, j->segs[s].entry, NULL);
+			}
 		}
 		if (hashing && span >= 0) {
 			pthread_mutex_lock(&j->mu);
@@ -845,6 +944,8 @@ static void job_free(struct xjob *j)
 	free(j->status);
 	free(j->created);
 	free(j->pieces);
+	free(j->copy_next);
+	free(j->is_copy);
 	free(j->bstart);
 	free(j->segs);
 	free(j->work);

@@ -103,9 +103,9 @@ struct went {
 	uint64_t size;
 	uint64_t first_block, block_offset;
 	int64_t link_entry; /* hardlinks found on disk: the entry holding the content, else -1 */
-	int64_t dup_of;     /* a small file identical to this earlier one, stored once; else -1 */
-	uint64_t ckey;      /* XXH3-64 of a small file's content, once read */
-	uint64_t gen;       /* the fill of slots[slot] that holds its bytes */
+	int64_t dup_of;     /* a file identical to this earlier one, stored once; else -1 */
+	uint64_t ckey;      /* XXH3-64 of a small file's content, or of a large one's ends */
+	uint64_t gen;       /* the fill of slots[slot] that holds its bytes (its last chunk's) */
 	uint32_t slot;
 	uint8_t sha[32];
 };
@@ -160,6 +160,9 @@ struct zn_writer {
 	size_t paths_cap;
 	uint64_t *contents; /* open-addressing set of small files stored, by ckey: entry + 1 */
 	size_t contents_cap, ncontents;
+	uint64_t *larges; /* the same for files of at least chunk_size bytes */
+	size_t larges_cap, nlarges;
+	uint8_t *scan;  /* reading buffer for hashing a large file before it is stored */
 	uint64_t fills; /* slot fills so far (slot.gen) */
 	struct slot *pack[2];
 	int64_t next_span_seq;
@@ -671,6 +674,7 @@ static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **ou
 static zn_result place_aside(struct zn_writer *w, uint64_t idx, const uint8_t *p);
 static void judge(struct zn_writer *w, uint64_t idx, const uint8_t *p);
 static void compact(struct zn_writer *w, struct slot *s);
+static int large_copy(struct zn_writer *w, uint64_t idx, const struct source *src);
 
 /* Place the content of entry `idx` (e->size bytes from src) into blocks. */
 static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *src)
@@ -695,8 +699,10 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 		compact(w, s);
 		return ZN_OK;
 	}
-	/* A large file: whole chunks of its own, in order. */
+	/* A large file: whole chunks of its own, in order, unless it is a copy of one stored. */
 	e->block_offset = 0;
+	if (large_copy(w, idx, src))
+		return ZN_OK;
 	for (uint64_t done = 0; done < size;) {
 		uint64_t n = ZN_MIN(chunk, size - done);
 		struct slot *s;
@@ -712,6 +718,9 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 		s->usize = n;
 		queue_slot(w, s);
 		done += n;
+		/* The last chunk's slot, where settle_digest() finds the file's digest. */
+		w->ents[idx].slot = (uint32_t)(s - w->slots);
+		w->ents[idx].gen = s->gen;
 	}
 	return ZN_OK;
 }
@@ -943,30 +952,37 @@ static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **ou
  * block is closed: place_aside), so blocks fill exactly as if the copies had never been met,
  * with or without io_uring, and a block that would hold only copies is never written. */
 
+/* Room in an open-addressing set of entries (entry + 1, keyed by their ckey) for n of them;
+ * -1 if memory is short (the file is then stored again: only space is lost). */
+static int grow_set(struct zn_writer *w, uint64_t **set, size_t *cap, size_t n)
+{
+	if (n * 2 <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 4096, ocap = *cap;
+	uint64_t *old = *set, *neu = calloc(ncap, sizeof(*neu));
+	if (!neu)
+		return -1;
+	for (size_t i = 0; i < ocap; i++) {
+		if (!old[i])
+			continue;
+		size_t h = (size_t)w->ents[old[i] - 1].ckey & (ncap - 1);
+		while (neu[h])
+			h = (h + 1) & (ncap - 1);
+		neu[h] = old[i];
+	}
+	free(old);
+	*set = neu;
+	*cap = ncap;
+	return 0;
+}
+
 /* Whether the content of entry idx (its bytes at `p`) is that of a small file stored earlier;
  * if so, records which, else remembers this one. */
 static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 {
-	if (w->opt.digest != ZN_DIGEST_SHA256 || w->opt.no_dedup)
+	if (w->opt.digest != ZN_DIGEST_SHA256 || w->opt.no_dedup ||
+	    grow_set(w, &w->contents, &w->contents_cap, w->ncontents + 1))
 		return 0;
-	if ((w->ncontents + 1) * 2 > w->contents_cap) {
-		size_t ncap = w->contents_cap ? w->contents_cap * 2 : 4096, ocap = w->contents_cap;
-		uint64_t *old = w->contents;
-		if (!(w->contents = calloc(ncap, sizeof(*w->contents)))) {
-			w->contents = old;
-			return 0; /* stored again: only space is lost */
-		}
-		w->contents_cap = ncap;
-		for (size_t i = 0; i < ocap; i++) {
-			if (!old[i])
-				continue;
-			size_t h = (size_t)w->ents[old[i] - 1].ckey & (ncap - 1);
-			while (w->contents[h])
-				h = (h + 1) & (ncap - 1);
-			w->contents[h] = old[i];
-		}
-		free(old);
-	}
 	struct went *e = &w->ents[idx];
 	e->ckey = zn_xxh3(p, e->size);
 	const size_t mask = w->contents_cap - 1;
@@ -994,6 +1010,119 @@ static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 	}
 	w->contents[h] = idx + 1;
 	w->ncontents++;
+	return 0;
+}
+
+/* Identical large files are stored once too. A large file's bytes are never all in memory, so
+ * the candidates are found before it is read: an earlier large file of the same size whose
+ * first and last 4 KiB hash the same (two small reads per large file). Only for such a file is
+ * the whole file read and hashed here first, and compared with the earlier file's SHA-256,
+ * waiting for the worker that hashes that file's last chunk if need be. The answer depends on
+ * the contents alone, so the archive does not depend on timing. A file that differs after all
+ * is read again to be stored. */
+#define SCAN_PIECE (256u << 10)
+
+static int pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t k = pread(fd, dst, ZN_MIN(n, SCAN_PIECE), (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		dst += k;
+		n -= (uint64_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+/* XXH3-64 of a large file's size, first and last 4 KiB (size >= ZN_CHUNK_MIN > 8 KiB). */
+static int ends_key(const struct source *src, uint64_t size, uint64_t *key)
+{
+	const uint64_t n = 4096;
+	uint8_t buf[8 + 2 * 4096];
+	zn_put_le64(buf, size);
+	if (src->fd < 0) {
+		memcpy(buf + 8, src->mem, n);
+		memcpy(buf + 8 + n, src->mem + size - n, n);
+	} else if (pread_full(src->fd, buf + 8, n, 0) ||
+	           pread_full(src->fd, buf + 8 + n, n, size - n)) {
+		return -1;
+	}
+	*key = zn_xxh3(buf, sizeof(buf));
+	return 0;
+}
+
+static int whole_sha(struct zn_writer *w, const struct source *src, uint64_t size, uint8_t sha[32])
+{
+	if (src->fd < 0) {
+		zn_sha256(src->mem, size, sha);
+		return 0;
+	}
+	if (!w->scan && !(w->scan = malloc(SCAN_PIECE)))
+		return -1;
+	SHA256_CTX c;
+	SHA256_Init(&c);
+	for (uint64_t off = 0; off < size;) {
+		uint64_t n = ZN_MIN(SCAN_PIECE, size - off);
+		if (pread_full(src->fd, w->scan, n, off))
+			return -1;
+		SHA256_Update(&c, w->scan, n);
+		off += n;
+	}
+	SHA256_Final(sha, &c);
+	return 0;
+}
+
+/* The SHA-256 of large file o, waiting for the worker that hashes its last chunk. */
+static int settle_digest(struct zn_writer *w, uint64_t o)
+{
+	struct went *e = &w->ents[o];
+	struct slot *s = &w->slots[e->slot];
+	if (s->gen != e->gen)
+		return 0; /* the slot was taken back since: harvest() gave e its digest */
+	pthread_mutex_lock(&w->mu);
+	while (s->state == SLOT_QUEUED && !atomic_load(&w->cancel))
+		pthread_cond_wait(&w->cv_done, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+	if (atomic_load(&w->cancel))
+		return -1;
+	for (size_t i = 0; i < s->nsegs; i++)
+		if (s->segs[i].entry == o && s->segs[i].last)
+			memcpy(e->sha, s->segs[i].sha, 32);
+	return 0;
+}
+
+/* Whether large file idx (its bytes from src, not read yet) has the content of a large file
+ * stored earlier; if so, records which, else remembers this one. */
+static int large_copy(struct zn_writer *w, uint64_t idx, const struct source *src)
+{
+	struct went *e = &w->ents[idx];
+	if (w->opt.digest != ZN_DIGEST_SHA256 || w->opt.no_dedup || e->size < w->opt.chunk_size ||
+	    ends_key(src, e->size, &e->ckey) ||
+	    grow_set(w, &w->larges, &w->larges_cap, w->nlarges + 1))
+		return 0;
+	const size_t mask = w->larges_cap - 1;
+	size_t h = (size_t)e->ckey & mask;
+	uint8_t sha[32];
+	int hashed = 0;
+	for (; w->larges[h]; h = (h + 1) & mask) {
+		uint64_t o = w->larges[h] - 1;
+		if (w->ents[o].ckey != e->ckey || w->ents[o].size != e->size || w->ents[o].dropped)
+			continue;
+		if (!hashed && whole_sha(w, src, e->size, sha))
+			return 0; /* read again to be stored, and any failure reported then */
+		hashed = 1;
+		if (settle_digest(w, o))
+			return 0;
+		if (!memcmp(sha, w->ents[o].sha, 32)) {
+			e->dup_of = (int64_t)o;
+			return 1;
+		}
+	}
+	w->larges[h] = idx + 1;
+	w->nlarges++;
 	return 0;
 }
 
@@ -1989,6 +2118,8 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->workers);
 	free(w->blocks);
 	free(w->contents);
+	free(w->larges);
+	free(w->scan);
 	free(w->aside);
 	free(w->inodes);
 	free(w->paths);

@@ -1,8 +1,9 @@
 /* test_archive_crafted.c - indexes that pass every checksum but lie about the layout: files
- * spanning blocks whose extents overlap (which would make the extraction plan, and the output,
- * grow as files x blocks)
- * and an entry count far beyond what the index's size can hold (which would make readers
- * allocate a record for each of millions of entries from a few KB). Both are refused up front. */
+ * spanning blocks whose extents overlap without being the same (which would make the extraction
+ * plan grow as files x blocks) and an entry count far beyond what the index's size can hold
+ * (which would make readers allocate a record for each of millions of entries from a few KB).
+ * Both are refused up front. Files sharing the very same extent (identical files stored once)
+ * are fine, however many, and a copy whose digest is not its bytes' is named as damaged. */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include "archive_format.h"
 #include "archive_internal.h"
 #include "common.h"
+#include "sha256.h"
 #include "test_util.h"
 #include "xxh3.h"
 
@@ -25,7 +27,8 @@ static char *write_archive(const char *name, const struct zn_index_row *rows, ui
 	uint64_t content = 0;
 	for (uint64_t i = 0; i < n; i++)
 		content += rows[i].size;
-	struct zn_index_input in = {rows, n, blocks, nb, 64 << 10, content, 3, ZN_DIGEST_NONE};
+	int digest = n && rows[0].sha ? ZN_DIGEST_SHA256 : ZN_DIGEST_NONE;
+	struct zn_index_input in = {rows, n, blocks, nb, 64 << 10, content, 3, digest};
 	uint8_t *ix;
 	size_t ixl;
 	CHECK_OK(zn_index_build(&in, &ix, &ixl));
@@ -83,7 +86,8 @@ int main(int argc, char **argv)
 	tu_init(argc, argv, "test_archive_crafted");
 	dir = tu_mkdtemp();
 
-	/* 1. Overlap: two stored 4 KiB blocks; files a and b both claim all of them. */
+	/* 1. Overlap: two stored 4 KiB blocks; file a spans both, b claims all but its first
+	 * 100 bytes. */
 	enum { U = 4096 };
 	uint8_t data[2 * U];
 	memset(data, 'x', sizeof(data));
@@ -92,7 +96,8 @@ int main(int argc, char **argv)
 	blk.xxh3 = blk.cxxh3 = zn_xxh3(data, U);
 	struct zn_blockinfo two[2] = {blk, blk};
 	two[1].offset += U;
-	struct zn_index_row rows[2] = {file_row("a", 2 * U), file_row("b", 2 * U)};
+	struct zn_index_row rows[2] = {file_row("a", 2 * U), file_row("b", 2 * U - 100)};
+	rows[1].block_offset = 100;
 	char *a1 = write_archive("overlap.zn", rows, 2, two, 2, data, sizeof(data));
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, a1, NULL, 0));
@@ -105,9 +110,45 @@ int main(int argc, char **argv)
 	struct stat st;
 	CHECK(lstat(fa, &st) != 0); /* nothing was extracted */
 	zn_reader_close(r);
+	/* Many files spanning both blocks with the very same extent are one set of pieces: each
+	 * is written from the same decoded bytes. With digests, a copy whose digest is not that
+	 * of the bytes is damaged, and only it. */
+	enum { NSAME = 1000 };
+	static struct zn_index_row same[NSAME];
+	uint8_t good[32], wrong[32];
+	zn_sha256(data, sizeof(data), good);
+	memcpy(wrong, good, 32);
+	wrong[7] ^= 1;
+	for (int k = 0; k < NSAME; k++) {
+		same[k] = file_row(tu_fmt("f%04d", k), 2 * U);
+		same[k].sha = k == 500 ? wrong : good;
+	}
+	char *a7 = write_archive("same.zn", same, NSAME, two, 2, data, sizeof(data));
+	CHECK_OK(zn_reader_open(&r, a7, NULL, 0));
+	problems = 0;
+	CHECK(zn_verify(r, 2, count_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(problems == 1);
+	char *out7 = tu_str("%s/out7", dir);
+	struct zn_extract_options xo;
+	zn_extract_options_init(&xo);
+	xo.check_digest = 1;
+	xo.threads = 3;
+	problems = 0;
+	CHECK(zn_extract(r, out7, NULL, &xo, count_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(problems == 1);
+	for (int k = 0; k < NSAME; k++) {
+		size_t n;
+		uint8_t *got = tu_read_file(tu_str("%s/f%04d", out7, k), &n);
+		CHECK(k == 500 ? !got : got && n == sizeof(data) && !memcmp(got, data, n));
+		free(got);
+	}
+	for (int k = 0; k < NSAME; k++)
+		free((char *)same[k].path);
+	zn_reader_close(r);
 	/* The same files one after the other are fine. */
 	rows[0].size = rows[1].size = U;
 	rows[1].first_block = 1;
+	rows[1].block_offset = 0;
 	char *a2 = write_archive("fine.zn", rows, 2, two, 2, data, sizeof(data));
 	CHECK_OK(zn_reader_open(&r, a2, NULL, 0));
 	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));

@@ -1,11 +1,12 @@
-/* test_archive_dedup.c - a small file identical to an earlier one is stored once.
+/* test_archive_dedup.c - a file identical to an earlier one is stored once.
  *
  * A tree of random files with copies beside their originals (compared while the original's
  * bytes are still in memory) and at the end of the walk (compared by SHA-256, the original's
  * block long written): its blocks must be byte for byte those of the same tree without the
  * copies, with and without io_uring and with any thread count; every copy must read back and
  * extract whole; --no-dedup and --digest none store every copy. From memory: a copy is found
- * whether its original's slot was filled again or not, and a near copy is not taken for one. */
+ * whether its original's slot was filled again or not, and a near copy is not taken for one.
+ * Files of at least the chunk size likewise (see large()). */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -321,6 +322,102 @@ static void memory(void)
 	free(out);
 }
 
+/* Files of at least the chunk size: copies (one right after its original, others later) are
+ * stored once, a file of the same size and the same first and last 4 KiB that differs in the
+ * middle is not, and the blocks are those of the tree without the copies, whatever the thread
+ * count and way of reading. From memory, a copy of the entry just before it (its last chunk
+ * maybe not hashed yet) is found too. */
+static void large(void)
+{
+	enum { A = 200000, C = 150000 };
+	static uint8_t a[A], b[A], c[C];
+	struct tu_rng g;
+	tu_rng_seed(&g, 21);
+	tu_rng_fill(&g, a, A);
+	tu_rng_fill(&g, c, C);
+	memcpy(b, a, A);
+	b[A / 2] ^= 1;
+	char *with = tu_fmt("%s/large", root), *without = tu_fmt("%s/large-", root);
+	CHECK(!mkdir(with, 0755) && !mkdir(without, 0755));
+	const char *names[] = {"a", "b", "c", "d", "e", "f", "g"};
+	const uint8_t *content[] = {a, b, c, a, b, c, a};
+	const size_t sizes[] = {A, A, C, A, A, 1000, A};
+	const int copy[] = {0, 0, 0, 1, 1, 0, 1};
+	for (int i = 0; i < 7; i++) {
+		CHECK(!tu_write_file(tu_str("%s/%s", with, names[i]), content[i], sizes[i]));
+		if (!copy[i])
+			CHECK(!tu_write_file(tu_str("%s/%s", without, names[i]), content[i],
+			                     sizes[i]));
+	}
+	struct zn_create_options o = small_blocks();
+	struct zn_write_stats st;
+	char *base = tu_fmt("%s.zn", without), *out = tu_fmt("%s.zn", with);
+	CHECK_OK(make_archive(without, base, &o, &st));
+	uint64_t blocks = st.blocks;
+	for (int k = 0; k < 4; k++) {
+		o.threads = k < 2 ? 1 : 3;
+		o.no_uring = k & 1;
+		CHECK_OK(make_archive(with, out, &o, &st));
+		CHECK(st.duplicates == 3 && st.blocks == blocks);
+		check_same_blocks(base, out);
+	}
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
+	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	CHECK(zn_reader_copies(r, NULL) == 3);
+	for (int i = 0; i < 7; i++) {
+		uint64_t ix;
+		char *path = tu_fmt("t/%s", names[i]);
+		CHECK_OK(zn_reader_find(r, path, strlen(path), &ix));
+		const uint8_t *p = content[i];
+		CHECK_OK(zn_reader_read_entry(r, ix, sink_cmp, &p));
+		CHECK(p == content[i] + sizes[i]);
+		free(path);
+	}
+	char *x = tu_fmt("%s/x", root);
+	struct zn_extract_options xo;
+	zn_extract_options_init(&xo);
+	xo.check_digest = 1;
+	xo.threads = 3;
+	CHECK_OK(zn_extract(r, x, NULL, &xo, NULL, NULL, NULL));
+	for (int i = 0; i < 7; i++)
+		check_files_equal(tu_str("%s/%s", with, names[i]), tu_str("%s/t/%s", x, names[i]));
+	zn_reader_close(r);
+	o.no_dedup = 1;
+	CHECK_OK(make_archive(with, out, &o, &st));
+	CHECK(st.duplicates == 0 && st.blocks > blocks);
+
+	o = small_blocks();
+	int fd;
+	struct zn_writer *w = open_writer(out, &o, &fd);
+	struct zn_entry e = {.type = ZN_TYPE_FILE, .mode = 0644, .size = A};
+	const char *mem_names[] = {"m1", "m2", "m3", "m4"};
+	const uint8_t *mem[] = {a, a, b, a};
+	for (int i = 0; i < 4; i++) {
+		e.path = mem_names[i], e.path_len = 2;
+		CHECK_OK(zn_writer_add_memory(w, &e, mem[i]));
+	}
+	CHECK_OK(zn_writer_finish(w));
+	zn_writer_stats(w, &st);
+	CHECK(st.duplicates == 2);
+	zn_writer_free(w);
+	close(fd);
+	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
+	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	for (int i = 0; i < 4; i++) {
+		uint64_t ix;
+		CHECK_OK(zn_reader_find(r, mem_names[i], 2, &ix));
+		const uint8_t *p = mem[i];
+		CHECK_OK(zn_reader_read_entry(r, ix, sink_cmp, &p));
+	}
+	zn_reader_close(r);
+	free(x);
+	free(base);
+	free(out);
+	free(with);
+	free(without);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_archive_dedup");
@@ -328,6 +425,7 @@ int main(int argc, char **argv)
 	tree();
 	edge_cases();
 	memory();
+	large();
 	tu_rmtree(root);
 	free(root);
 	puts("ok");
