@@ -60,8 +60,12 @@ struct xjob {
 	uint8_t *status;	 /* ST_* per entry; written by workers with atomic byte stores */
 	uint8_t *created;	 /* 1 once this job created the file (only such files are removed) */
 	uint64_t *pieces;	 /* pieces per file */
-	uint64_t *copy_next;     /* NULL, or per spanning file: next file of the same extent + 1 */
-	uint8_t *is_copy;        /* with copy_next: 1 for a file written from another's pieces */
+	/* Files spanning blocks with the very same extent (identical large files stored once):
+	 * the first one met takes the pieces, and the others are written from the same decoded
+	 * bytes. NULL when there are none. */
+	uint64_t *copy_next;  /* per file: the next file of its extent + 1, 0 none */
+	uint64_t *primary_of; /* per copy: the file whose pieces it takes + 1; 0 for others */
+	uint8_t *bytes_bad;   /* per file holding pieces: a block of its failed to load */
 
 	uint64_t *bstart;	 /* segments of block b: segs[bstart[b] .. bstart[b+1]) */
 	struct xseg *segs;
@@ -82,6 +86,7 @@ struct xjob {
 	int64_t span_turn;
 	SHA256_CTX span_ctx;
 	uint64_t span_entry;
+	int span_missing; /* a piece of span_entry was not hashed (its block failed) */
 
 	atomic_uint_fast64_t done_bytes;
 	atomic_int cancel;
@@ -426,65 +431,51 @@ static zn_result overlap(struct xjob *j)
 	return ZN_ERR_CORRUPT;
 }
 
-/* Files spanning blocks with the very same extent (identical large files stored once): the
- * first one met takes the pieces, and the others are written from the same decoded bytes. */
-struct span_set {
-	uint64_t *tab; /* entry + 1, 0 empty */
-	size_t cap, n;
-};
-
-static size_t extent_hash(const struct zn_entry *e)
-{
-	uint64_t key[3] = {e->first_block, e->block_offset, e->size};
-	return (size_t)zn_xxh3(key, sizeof(key));
-}
-
 static int same_extent(const struct zn_entry *a, const struct zn_entry *b)
 {
 	return a->first_block == b->first_block && a->block_offset == b->block_offset &&
 	       a->size == b->size;
 }
 
-/* The first file met with entry i's extent (i itself if none), i joining its copies; or
- * UINT64_MAX if memory is short. */
-static uint64_t span_primary(struct xjob *j, struct span_set *s, uint64_t i)
+/* Entry i shares the extent of p, a file spanning blocks that holds the pieces. */
+static zn_result add_copy(struct xjob *j, uint64_t i, uint64_t p)
 {
-	if ((s->n + 1) * 2 > s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		uint64_t *t = calloc(ncap, sizeof(*t));
-		if (!t)
-			return UINT64_MAX;
-		for (size_t k = 0; k < s->cap; k++) {
-			if (!s->tab[k])
-				continue;
-			size_t h = extent_hash(&j->ents[s->tab[k] - 1]) & (ncap - 1);
-			while (t[h])
-				h = (h + 1) & (ncap - 1);
-			t[h] = s->tab[k];
-		}
-		free(s->tab);
-		s->tab = t;
-		s->cap = ncap;
+	if (!j->copy_next) {
+		j->copy_next = calloc(j->n, sizeof(uint64_t));
+		j->primary_of = calloc(j->n, sizeof(uint64_t));
+		j->bytes_bad = calloc(j->n, 1);
+		if (!j->copy_next || !j->primary_of || !j->bytes_bad)
+			return ZN_ERR_NOMEM;
 	}
-	size_t h = extent_hash(&j->ents[i]) & (s->cap - 1);
-	for (; s->tab[h]; h = (h + 1) & (s->cap - 1)) {
-		uint64_t p = s->tab[h] - 1;
-		if (!same_extent(&j->ents[p], &j->ents[i]))
-			continue;
-		if (!j->copy_next) {
-			j->copy_next = calloc(j->n, sizeof(uint64_t));
-			j->is_copy = calloc(j->n, 1);
-			if (!j->copy_next || !j->is_copy)
-				return UINT64_MAX;
-		}
-		j->copy_next[i] = j->copy_next[p];
-		j->copy_next[p] = i + 1;
-		j->is_copy[i] = 1;
-		return p;
+	j->copy_next[i] = j->copy_next[p];
+	j->copy_next[p] = i + 1;
+	j->primary_of[i] = p + 1;
+	j->pieces[i] = j->pieces[p];
+	return ZN_OK;
+}
+
+/* The last block of a file's extent, by binary search in the prefix sums of the blocks' sizes
+ * (cum[b]: bytes before block b; zeros[b]: empty blocks before b); -1 if the extent leaves the
+ * blocks or crosses an empty one. */
+static int extent_end(const uint64_t *cum, const uint64_t *zeros, uint64_t nb,
+                      const struct zn_entry *e, uint64_t *last)
+{
+	uint64_t fb = e->first_block;
+	if (fb >= nb || e->block_offset >= cum[fb + 1] - cum[fb])
+		return -1;
+	uint64_t start = cum[fb] + e->block_offset;
+	if (e->size > cum[nb] - start)
+		return -1;
+	uint64_t end = start + e->size, lo = fb, hi = nb - 1; /* first b with cum[b + 1] >= end */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (cum[mid + 1] >= end)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
-	s->tab[h] = i + 1;
-	s->n++;
-	return i;
+	*last = lo;
+	return zeros[lo + 1] - zeros[fb] ? -1 : 0;
 }
 
 static zn_result build_plan(struct xjob *j)
@@ -497,60 +488,56 @@ static zn_result build_plan(struct xjob *j)
 		free(usize);
 		return ZN_ERR_NOMEM;
 	}
-	for (uint64_t b = 0; b < nb; b++) {
+	uint64_t *cum = malloc((nb + 1) * sizeof(uint64_t)),
+	         *zeros = malloc((nb + 1) * sizeof(uint64_t));
+	uint64_t *span_at = calloc(nb ? nb : 1, sizeof(uint64_t)); /* spanning file from b + 1 */
+	zn_result res = cum && zeros && span_at ? ZN_OK : ZN_ERR_NOMEM;
+	for (uint64_t b = 0; res == ZN_OK && b <= nb; b++) {
 		struct zn_blockinfo bi;
-		usize[b] = zn_block_info(r, b, &bi) == ZN_OK ? bi.usize : 0;
+		if (b < nb)
+			usize[b] = zn_block_info(r, b, &bi) == ZN_OK ? bi.usize : 0;
+		cum[b] = b ? cum[b - 1] + usize[b - 1] : 0;
+		zeros[b] = b ? zeros[b - 1] + !usize[b - 1] : 0;
 	}
-	/* Pass 1: check every file's extent and count pieces per block. */
+	/* Pass 1: check every file's extent and count pieces per block. A file with the extent
+	 * of a spanning file met before is a copy of it (two different spanning files starting in
+	 * the same block overlap, which is refused below). */
 	uint64_t total = 0;
-	struct span_set spans = {0};
-	for (uint64_t i = 0; i < j->n; i++) {
+	for (uint64_t i = 0; res == ZN_OK && i < j->n; i++) {
 		struct zn_entry *e = &j->ents[i];
 		if (get_status(j, i) != ST_OK || e->type != ZN_TYPE_FILE || !e->size)
 			continue;
-		uint64_t left = e->size, off = e->block_offset, b = e->first_block, k = 0;
-		int ok = 1;
-		while (left) {
-			if (b >= nb || off >= usize[b]) {
-				ok = 0;
-				break;
-			}
-			left -= ZN_MIN(left, usize[b] - off);
-			off = 0;
-			b++;
-			k++;
+		uint64_t fb = e->first_block, last;
+		if (fb < nb && span_at[fb] && same_extent(&j->ents[span_at[fb] - 1], e)) {
+			res = add_copy(j, i, span_at[fb] - 1);
+			continue;
 		}
-		if (!ok) {
+		if (extent_end(cum, zeros, nb, e, &last)) {
 			set_status(j, i, ST_DAMAGED);
 			xreport(j, e, ZN_ERR_CORRUPT, "index describes content outside the data blocks");
 			continue;
 		}
-		j->pieces[i] = k;
-		if (k > 1) {
-			uint64_t p = span_primary(j, &spans, i);
-			if (p == UINT64_MAX) {
-				free(usize);
-				free(spans.tab);
-				return ZN_ERR_NOMEM;
-			}
-			if (p != i)
-				continue; /* written from p's pieces */
-		}
-		for (uint64_t x = e->first_block; x < b; x++)
+		j->pieces[i] = last - fb + 1;
+		if (last > fb && !span_at[fb])
+			span_at[fb] = i + 1;
+		for (uint64_t x = fb; x <= last; x++)
 			j->bstart[x + 1]++;
-		total += k;
+		total += j->pieces[i];
 		/* Distinct files spanning blocks share no bytes (files of the same extent are
 		 * one set of pieces), so pieces number at most files + blocks (files within one
 		 * block, which may share bytes, are one piece each). A crafted index whose extents
 		 * overlap would otherwise make the plan grow as files x blocks; any overlap left
 		 * is refused once the pieces are in order, below. */
-		if (total > j->n + nb) {
-			free(usize);
-			free(spans.tab);
-			return overlap(j);
-		}
+		if (total > j->n + nb)
+			res = overlap(j);
 	}
-	free(spans.tab);
+	free(cum);
+	free(zeros);
+	free(span_at);
+	if (res != ZN_OK) {
+		free(usize);
+		return res;
+	}
 	for (uint64_t b = 0; b < nb; b++)
 		j->bstart[b + 1] += j->bstart[b];
 	j->segs = malloc((total ? total : 1) * sizeof(*j->segs));
@@ -567,7 +554,7 @@ static zn_result build_plan(struct xjob *j)
 	for (uint64_t i = 0; i < j->n; i++) {
 		struct zn_entry *e = &j->ents[i];
 		if (get_status(j, i) != ST_OK || e->type != ZN_TYPE_FILE || !e->size ||
-		    (j->is_copy && j->is_copy[i]))
+		    (j->primary_of && j->primary_of[i]))
 			continue;
 		uint64_t left = e->size, off = e->block_offset, b = e->first_block, foff = 0;
 		while (left) {
@@ -715,13 +702,28 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 		write_one(j, dc, c - 1, s, data);
 }
 
-/* A spanning file's verdict reaches the files stored once for it: `got`, the digest of its
- * bytes, must be theirs too; NULL when its bytes are damaged. */
+/* The digest of a spanning file's bytes, `got` (NULL if some were missing), must be its
+ * copies' too. Once per file, so the work stays within the number of files. */
 static void judge_copies(struct xjob *j, uint64_t i, const uint8_t *got)
 {
 	for (uint64_t c = j->copy_next ? j->copy_next[i] : 0; c; c = j->copy_next[c - 1])
 		if (!got || memcmp(got, j->ents[c - 1].sha256, 32))
 			downgrade_status(j, c - 1, ST_DAMAGED);
+}
+
+/* After the workers: a copy whose shared bytes did not load is damaged as its primary is
+ * (verify writes nothing, so only this marks it); verify counts its bytes as checked. */
+static void settle_copies(struct xjob *j)
+{
+	for (uint64_t i = 0; j->primary_of && j->bytes_bad && i < j->n; i++) {
+		uint64_t p = j->primary_of[i];
+		if (!p)
+			continue;
+		if (j->bytes_bad[p - 1])
+			downgrade_status(j, i, ST_DAMAGED);
+		if (j->verify)
+			atomic_fetch_add(&j->done_bytes, j->ents[i].size);
+	}
 }
 
 /* The digest of the last whole file hashed in the block at hand: files sharing its bytes
@@ -754,15 +756,19 @@ static void hash_piece(struct xjob *j, struct last_hash *h, const struct xseg *s
 	if (s->first || j->span_entry != i) {
 		SHA256_Init(&j->span_ctx);
 		j->span_entry = i;
+		j->span_missing = 0;
 	}
 	if (data)
 		SHA256_Update(&j->span_ctx, data + s->boff, s->len);
+	else
+		j->span_missing = 1;
 	if (s->last) {
 		uint8_t got[32];
 		SHA256_Final(got, &j->span_ctx);
-		if (!data || memcmp(got, e->sha256, 32))
+		const uint8_t *v = j->span_missing ? NULL : got;
+		if (!v || memcmp(v, e->sha256, 32))
 			downgrade_status(j, i, ST_DAMAGED);
-		judge_copies(j, i, data ? got : NULL);
+		judge_copies(j, i, v);
 		j->span_entry = UINT64_MAX;
 	}
 }
@@ -791,7 +797,9 @@ static void *xworker(void *arg)
 			data = NULL;
 			for (uint64_t s = j->bstart[b]; s < j->bstart[b + 1]; s++) {
 				downgrade_status(j, j->segs[s].entry, ST_DAMAGED);
-				judge_copies(j, j->segs[s].entry, NULL);
+				if (j->bytes_bad) /* its copies follow: settle_copies() */
+					__atomic_store_n(&j->bytes_bad[j->segs[s].entry], 1,
+					                 __ATOMIC_RELAXED);
 			}
 		}
 		if (hashing && span >= 0) {
@@ -945,7 +953,8 @@ static void job_free(struct xjob *j)
 	free(j->created);
 	free(j->pieces);
 	free(j->copy_next);
-	free(j->is_copy);
+	free(j->primary_of);
+	free(j->bytes_bad);
 	free(j->bstart);
 	free(j->segs);
 	free(j->work);
@@ -1027,6 +1036,7 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 		res = build_plan(&j);
 	if (res == ZN_OK)
 		res = run_workers(&j, threads);
+	settle_copies(&j);
 	if (res == ZN_OK)
 		res = j.err;
 	int damaged = 0;
@@ -1182,6 +1192,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		atomic_init(&j.left[i], j.pieces[i]);
 	}
 	run_workers(&j, opt.threads);
+	settle_copies(&j);
 	/* Phase 3: empty files, then symlinks and hardlinks (a hardlink to an empty file must find
 	 * the file this job created, not an older one of the same name). */
 	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {

@@ -31,7 +31,12 @@
  * Deadlock freedom: the producer holds at most three slots while filling (two packers and one
  * chunk of a large file) and there are at least four, so at least one slot is always queued,
  * being worked on or waiting for the writer; every queued block has a sequence number below the
- * producer's next one, so the writer's next block is always queued or done.
+ * producer's next one, so the writer's next block is always queued or done. The producer also
+ * waits for workers to finish queued slots (settle_digest, to compare a large file with one
+ * stored before it): queued slots need nothing from the producer, so that wait ends too.
+ *
+ * Outside the slots the producer uses one buffer of 256 KiB (for hashing a large file before it
+ * is stored) and the entries' table, which grows with the number of files.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -160,8 +165,12 @@ struct zn_writer {
 	size_t paths_cap;
 	uint64_t *contents; /* open-addressing set of small files stored, by ckey: entry + 1 */
 	size_t contents_cap, ncontents;
-	uint64_t *larges; /* the same for files of at least chunk_size bytes */
+	uint64_t *larges; /* files of at least chunk_size bytes, one per (size, ends key) */
 	size_t larges_cap, nlarges;
+	uint64_t *lsums; /* large files stored whose digest was settled, by digest: entry + 1 */
+	size_t lsums_cap, nlsums;
+	uint64_t *lwait; /* large files stored whose digest is not settled yet */
+	size_t lwait_cap, nlwait;
 	uint8_t *scan;  /* reading buffer for hashing a large file before it is stored */
 	uint64_t fills; /* slot fills so far (slot.gen) */
 	struct slot *pack[2];
@@ -952,9 +961,14 @@ static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **ou
  * block is closed: place_aside), so blocks fill exactly as if the copies had never been met,
  * with or without io_uring, and a block that would hold only copies is never written. */
 
-/* Room in an open-addressing set of entries (entry + 1, keyed by their ckey) for n of them;
- * -1 if memory is short (the file is then stored again: only space is lost). */
-static int grow_set(struct zn_writer *w, uint64_t **set, size_t *cap, size_t n)
+static uint64_t set_key(const struct went *e, int by_sha)
+{
+	return by_sha ? zn_get_le64(e->sha) : e->ckey;
+}
+
+/* Room in an open-addressing set of entries (entry + 1, keyed by their ckey, or by their digest)
+ * for n of them; -1 if memory is short (the file is then stored again: only space is lost). */
+static int grow_set(struct zn_writer *w, uint64_t **set, size_t *cap, size_t n, int by_sha)
 {
 	if (n * 2 <= *cap)
 		return 0;
@@ -965,7 +979,7 @@ static int grow_set(struct zn_writer *w, uint64_t **set, size_t *cap, size_t n)
 	for (size_t i = 0; i < ocap; i++) {
 		if (!old[i])
 			continue;
-		size_t h = (size_t)w->ents[old[i] - 1].ckey & (ncap - 1);
+		size_t h = (size_t)set_key(&w->ents[old[i] - 1], by_sha) & (ncap - 1);
 		while (neu[h])
 			h = (h + 1) & (ncap - 1);
 		neu[h] = old[i];
@@ -981,7 +995,7 @@ static int grow_set(struct zn_writer *w, uint64_t **set, size_t *cap, size_t n)
 static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 {
 	if (w->opt.digest != ZN_DIGEST_SHA256 || w->opt.no_dedup ||
-	    grow_set(w, &w->contents, &w->contents_cap, w->ncontents + 1))
+	    grow_set(w, &w->contents, &w->contents_cap, w->ncontents + 1, 0))
 		return 0;
 	struct went *e = &w->ents[idx];
 	e->ckey = zn_xxh3(p, e->size);
@@ -1016,10 +1030,10 @@ static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 /* Identical large files are stored once too. A large file's bytes are never all in memory, so
  * the candidates are found before it is read: an earlier large file of the same size whose
  * first and last 4 KiB hash the same (two small reads per large file). Only for such a file is
- * the whole file read and hashed here first, and compared with the earlier file's SHA-256,
- * waiting for the worker that hashes that file's last chunk if need be. The answer depends on
- * the contents alone, so the archive does not depend on timing. A file that differs after all
- * is read again to be stored. */
+ * the whole file read and hashed here first, and its digest looked up among those of the large
+ * files stored before it, waiting for the workers that hash them if need be (each is waited
+ * for once). The answer depends on the contents alone, so the archive does not depend on
+ * timing. A file that differs after all is read again to be stored. */
 #define SCAN_PIECE (256u << 10)
 
 static int pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
@@ -1094,6 +1108,34 @@ static int settle_digest(struct zn_writer *w, uint64_t o)
 	return 0;
 }
 
+/* Large file idx is stored: it may be the original of a later one. */
+static void remember_large(struct zn_writer *w, uint64_t idx)
+{
+	if (!grow((void **)&w->lwait, &w->lwait_cap, w->nlwait + 1, sizeof(*w->lwait)))
+		w->lwait[w->nlwait++] = idx;
+}
+
+/* The digests of the large files stored so far, in the set by digest. */
+static int settle_larges(struct zn_writer *w)
+{
+	for (size_t k = 0; k < w->nlwait; k++) {
+		uint64_t o = w->lwait[k];
+		if (w->ents[o].dropped)
+			continue;
+		if (settle_digest(w, o))
+			return -1;
+		if (grow_set(w, &w->lsums, &w->lsums_cap, w->nlsums + 1, 1))
+			continue;
+		size_t h = (size_t)zn_get_le64(w->ents[o].sha) & (w->lsums_cap - 1);
+		while (w->lsums[h])
+			h = (h + 1) & (w->lsums_cap - 1);
+		w->lsums[h] = o + 1;
+		w->nlsums++;
+	}
+	w->nlwait = 0;
+	return 0;
+}
+
 /* Whether large file idx (its bytes from src, not read yet) has the content of a large file
  * stored earlier; if so, records which, else remembers this one. */
 static int large_copy(struct zn_writer *w, uint64_t idx, const struct source *src)
@@ -1101,28 +1143,35 @@ static int large_copy(struct zn_writer *w, uint64_t idx, const struct source *sr
 	struct went *e = &w->ents[idx];
 	if (w->opt.digest != ZN_DIGEST_SHA256 || w->opt.no_dedup || e->size < w->opt.chunk_size ||
 	    ends_key(src, e->size, &e->ckey) ||
-	    grow_set(w, &w->larges, &w->larges_cap, w->nlarges + 1))
+	    grow_set(w, &w->larges, &w->larges_cap, w->nlarges + 1, 0))
 		return 0;
 	const size_t mask = w->larges_cap - 1;
 	size_t h = (size_t)e->ckey & mask;
-	uint8_t sha[32];
-	int hashed = 0;
 	for (; w->larges[h]; h = (h + 1) & mask) {
-		uint64_t o = w->larges[h] - 1;
-		if (w->ents[o].ckey != e->ckey || w->ents[o].size != e->size || w->ents[o].dropped)
-			continue;
-		if (!hashed && whole_sha(w, src, e->size, sha))
-			return 0; /* read again to be stored, and any failure reported then */
-		hashed = 1;
-		if (settle_digest(w, o))
-			return 0;
-		if (!memcmp(sha, w->ents[o].sha, 32)) {
+		const struct went *o = &w->ents[w->larges[h] - 1];
+		if (o->ckey == e->ckey && o->size == e->size)
+			break;
+	}
+	if (!w->larges[h]) { /* the first of its size and ends: nothing to compare */
+		w->larges[h] = idx + 1;
+		w->nlarges++;
+		remember_large(w, idx);
+		return 0;
+	}
+	uint8_t sha[32];
+	if (whole_sha(w, src, e->size, sha))
+		return 0; /* read again to be stored, and any failure reported then */
+	if (settle_larges(w))
+		return 0;
+	for (h = (size_t)zn_get_le64(sha) & (w->lsums_cap - 1); w->lsums && w->lsums[h];
+	     h = (h + 1) & (w->lsums_cap - 1)) {
+		uint64_t o = w->lsums[h] - 1;
+		if (w->ents[o].size == e->size && !memcmp(w->ents[o].sha, sha, 32)) {
 			e->dup_of = (int64_t)o;
 			return 1;
 		}
 	}
-	w->larges[h] = idx + 1;
-	w->nlarges++;
+	remember_large(w, idx);
 	return 0;
 }
 
@@ -2119,6 +2168,8 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->blocks);
 	free(w->contents);
 	free(w->larges);
+	free(w->lsums);
+	free(w->lwait);
 	free(w->scan);
 	free(w->aside);
 	free(w->inodes);

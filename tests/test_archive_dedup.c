@@ -322,6 +322,14 @@ static void memory(void)
 	free(out);
 }
 
+/* Counts the files named as damaged: "t/a", "t/d" and "t/g" in large(). */
+static int named;
+static void name_problem(void *ctx, const char *path, zn_result r, const char *what)
+{
+	(void)ctx, (void)r, (void)what;
+	named += !strcmp(path, "t/a") || !strcmp(path, "t/d") || !strcmp(path, "t/g");
+}
+
 /* Files of at least the chunk size: copies (one right after its original, others later) are
  * stored once, a file of the same size and the same first and last 4 KiB that differs in the
  * middle is not, and the blocks are those of the tree without the copies, whatever the thread
@@ -382,7 +390,56 @@ static void large(void)
 	CHECK_OK(zn_extract(r, x, NULL, &xo, NULL, NULL, NULL));
 	for (int i = 0; i < 7; i++)
 		check_files_equal(tu_str("%s/%s", with, names[i]), tu_str("%s/t/%s", x, names[i]));
+	/* A copy alone (its original not selected) is extracted from the shared blocks. */
+	uint8_t *select = calloc(zn_reader_count(r), 1);
+	uint64_t id;
+	CHECK(select);
+	CHECK_OK(zn_reader_find(r, "t/d", 3, &id));
+	select[id] = 1;
+	char *x2 = tu_fmt("%s/x2", root);
+	CHECK_OK(zn_extract(r, x2, select, &xo, NULL, NULL, NULL));
+	check_files_equal(tu_str("%s/d", with), tu_str("%s/t/d", x2));
+	CHECK(access(tu_str("%s/t/a", x2), F_OK));
 	zn_reader_close(r);
+	/* A damaged block of `a` is damage to its copies d and g, and to nothing else: each is
+	 * named, none is left behind, the rest extract whole. */
+	size_t alen;
+	uint8_t *arch = tu_read_file(out, &alen);
+	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
+	struct zn_entry ea;
+	CHECK_OK(zn_reader_find(r, "t/a", 3, &id));
+	CHECK_OK(zn_reader_entry(r, id, &ea));
+	struct zn_blockinfo bi;
+	CHECK_OK(zn_block_info(r, ea.first_block + 1, &bi));
+	zn_reader_close(r);
+	arch[bi.offset + 10] ^= 1;
+	char *bad = tu_fmt("%s/bad.zn", root);
+	CHECK(!tu_write_file(bad, arch, alen));
+	free(arch);
+	CHECK_OK(zn_reader_open(&r, bad, NULL, 0));
+	named = 0;
+	CHECK(zn_verify(r, 2, name_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(named == 3);
+	char *x3 = tu_fmt("%s/x3", root);
+	for (int check = 0; check < 2; check++) {
+		xo.check_digest = check;
+		named = 0;
+		CHECK(zn_extract(r, x3, NULL, &xo, name_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+		CHECK(named == 3);
+		for (int i = 0; i < 7; i++) {
+			const char *f = tu_str("%s/t/%s", x3, names[i]);
+			if (content[i] == a && sizes[i] == A)
+				CHECK(access(f, F_OK));
+			else
+				check_files_equal(tu_str("%s/%s", with, names[i]), f);
+		}
+		tu_rmtree(x3);
+	}
+	zn_reader_close(r);
+	free(select);
+	free(x2);
+	free(x3);
+	free(bad);
 	o.no_dedup = 1;
 	CHECK_OK(make_archive(with, out, &o, &st));
 	CHECK(st.duplicates == 0 && st.blocks > blocks);
