@@ -478,44 +478,58 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 	return ZN_OK;
 }
 
-/* Files whose extent (block, offset, size) an earlier row already has: an open-addressing set
- * of rows by extent. 0 when a column cannot be read or memory is short (for reports only). */
+/* Rows of non-empty files by extent (block, offset, size), then row number. */
+struct extent_cols {
+	const uint8_t *fb, *bo, *sz;
+};
+
+static int cmp_extents(const void *a, const void *b, void *ctx)
+{
+	const struct extent_cols *c = ctx;
+	uint64_t i = *(const uint64_t *)a, j = *(const uint64_t *)b;
+	uint64_t x[3] = {zn_get_le32(c->fb + 4 * i), zn_get_le32(c->bo + 4 * i),
+	                 zn_get_le64(c->sz + 8 * i)};
+	uint64_t y[3] = {zn_get_le32(c->fb + 4 * j), zn_get_le32(c->bo + 4 * j),
+	                 zn_get_le64(c->sz + 8 * j)};
+	for (int k = 0; k < 3; k++)
+		if (x[k] != y[k])
+			return x[k] < y[k] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* Files whose extent an earlier row already has: the rows sorted by extent (a sort, not a hash
+ * table, so that no crafted index can make it quadratic). 0 when a column cannot be read or
+ * memory is short (for reports only). */
 uint64_t zn_reader_copies(struct zn_reader *r, uint8_t *is_copy)
 {
 	if (!r)
 		return 0;
 	if (is_copy)
 		memset(is_copy, 0, r->nentries);
-	const uint8_t *type = zn_col(r, ZN_COL_TYPE), *fb = zn_col(r, ZN_COL_FIRST_BLOCK),
-	              *bo = zn_col(r, ZN_COL_BLOCK_OFFSET), *sz = zn_col(r, ZN_COL_SIZE);
-	size_t cap = 16;
-	if (r->nentries > SIZE_MAX / 64)
-		return 0; /* no table that large (32-bit hosts) */
-	while (type && cap < 2 * r->nentries)
-		cap *= 2;
-	uint64_t *set = type && fb && bo && sz ? calloc(cap, sizeof(uint64_t)) : NULL, shared = 0;
-	for (uint64_t i = 0; set && i < r->nentries; i++) {
-		uint64_t size = zn_get_le64(sz + 8 * i);
-		if (type[i] != ZN_TYPE_FILE || !size)
+	struct extent_cols c = {zn_col(r, ZN_COL_FIRST_BLOCK), zn_col(r, ZN_COL_BLOCK_OFFSET),
+	                        zn_col(r, ZN_COL_SIZE)};
+	const uint8_t *type = zn_col(r, ZN_COL_TYPE);
+	if (!type || !c.fb || !c.bo || !c.sz || r->nentries > SIZE_MAX / sizeof(uint64_t))
+		return 0;
+	uint64_t *rows = malloc((r->nentries ? r->nentries : 1) * sizeof(uint64_t)), m = 0;
+	if (!rows)
+		return 0;
+	for (uint64_t i = 0; i < r->nentries; i++)
+		if (type[i] == ZN_TYPE_FILE && zn_get_le64(c.sz + 8 * i))
+			rows[m++] = i;
+	qsort_r(rows, m, sizeof(uint64_t), cmp_extents, &c);
+	uint64_t shared = 0;
+	for (uint64_t k = 1; k < m; k++) {
+		uint64_t i = rows[k], p = rows[k - 1];
+		if (zn_get_le32(c.fb + 4 * i) != zn_get_le32(c.fb + 4 * p) ||
+		    zn_get_le32(c.bo + 4 * i) != zn_get_le32(c.bo + 4 * p) ||
+		    zn_get_le64(c.sz + 8 * i) != zn_get_le64(c.sz + 8 * p))
 			continue;
-		uint64_t b = zn_get_le32(fb + 4 * i), o = zn_get_le32(bo + 4 * i);
-		uint64_t key[3] = {b, o, size};
-		size_t h = (size_t)zn_xxh3(key, sizeof(key)) & (cap - 1);
-		for (; set[h]; h = (h + 1) & (cap - 1)) {
-			uint64_t j = set[h] - 1;
-			if (zn_get_le32(fb + 4 * j) == b && zn_get_le32(bo + 4 * j) == o &&
-			    zn_get_le64(sz + 8 * j) == size)
-				break;
-		}
-		if (set[h]) {
-			shared++;
-			if (is_copy)
-				is_copy[i] = 1;
-		} else {
-			set[h] = i + 1;
-		}
+		shared++;
+		if (is_copy)
+			is_copy[i] = 1;
 	}
-	free(set);
+	free(rows);
 	return shared;
 }
 
