@@ -95,6 +95,35 @@ static int keep_raw(int id, size_t path_bytes)
 	return lookup && path_bytes > ZN_RAW_LOOKUP_ABOVE;
 }
 
+/* The shape of each column, for the writer's sizes and the reader's checks. */
+struct colspec {
+	uint8_t width;	/* bytes per row; 0 for string bytes */
+	uint8_t blocks; /* rows are blocks, not entries */
+	uint8_t offsets_of; /* for an offsets column: the id of its bytes column */
+};
+
+/* Resolved at compile time: zn_row() looks a column's shape up for every row it returns, and a
+ * switch there took a quarter of the time of opening a 100,000-entry archive for extraction. */
+#define IS_BYTES_COL(id)                                                                           \
+	((id) == ZN_COL_PATH_BYTES || (id) == ZN_COL_UNAME_BYTES || (id) == ZN_COL_GNAME_BYTES ||  \
+	 (id) == ZN_COL_LINK_BYTES)
+#define IS_OFFSETS_COL(id)                                                                         \
+	((id) == ZN_COL_PATH_OFFSETS || (id) == ZN_COL_UNAME_OFFSETS ||                            \
+	 (id) == ZN_COL_GNAME_OFFSETS || (id) == ZN_COL_LINK_OFFSETS)
+static const struct colspec col_specs[ZN_COL_MAX_ID + 1] = {
+#define ZN_COL_SPEC_(name, cid, w)                                                                 \
+	[cid] = {IS_BYTES_COL(cid) ? 0 : (w), 0, IS_OFFSETS_COL(cid) ? (cid) + 1 : 0},
+	ZN_COLUMN_LIST(ZN_COL_SPEC_)
+#undef ZN_COL_SPEC_
+};
+
+static struct colspec spec_of(int id)
+{
+	struct colspec s = col_specs[id];
+	s.blocks = id >= ZN_COL_BLK_OFFSET; /* unknown ids too */
+	return s;
+}
+
 zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t *out_len)
 {
 	enum { NCOLS = 23 };
@@ -117,6 +146,26 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 	uint8_t *buf = NULL;
 	int fail = 0;
 	int ncols = NCOLS - (in->digest == ZN_DIGEST_SHA256 ? 0 : 1);
+
+	/* Each column at its final size from the start: for a million files, growing by doubling
+	 * would hold up to twice the index in slack at the writer's peak. */
+	size_t bytes_of[ZN_COL_MAX_ID + 1] = {0};
+	for (uint64_t i = 0; i < in->nrows; i++) {
+		const struct zn_index_row *e = &in->rows[i];
+		bytes_of[ZN_COL_PATH_BYTES] += e->path_len;
+		bytes_of[ZN_COL_UNAME_BYTES] += strlen(e->uname);
+		bytes_of[ZN_COL_GNAME_BYTES] += strlen(e->gname);
+		bytes_of[ZN_COL_LINK_BYTES] += e->link ? e->link_len : 0;
+	}
+	for (int i = 0; i < ncols; i++) { /* the digest column is last */
+		struct colspec sp = spec_of(ids[i]);
+		uint64_t rows = sp.blocks ? in->nblocks : in->nrows;
+		size_t want = sp.width ? (size_t)(rows + (sp.offsets_of != 0)) * sp.width
+				       : bytes_of[ids[i]];
+		if (want && !(c[i].data = malloc(want)))
+			goto out;
+		c[i].cap = want;
+	}
 
 	fail |= put_u64(col[ZN_COL_PATH_OFFSETS], 0);
 	fail |= put_u64(col[ZN_COL_UNAME_OFFSETS], 0);
@@ -168,6 +217,8 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 			size_t z = ZSTD_compress(zdata[i], cap, c[i].data, c[i].len, 3);
 			if (!ZSTD_isError(z) && z * 10 <= c[i].len * 9) {
 				zlen[i] = z;
+				free(c[i].data); /* only the compressed form is kept */
+				c[i].data = NULL;
 			} else {
 				free(zdata[i]);
 				zdata[i] = NULL;
@@ -200,6 +251,10 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 		if (stored)
 			memcpy(buf + pos, zdata[i] ? zdata[i] : c[i].data, stored);
 		pos += stored;
+		free(c[i].data); /* the peak holds the index once, not twice */
+		c[i].data = NULL;
+		free(zdata[i]);
+		zdata[i] = NULL;
 	}
 	*out = buf;
 	*out_len = total;
@@ -216,34 +271,6 @@ out:
 /* ------------------------------------------------------------------------------------------------
  * Reader side
  * ---------------------------------------------------------------------------------------------- */
-
-struct colspec {
-	uint8_t width;	/* bytes per row; 0 for string bytes */
-	uint8_t blocks; /* rows are blocks, not entries */
-	uint8_t offsets_of; /* for an offsets column: the id of its bytes column */
-};
-
-/* Resolved at compile time: zn_row() looks a column's shape up for every row it returns, and a
- * switch there took a quarter of the time of opening a 100,000-entry archive for extraction. */
-#define IS_BYTES_COL(id)                                                                           \
-	((id) == ZN_COL_PATH_BYTES || (id) == ZN_COL_UNAME_BYTES || (id) == ZN_COL_GNAME_BYTES ||  \
-	 (id) == ZN_COL_LINK_BYTES)
-#define IS_OFFSETS_COL(id)                                                                         \
-	((id) == ZN_COL_PATH_OFFSETS || (id) == ZN_COL_UNAME_OFFSETS ||                            \
-	 (id) == ZN_COL_GNAME_OFFSETS || (id) == ZN_COL_LINK_OFFSETS)
-static const struct colspec col_specs[ZN_COL_MAX_ID + 1] = {
-#define ZN_COL_SPEC_(name, cid, w)                                                                 \
-	[cid] = {IS_BYTES_COL(cid) ? 0 : (w), 0, IS_OFFSETS_COL(cid) ? (cid) + 1 : 0},
-	ZN_COLUMN_LIST(ZN_COL_SPEC_)
-#undef ZN_COL_SPEC_
-};
-
-static struct colspec spec_of(int id)
-{
-	struct colspec s = col_specs[id];
-	s.blocks = id >= ZN_COL_BLK_OFFSET; /* unknown ids too */
-	return s;
-}
 
 zn_result zn_col_check_shape(struct zn_reader *r, int id)
 {
