@@ -124,6 +124,15 @@ static struct colspec spec_of(int id)
 	return s;
 }
 
+static const struct zn_index_row *index_row(const struct zn_index_input *in, uint64_t i,
+                                            struct zn_index_row *row)
+{
+	if (in->rows)
+		return &in->rows[i];
+	in->get_row(in->row_ctx, i, row);
+	return row;
+}
+
 zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t *out_len)
 {
 	enum { NCOLS = 23 };
@@ -151,7 +160,8 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 	 * would hold up to twice the index in slack at the writer's peak. */
 	size_t bytes_of[ZN_COL_MAX_ID + 1] = {0};
 	for (uint64_t i = 0; i < in->nrows; i++) {
-		const struct zn_index_row *e = &in->rows[i];
+		struct zn_index_row row;
+		const struct zn_index_row *e = index_row(in, i, &row);
 		bytes_of[ZN_COL_PATH_BYTES] += e->path_len;
 		bytes_of[ZN_COL_UNAME_BYTES] += strlen(e->uname);
 		bytes_of[ZN_COL_GNAME_BYTES] += strlen(e->gname);
@@ -172,7 +182,8 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 	fail |= put_u64(col[ZN_COL_GNAME_OFFSETS], 0);
 	fail |= put_u64(col[ZN_COL_LINK_OFFSETS], 0);
 	for (uint64_t i = 0; i < in->nrows && !fail; i++) {
-		const struct zn_index_row *e = &in->rows[i];
+		struct zn_index_row row;
+		const struct zn_index_row *e = index_row(in, i, &row);
 		uint8_t t = e->type;
 		fail |= put_str(col[ZN_COL_PATH_OFFSETS], col[ZN_COL_PATH_BYTES], e->path, e->path_len);
 		fail |= put(col[ZN_COL_TYPE], &t, 1);

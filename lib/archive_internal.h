@@ -38,12 +38,14 @@ struct zn_index_row {
 };
 
 struct zn_index_input {
-	const struct zn_index_row *rows;
+	const struct zn_index_row *rows; /* or NULL, and each row comes from get_row */
 	uint64_t nrows;
 	const struct zn_blockinfo *blocks;
 	uint64_t nblocks;
 	uint64_t chunk_size, content_bytes;
 	int level, digest;
+	void (*get_row)(const void *ctx, uint64_t i, struct zn_index_row *row);
+	const void *row_ctx;
 };
 
 /* A stored path is safe when it is relative, non-empty, without NUL, and has no empty, "." or ".."

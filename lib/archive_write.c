@@ -1911,6 +1911,35 @@ static const struct went *find_row(const struct zn_writer *w, const uint64_t *or
 	return t && t->path_len == len && !memcmp(t->path, p, len) ? t : NULL;
 }
 
+/* Row i of the index: entry order[i] (rows are made one at a time, not held in an array). */
+struct row_source {
+	const struct zn_writer *w;
+	const uint64_t *order;
+};
+
+static void index_row_of(const void *ctx, uint64_t i, struct zn_index_row *r)
+{
+	const struct row_source *rs = ctx;
+	const struct went *e = &rs->w->ents[rs->order[i]];
+	*r = (struct zn_index_row){
+		.path = e->path,
+		.path_len = e->path_len,
+		.type = e->type,
+		.mode = e->mode,
+		.uid = e->uid,
+		.gid = e->gid,
+		.uname = rs->w->names[e->uname],
+		.gname = rs->w->names[e->gname],
+		.mtime_ns = e->mtime_ns,
+		.size = e->size,
+		.link = e->link,
+		.link_len = e->link_len,
+		.sha = e->sha,
+		.first_block = e->size ? e->first_block : 0,
+		.block_offset = e->size ? e->block_offset : 0,
+	};
+}
+
 zn_result zn_writer_finish(struct zn_writer *w)
 {
 	if (!w || w->finished)
@@ -2034,30 +2063,9 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		.level = w->opt.level,
 		.digest = w->opt.digest,
 	};
-	struct zn_index_row *rows = calloc(m ? m : 1, sizeof(*rows));
-	if (!rows) {
-		free(order);
-		return ZN_ERR_NOMEM;
-	}
 	memset(&w->stats, 0, sizeof(w->stats));
 	for (size_t i = 0; i < m; i++) {
 		const struct went *e = &w->ents[order[i]];
-		struct zn_index_row *r = &rows[i];
-		r->path = e->path;
-		r->path_len = e->path_len;
-		r->type = e->type;
-		r->mode = e->mode;
-		r->uid = e->uid;
-		r->gid = e->gid;
-		r->uname = w->names[e->uname];
-		r->gname = w->names[e->gname];
-		r->mtime_ns = e->mtime_ns;
-		r->size = e->size;
-		r->link = e->link;
-		r->link_len = e->link_len;
-		r->sha = e->sha;
-		r->first_block = e->size ? e->first_block : 0;
-		r->block_offset = e->size ? e->block_offset : 0;
 		in.content_bytes += e->size;
 		w->stats.files += e->type == ZN_TYPE_FILE;
 		w->stats.dirs += e->type == ZN_TYPE_DIR;
@@ -2065,11 +2073,12 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		w->stats.hardlinks += e->type == ZN_TYPE_HARDLINK;
 		w->stats.duplicates += e->dup_of >= 0;
 	}
-	in.rows = rows;
+	struct row_source rs = {w, order};
+	in.get_row = index_row_of;
+	in.row_ctx = &rs;
 	uint8_t *index = NULL;
 	size_t index_len = 0;
 	zn_result r = zn_index_build(&in, &index, &index_len);
-	free(rows);
 	free(order);
 	if (r != ZN_OK)
 		return r;

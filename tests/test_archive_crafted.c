@@ -28,7 +28,7 @@ static char *write_archive(const char *name, const struct zn_index_row *rows, ui
 	for (uint64_t i = 0; i < n; i++)
 		content += rows[i].size;
 	int digest = n && rows[0].sha ? ZN_DIGEST_SHA256 : ZN_DIGEST_NONE;
-	struct zn_index_input in = {rows, n, blocks, nb, 64 << 10, content, 3, digest};
+	struct zn_index_input in = {rows, n, blocks, nb, 64 << 10, content, 3, digest, NULL, NULL};
 	uint8_t *ix;
 	size_t ixl;
 	CHECK_OK(zn_index_build(&in, &ix, &ixl));
