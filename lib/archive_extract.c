@@ -488,8 +488,7 @@ static zn_result build_plan(struct xjob *j)
 		free(usize);
 		return ZN_ERR_NOMEM;
 	}
-	uint64_t *cum = malloc((nb + 1) * sizeof(uint64_t)),
-	         *zeros = malloc((nb + 1) * sizeof(uint64_t));
+	uint64_t *cum = calloc(nb + 1, sizeof(uint64_t)), *zeros = calloc(nb + 1, sizeof(uint64_t));
 	uint64_t *span_at = calloc(nb ? nb : 1, sizeof(uint64_t)); /* spanning file from b + 1 */
 	zn_result res = cum && zeros && span_at ? ZN_OK : ZN_ERR_NOMEM;
 	for (uint64_t b = 0; res == ZN_OK && b <= nb; b++) {
@@ -698,6 +697,10 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
                         const uint8_t *data)
 {
 	write_one(j, dc, s->entry, s, data);
+	/* Only bytes that are there are given to the copies: visiting every copy for every piece
+	 * of a damaged file would be work that writes nothing (settle_copies() ends them). */
+	if (!data)
+		return;
 	for (uint64_t c = j->copy_next ? j->copy_next[s->entry] : 0; c; c = j->copy_next[c - 1])
 		write_one(j, dc, c - 1, s, data);
 }
@@ -712,7 +715,9 @@ static void judge_copies(struct xjob *j, uint64_t i, const uint8_t *got)
 }
 
 /* After the workers: a copy whose shared bytes did not load is damaged as its primary is
- * (verify writes nothing, so only this marks it); verify counts its bytes as checked. */
+ * (verify writes nothing, so only this marks it); verify counts its bytes as checked. A copy
+ * that did not get every piece (a damaged block, a cancelled job) is closed here, to be
+ * removed by the clean-up. */
 static void settle_copies(struct xjob *j)
 {
 	for (uint64_t i = 0; j->primary_of && j->bytes_bad && i < j->n; i++) {
@@ -723,6 +728,12 @@ static void settle_copies(struct xjob *j)
 			downgrade_status(j, i, ST_DAMAGED);
 		if (j->verify)
 			atomic_fetch_add(&j->done_bytes, j->ents[i].size);
+		else if (j->fds && atomic_load(&j->left[i])) {
+			if (j->fds[i] >= 0)
+				close(j->fds[i]);
+			j->fds[i] = -1;
+			downgrade_status(j, i, atomic_load(&j->cancel) ? ST_FAILED : ST_DAMAGED);
+		}
 	}
 }
 
