@@ -133,7 +133,7 @@ static const struct zn_index_row *index_row(const struct zn_index_input *in, uin
 	return row;
 }
 
-zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t *out_len)
+zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_sink *sink)
 {
 	enum { NCOLS = 23 };
 	static const int ids[NCOLS] = {
@@ -238,8 +238,12 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 		total = (total + 7) & ~(size_t)7;
 		total += zdata[i] ? zlen[i] : c[i].len;
 	}
-	buf = calloc(1, total ? total : 1);
+	size_t head_len = ZN_INDEX_HEADER_SIZE + (size_t)ncols * ZN_COLDIR_SIZE;
+	buf = calloc(1, head_len);
 	if (!buf)
+		goto out_z;
+	r = ZN_ERR_IO;
+	if (sink->begin(sink->ctx, total))
 		goto out_z;
 	memcpy(buf, ZN_INDEX_MAGIC, 4);
 	zn_put_le32(buf + 4, (uint32_t)ncols);
@@ -249,7 +253,7 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 	zn_put_le32(buf + 32, (uint32_t)in->level);
 	zn_put_le32(buf + 36, (uint32_t)in->digest);
 	zn_put_le64(buf + 40, in->content_bytes);
-	size_t pos = ZN_INDEX_HEADER_SIZE + (size_t)ncols * ZN_COLDIR_SIZE;
+	size_t pos = head_len;
 	for (int i = 0; i < ncols; i++) {
 		pos = (pos + 7) & ~(size_t)7;
 		uint8_t *d = buf + ZN_INDEX_HEADER_SIZE + (size_t)i * ZN_COLDIR_SIZE;
@@ -259,16 +263,23 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
 		zn_put_le64(d + 8, pos);
 		zn_put_le64(d + 16, stored);
 		zn_put_le64(d + 24, c[i].len);
-		if (stored)
-			memcpy(buf + pos, zdata[i] ? zdata[i] : c[i].data, stored);
 		pos += stored;
+	}
+	if (sink->put(sink->ctx, buf, head_len))
+		goto out_z;
+	pos = head_len;
+	static const uint8_t zeros[8];
+	for (int i = 0; i < ncols; i++) {
+		size_t gap = ((pos + 7) & ~(size_t)7) - pos, stored = zdata[i] ? zlen[i] : c[i].len;
+		if ((gap && sink->put(sink->ctx, zeros, gap)) ||
+		    (stored && sink->put(sink->ctx, zdata[i] ? zdata[i] : c[i].data, stored)))
+			goto out_z;
+		pos += gap + stored;
 		free(c[i].data); /* the peak holds the index once, not twice */
 		c[i].data = NULL;
 		free(zdata[i]);
 		zdata[i] = NULL;
 	}
-	*out = buf;
-	*out_len = total;
 	r = ZN_OK;
 out_z:
 	for (int i = 0; i < NCOLS; i++)
@@ -276,7 +287,47 @@ out_z:
 out:
 	for (int i = 0; i < NCOLS; i++)
 		free(c[i].data);
+	free(buf);
 	return r;
+}
+
+struct mem_sink {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+static int mem_begin(void *ctx, size_t total)
+{
+	struct mem_sink *m = ctx;
+	m->buf = malloc(total ? total : 1);
+	m->cap = total;
+	return !m->buf;
+}
+
+static int mem_put(void *ctx, const void *p, size_t n)
+{
+	struct mem_sink *m = ctx;
+	if (n > m->cap - m->len)
+		return -1;
+	memcpy(m->buf + m->len, p, n);
+	m->len += n;
+	return 0;
+}
+
+zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t *out_len)
+{
+	struct mem_sink m = {0};
+	const struct zn_index_sink sink = {mem_begin, mem_put, &m};
+	zn_result r = zn_index_emit(in, &sink);
+	if (r == ZN_OK && m.len != m.cap)
+		r = ZN_ERR_CODEC; /* cannot happen: the sizes given and announced differ */
+	if (r != ZN_OK) {
+		free(m.buf);
+		return r;
+	}
+	*out = m.buf;
+	*out_len = m.len;
+	return ZN_OK;
 }
 
 /* ------------------------------------------------------------------------------------------------

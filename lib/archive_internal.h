@@ -52,7 +52,19 @@ struct zn_index_input {
  * component (so no trailing '/'). The writer refuses other names; the extractor skips them. */
 int zn_path_is_safe(const char *p, size_t len);
 
-/* Serialise the index (header, column directory, columns) into a malloc'd buffer. */
+/* Where the index goes, piece by piece: begin() once with its total size, then put() with
+ * consecutive pieces; either returning non-zero stops it with ZN_ERR_IO. */
+struct zn_index_sink {
+	int (*begin)(void *ctx, size_t total);
+	int (*put)(void *ctx, const void *p, size_t n);
+	void *ctx;
+};
+
+/* Serialise the index (header, column directory, columns) into sink; each column is freed once
+ * given, so the index is never held twice. */
+zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_sink *sink);
+
+/* The same into a malloc'd buffer. */
 zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t *out_len);
 
 /* A column of an opened index. Raw columns point into the mapped archive; compressed ones are

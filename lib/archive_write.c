@@ -1911,6 +1911,43 @@ static const struct went *find_row(const struct zn_writer *w, const uint64_t *or
 	return t && t->path_len == len && !memcmp(t->path, p, len) ? t : NULL;
 }
 
+/* The index on its way to the archive: written as it comes, hashed page by page. */
+struct index_out {
+	int fd;
+	uint64_t len;
+	uint8_t page[ZN_IX_PAGE];
+	size_t fill; /* bytes of the current page so far */
+	uint8_t *sums;
+	size_t npages;
+};
+
+static int index_begin(void *ctx, size_t total)
+{
+	struct index_out *io = ctx;
+	io->sums = malloc((total + ZN_IX_PAGE - 1) / ZN_IX_PAGE * 8 + 8);
+	return !io->sums;
+}
+
+static int index_put(void *ctx, const void *p, size_t n)
+{
+	struct index_out *io = ctx;
+	if (zn_write_all(io->fd, p, n) != ZN_OK)
+		return -1;
+	io->len += n;
+	for (const uint8_t *q = p; n;) {
+		size_t k = ZN_MIN(n, sizeof(io->page) - io->fill);
+		memcpy(io->page + io->fill, q, k);
+		io->fill += k;
+		q += k;
+		n -= k;
+		if (io->fill == sizeof(io->page)) {
+			zn_put_le64(io->sums + io->npages++ * 8, zn_xxh3(io->page, io->fill));
+			io->fill = 0;
+		}
+	}
+	return 0;
+}
+
 /* Row i of the index: entry order[i] (rows are made one at a time, not held in an array). */
 struct row_source {
 	const struct zn_writer *w;
@@ -2076,48 +2113,39 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	struct row_source rs = {w, order};
 	in.get_row = index_row_of;
 	in.row_ctx = &rs;
-	uint8_t *index = NULL;
-	size_t index_len = 0;
-	zn_result r = zn_index_build(&in, &index, &index_len);
-	free(order);
-	if (r != ZN_OK)
-		return r;
-
 	/* Zero bytes up to a multiple of 64, so that the index's columns, 8-aligned within it,
 	 * are aligned in the file too (Arrow asks for 8 bytes, 64 recommended). */
 	static const uint8_t zeros[ZN_INDEX_ALIGN];
 	const uint64_t pad = (ZN_INDEX_ALIGN - w->file_off % ZN_INDEX_ALIGN) % ZN_INDEX_ALIGN;
 	const uint64_t index_off = w->file_off + pad;
+	zn_result r = zn_write_all(w->fd, zeros, pad);
+	/* The index goes out column by column, its page checksums (docs/FORMAT.md: a reader checks
+	 * only the pages it touches) taken on the way. */
+	struct index_out io = {.fd = w->fd};
+	const struct zn_index_sink sink = {index_begin, index_put, &io};
+	if (r == ZN_OK)
+		r = zn_index_emit(&in, &sink);
+	free(order);
+	if (r == ZN_OK && io.fill) /* the last, partial page */
+		zn_put_le64(io.sums + io.npages++ * 8, zn_xxh3(io.page, io.fill));
+	const uint64_t index_len = io.len;
 	uint8_t foot[ZN_FOOTER_SIZE] = {0};
 	zn_put_le64(foot + 0, index_off);
 	zn_put_le64(foot + 8, index_len);
-	/* Page checksums of the index (docs/FORMAT.md): a reader checks only the pages it touches. */
-	size_t npages = (index_len + ZN_IX_PAGE - 1) / ZN_IX_PAGE;
-	uint8_t *sums = malloc(npages * 8 + 1);
-	if (!sums) {
-		free(index);
-		return ZN_ERR_NOMEM;
-	}
-	for (size_t p = 0; p < npages; p++)
-		zn_put_le64(sums + p * 8,
-			    zn_xxh3(index + p * ZN_IX_PAGE, ZN_MIN(ZN_IX_PAGE, index_len - p * ZN_IX_PAGE)));
-	zn_put_le64(foot + 16, zn_xxh3(sums, npages * 8));
+	zn_put_le64(foot + 16, zn_xxh3(io.sums ? io.sums : zeros, io.npages * 8));
 	zn_put_le64(foot + 24, m);
 	zn_put_le64(foot + 32, w->write_seq);
 	zn_put_le32(foot + 40, ZN_FORMAT_VERSION);
 	zn_put_le64(foot + 48, zn_xxh3(foot, 48));
 	memcpy(foot + 56, ZN_FOOTER_MAGIC, 8);
-	r = zn_write_all(w->fd, zeros, pad);
 	if (r == ZN_OK)
-		r = zn_write_all(w->fd, index, index_len);
-	if (r == ZN_OK)
-		r = zn_write_all(w->fd, sums, npages * 8);
+		r = zn_write_all(w->fd, io.sums, io.npages * 8);
 	if (r == ZN_OK)
 		r = zn_write_all(w->fd, foot, sizeof(foot));
-	if (r != ZN_OK && !w->out_errno)
+	if (r == ZN_ERR_IO && !w->out_errno)
 		w->out_errno = errno;
-	free(index);
-	free(sums);
+	const size_t npages = io.npages;
+	free(io.sums);
 	w->stats.entries = m;
 	w->stats.content_bytes = in.content_bytes;
 	w->stats.archive_bytes = index_off + index_len + npages * 8 + ZN_FOOTER_SIZE;
