@@ -35,8 +35,8 @@
  * waits for workers to finish queued slots (settle_digest, to compare a large file with one
  * stored before it): queued slots need nothing from the producer, so that wait ends too.
  *
- * Outside the slots the producer uses one buffer of 256 KiB (for hashing a large file before it
- * is stored) and the entries' table, which grows with the number of files.
+ * Outside the slots the producer uses one buffer of chunk_size bytes (`aside`) and the entries'
+ * table, which grows with the number of files.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -168,7 +168,6 @@ struct zn_writer {
 	size_t lsums_cap, nlsums;
 	uint64_t *lwait; /* large files stored whose digest is not settled yet */
 	size_t lwait_cap, nlwait;
-	uint8_t *scan;  /* reading buffer for hashing a large file before it is stored */
 	uint64_t fills; /* slot fills so far (slot.gen) */
 	struct slot *pack[2];
 	int64_t next_span_seq;
@@ -177,7 +176,8 @@ struct zn_writer {
 	char *pathbuf; /* stored path being built during a walk */
 	size_t pathbuf_cap;
 	struct pending pend[BATCH]; /* small files of directory pend_dirfd not read yet */
-	uint8_t *aside;             /* a small file read before it has a room (place_aside) */
+	uint8_t *aside; /* chunk_size bytes read outside the slots: a small file before it has a
+	                   room (place_aside), a large file hashed before it is stored */
 	int npend, pend_dirfd;
 #ifdef ZN_HAVE_URING
 	struct io_uring ring;
@@ -992,8 +992,7 @@ static int grow_set(struct zn_writer *w, uint64_t **set, size_t *cap, size_t n, 
  * if so, records which, else remembers this one. */
 static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 {
-	if (w->opt.digest != ZN_DIGEST_SHA256 || w->opt.no_dedup ||
-	    grow_set(w, &w->contents, &w->contents_cap, w->ncontents + 1, 0))
+	if (w->opt.no_dedup || grow_set(w, &w->contents, &w->contents_cap, w->ncontents + 1, 0))
 		return 0;
 	struct went *e = &w->ents[idx];
 	e->ckey = zn_xxh3(p, e->size);
@@ -1032,7 +1031,14 @@ static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
  * files stored before it, waiting for the workers that hash them if need be (each is waited
  * for once). The answer depends on the contents alone, so the archive does not depend on
  * timing. A file that differs after all is read again to be stored. */
-#define SCAN_PIECE (256u << 10)
+#define SCAN_PIECE (256u << 10) /* hashed in pieces that stay in the cache */
+
+static uint8_t *aside_buffer(struct zn_writer *w)
+{
+	if (!w->aside)
+		w->aside = malloc(w->opt.chunk_size);
+	return w->aside;
+}
 
 static int pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
 {
@@ -1072,15 +1078,17 @@ static int whole_sha(struct zn_writer *w, const struct source *src, uint64_t siz
 		zn_sha256(src->mem, size, sha);
 		return 0;
 	}
-	if (!w->scan && !(w->scan = malloc(SCAN_PIECE)))
+	uint8_t *buf = aside_buffer(w);
+	if (!buf)
 		return -1;
 	SHA256_CTX c;
 	SHA256_Init(&c);
+	const uint64_t piece = ZN_MIN(SCAN_PIECE, w->opt.chunk_size); /* the buffer's size */
 	for (uint64_t off = 0; off < size;) {
-		uint64_t n = ZN_MIN(SCAN_PIECE, size - off);
-		if (pread_full(src->fd, w->scan, n, off))
+		uint64_t n = ZN_MIN(piece, size - off);
+		if (pread_full(src->fd, buf, n, off))
 			return -1;
-		SHA256_Update(&c, w->scan, n);
+		SHA256_Update(&c, buf, n);
 		off += n;
 	}
 	SHA256_Final(sha, &c);
@@ -1139,8 +1147,7 @@ static int settle_larges(struct zn_writer *w)
 static int large_copy(struct zn_writer *w, uint64_t idx, const struct source *src)
 {
 	struct went *e = &w->ents[idx];
-	if (w->opt.digest != ZN_DIGEST_SHA256 || w->opt.no_dedup || e->size < w->opt.chunk_size ||
-	    ends_key(src, e->size, &e->ckey) ||
+	if (w->opt.no_dedup || e->size < w->opt.chunk_size || ends_key(src, e->size, &e->ckey) ||
 	    grow_set(w, &w->larges, &w->larges_cap, w->nlarges + 1, 0))
 		return 0;
 	const size_t mask = w->larges_cap - 1;
@@ -1161,8 +1168,8 @@ static int large_copy(struct zn_writer *w, uint64_t idx, const struct source *sr
 		return 0; /* read again to be stored, and any failure reported then */
 	if (settle_larges(w))
 		return 0;
-	for (h = (size_t)zn_get_le64(sha) & (w->lsums_cap - 1); w->lsums && w->lsums[h];
-	     h = (h + 1) & (w->lsums_cap - 1)) {
+	const size_t smask = w->lsums_cap - 1;
+	for (h = (size_t)zn_get_le64(sha) & smask; w->nlsums && w->lsums[h]; h = (h + 1) & smask) {
 		uint64_t o = w->lsums[h] - 1;
 		if (w->ents[o].size == e->size && !memcmp(w->ents[o].sha, sha, 32)) {
 			e->dup_of = (int64_t)o;
@@ -1257,7 +1264,7 @@ static int read_plain(struct zn_writer *w, int k, uint8_t *dst)
  * file that cannot be read takes no room then, and leaves the block open. */
 static zn_result read_aside(struct zn_writer *w, int k)
 {
-	if (!w->aside && !(w->aside = malloc(w->opt.chunk_size)))
+	if (!aside_buffer(w))
 		return ZN_ERR_NOMEM;
 	if (read_plain(w, k, w->aside))
 		return ZN_OK;
@@ -1651,6 +1658,8 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	}
 	if (opt.threads > 256)
 		opt.threads = 256;
+	if (opt.digest != ZN_DIGEST_SHA256)
+		opt.no_dedup = 1; /* copies are confirmed by their digests */
 	if (opt.memory_limit < zn_create_memory_min(opt.chunk_size))
 		return ZN_ERR_INVALID_ARG; /* a smaller bound could not be kept */
 
@@ -2134,11 +2143,10 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		r = zn_write_all(w->fd, foot, sizeof(foot));
 	if (r == ZN_ERR_IO && !w->out_errno)
 		w->out_errno = errno;
-	const size_t npages = io.npages;
 	free(io.sums);
 	w->stats.entries = m;
 	w->stats.content_bytes = in.content_bytes;
-	w->stats.archive_bytes = index_off + index_len + npages * 8 + ZN_FOOTER_SIZE;
+	w->stats.archive_bytes = index_off + index_len + io.npages * 8 + ZN_FOOTER_SIZE;
 	w->stats.blocks = w->write_seq;
 	w->stats.stored_blocks = w->stored_blocks;
 	w->stats.index_bytes = index_len;
@@ -2197,7 +2205,6 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->larges);
 	free(w->lsums);
 	free(w->lwait);
-	free(w->scan);
 	free(w->aside);
 	free(w->inodes);
 	free(w->paths);
