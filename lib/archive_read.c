@@ -483,14 +483,18 @@ struct extent_cols {
 	const uint8_t *fb, *bo, *sz;
 };
 
+static void extent_at(const struct extent_cols *c, uint64_t i, uint64_t x[3])
+{
+	x[0] = zn_get_le32(c->fb + 4 * i);
+	x[1] = zn_get_le32(c->bo + 4 * i);
+	x[2] = zn_get_le64(c->sz + 8 * i);
+}
+
 static int cmp_extents(const void *a, const void *b, void *ctx)
 {
-	const struct extent_cols *c = ctx;
-	uint64_t i = *(const uint64_t *)a, j = *(const uint64_t *)b;
-	uint64_t x[3] = {zn_get_le32(c->fb + 4 * i), zn_get_le32(c->bo + 4 * i),
-	                 zn_get_le64(c->sz + 8 * i)};
-	uint64_t y[3] = {zn_get_le32(c->fb + 4 * j), zn_get_le32(c->bo + 4 * j),
-	                 zn_get_le64(c->sz + 8 * j)};
+	uint64_t i = *(const uint64_t *)a, j = *(const uint64_t *)b, x[3], y[3];
+	extent_at(ctx, i, x);
+	extent_at(ctx, j, y);
 	for (int k = 0; k < 3; k++)
 		if (x[k] != y[k])
 			return x[k] < y[k] ? -1 : 1;
@@ -520,14 +524,14 @@ uint64_t zn_reader_copies(struct zn_reader *r, uint8_t *is_copy)
 	qsort_r(rows, m, sizeof(uint64_t), cmp_extents, &c);
 	uint64_t shared = 0;
 	for (uint64_t k = 1; k < m; k++) {
-		uint64_t i = rows[k], p = rows[k - 1];
-		if (zn_get_le32(c.fb + 4 * i) != zn_get_le32(c.fb + 4 * p) ||
-		    zn_get_le32(c.bo + 4 * i) != zn_get_le32(c.bo + 4 * p) ||
-		    zn_get_le64(c.sz + 8 * i) != zn_get_le64(c.sz + 8 * p))
+		uint64_t x[3], y[3];
+		extent_at(&c, rows[k - 1], x);
+		extent_at(&c, rows[k], y);
+		if (memcmp(x, y, sizeof(x)))
 			continue;
 		shared++;
 		if (is_copy)
-			is_copy[i] = 1;
+			is_copy[rows[k]] = 1;
 	}
 	free(rows);
 	return shared;
