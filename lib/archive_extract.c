@@ -1071,8 +1071,9 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 			xreport(&j, e, ZN_ERR_UNSAFE_PATH, "unsafe path (absolute or with '..')");
 			st = ST_DAMAGED;
 		}
-		if (i && st != ST_DAMAGED) {
-			/* Rows must be sorted and unique for lookups to work. */
+		if (i && st != ST_DAMAGED && j.ents[i - 1].path) {
+			/* Rows must be sorted and unique for lookups to work (a row before that
+			 * could not be read has no path to compare with). */
 			const struct zn_entry *p = &j.ents[i - 1];
 			size_t m = ZN_MIN(p->path_len, e->path_len);
 			int c = memcmp(p->path, e->path, m);

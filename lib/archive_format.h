@@ -23,7 +23,8 @@
  *   0 "ZNIX"  4 u32 column_count  8 u64 entry_count  16 u64 block_count  24 u64 chunk_size
  *  32 i32 level  36 u32 digest kind  40 u64 content_bytes  48 u64 reserved (0)  56 u64 reserved (0)
  * then column_count directory records of ZN_COLDIR_SIZE bytes:
- *   0 u32 column id  4 u8 codec  5 u8 reserved  6 u16 reserved  8 u64 offset (from index start)
+ *   0 u32 column id  4 u8 codec  5 u8 page_log (paged codec; else 0)  6 u16 reserved
+ *   8 u64 offset (from index start)
  *  16 u64 stored size  24 u64 raw size
  * then the column data, each column starting at a multiple of 8 from the index start. */
 #define ZN_INDEX_MAGIC "ZNIX"
@@ -33,14 +34,20 @@
 #define ZN_IX_PAGE 4096
 #define ZN_INDEX_HEADER_SIZE 64
 /* A reader refuses an archive claiming more than ZN_ENTRIES_FREE + 16 entries per byte of
- * stored index: a real index costs several bytes per entry even fully compressed (the writer
- * keeps the 9-byte-per-entry lookup columns raw in big archives), while a crafted one could
- * otherwise make a reader allocate a record for each of millions of entries from a few KB. */
+ * stored index: a real index costs several bytes per entry even fully compressed (a path, its
+ * offset and location do not compress to less), while a crafted one could otherwise make a reader
+ * allocate a record for each of millions of entries from a few KB. */
 #define ZN_ENTRIES_FREE           65536u
 #define ZN_ENTRIES_PER_INDEX_BYTE 16u
 #define ZN_COLDIR_SIZE 32
 
-enum zn_col_codec { ZN_COL_RAW = 0, ZN_COL_ZSTD = 1 };
+/* Column codecs. A paged column is cut into pages of 2^page_log raw bytes (the page_log in the
+ * directory record's byte 5), each a zstd frame or, when that would not be smaller, the raw bytes,
+ * behind a table of page_count + 1 u64 offsets: a lookup decodes a few pages, not the column. */
+enum zn_col_codec { ZN_COL_RAW = 0, ZN_COL_ZSTD = 1, ZN_COL_PAGED = 2 };
+#define ZN_COL_PAGE_LOG     12 /* the writer's pages: 4 KiB */
+#define ZN_COL_PAGE_LOG_MIN 12
+#define ZN_COL_PAGE_LOG_MAX 20
 
 /* Column ids. Entry columns have entry_count rows, block columns block_count rows. Strings are an
  * offsets column (u64, rows + 1 values, first 0, non-decreasing) plus a bytes column, as in Arrow's

@@ -1,11 +1,17 @@
 /* archive_index.c - the columnar index: building it, and validated access to its columns.
  *
  * Each column is one contiguous little-endian array (strings: a u64 offsets array of rows + 1
- * values plus a bytes array, Arrow's LargeBinary layout), so a column can be handed to an Arrow
- * consumer without conversion. Any column is compressed with zstd when that saves at least 10%,
- * and decompressed on first use; but when the path bytes exceed 1 MiB the columns random access
- * needs (path, type, size, sha256, first_block, block_offset) stay raw, so a lookup in a big
- * archive is a binary search in the memory-mapped file with nothing decoded.
+ * values plus a bytes array, Arrow's LargeBinary layout), so a decoded column can be handed to an
+ * Arrow consumer without conversion. A column is compressed when that saves at least 10%: the
+ * columns a lookup needs (path, type, size, sha256, first_block, block_offset) in 4 KiB pages
+ * that decode on their own, the others whole. Reading one file from an archive of 100,000 files
+ * then decodes about 25 small pages (a binary search over the paths, then a page of each column
+ * for the row found): 1.3 M instructions, against 3.4 M with 16 KiB pages and 19.9 M for the
+ * data block up to an average file (callgrind, `cat`). Against one frame per column, 4 KiB pages
+ * cost 2% more index (5.47 against 5.35 MB with 16 KiB pages on the small corpus, where the raw
+ * lookup columns made 11.35 MB). Decoding is in place:
+ * a paged column has one buffer of its raw size, its pages filled in as they are first needed,
+ * so a row or a string spanning two pages is contiguous like any other.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -80,19 +86,37 @@ static int put_str(struct colbuf *off, struct colbuf *bytes, const char *s, size
 	return put_u64(off, bytes->len);
 }
 
-/* In a big index, the columns that random access needs (path lookup, then type, size, location
- * and digest of one entry) stay raw, so that reading one file decodes nothing of the index: a
- * binary search in the mapped file and a few loads. Up to this size of path bytes, decoding
- * those columns costs well under a millisecond and compressing them saves a few percent of a
- * small archive. */
-#define ZN_RAW_LOOKUP_ABOVE (1u << 20)
-
-static int keep_raw(int id, size_t path_bytes)
+/* The columns random access needs: paged, so that a lookup decodes a few pages of them. */
+static int is_lookup(int id)
 {
-	int lookup = id == ZN_COL_PATH_OFFSETS || id == ZN_COL_PATH_BYTES || id == ZN_COL_TYPE ||
-		     id == ZN_COL_SIZE || id == ZN_COL_FIRST_BLOCK || id == ZN_COL_BLOCK_OFFSET ||
-		     id == ZN_COL_SHA256;
-	return lookup && path_bytes > ZN_RAW_LOOKUP_ABOVE;
+	return id == ZN_COL_PATH_OFFSETS || id == ZN_COL_PATH_BYTES || id == ZN_COL_TYPE ||
+	       id == ZN_COL_SIZE || id == ZN_COL_FIRST_BLOCK || id == ZN_COL_BLOCK_OFFSET ||
+	       id == ZN_COL_SHA256;
+}
+
+/* src as a paged column (docs/FORMAT.md): the page table, then each page compressed on its own,
+ * or raw when its frame would not be smaller (the frame may then not even fit: its room is one
+ * byte less than the page). The result is never longer than the table plus len. */
+static uint8_t *compress_pages(ZSTD_CCtx *cc, const uint8_t *src, size_t len, size_t *out_len)
+{
+	const size_t page = (size_t)1 << ZN_COL_PAGE_LOG, n = (len + page - 1) / page;
+	size_t pos = (n + 1) * 8;
+	uint8_t *out = malloc(pos + len);
+	if (!out)
+		return NULL;
+	for (size_t k = 0; k < n; k++) {
+		size_t plen = ZN_MIN(page, len - k * page);
+		zn_put_le64(out + k * 8, pos);
+		size_t z = ZSTD_compressCCtx(cc, out + pos, plen - 1, src + k * page, plen, 3);
+		if (ZSTD_isError(z)) {
+			memcpy(out + pos, src + k * page, plen);
+			z = plen;
+		}
+		pos += z;
+	}
+	zn_put_le64(out + n * 8, pos);
+	*out_len = pos;
+	return out;
 }
 
 /* The shape of each column, for the writer's sizes and the reader's checks. */
@@ -218,14 +242,27 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 	/* Compress what is worth it. */
 	uint8_t *zdata[NCOLS] = {0};
 	size_t zlen[NCOLS] = {0};
+	uint8_t codec[NCOLS] = {0};
 	size_t total = ZN_INDEX_HEADER_SIZE + (size_t)ncols * ZN_COLDIR_SIZE;
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	if (!cc)
+		goto out_z;
 	for (int i = 0; i < ncols; i++) {
-		if (!keep_raw(c[i].id, col[ZN_COL_PATH_BYTES]->len) && c[i].len >= 64) {
-			size_t cap = ZSTD_compressBound(c[i].len);
-			zdata[i] = malloc(cap);
-			if (!zdata[i])
-				goto out_z;
-			size_t z = ZSTD_compress(zdata[i], cap, c[i].data, c[i].len, 3);
+		if (c[i].len >= 64) {
+			size_t z = 0;
+			if (is_lookup(c[i].id) && !in->whole) {
+				zdata[i] = compress_pages(cc, c[i].data, c[i].len, &z);
+				if (!zdata[i])
+					goto out_z;
+				codec[i] = ZN_COL_PAGED;
+			} else {
+				size_t cap = ZSTD_compressBound(c[i].len);
+				zdata[i] = malloc(cap);
+				if (!zdata[i])
+					goto out_z;
+				z = ZSTD_compressCCtx(cc, zdata[i], cap, c[i].data, c[i].len, 3);
+				codec[i] = ZN_COL_ZSTD;
+			}
 			if (!ZSTD_isError(z) && z * 10 <= c[i].len * 9) {
 				zlen[i] = z;
 				free(c[i].data); /* only the compressed form is kept */
@@ -233,6 +270,7 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 			} else {
 				free(zdata[i]);
 				zdata[i] = NULL;
+				codec[i] = ZN_COL_RAW;
 			}
 		}
 		total = (total + 7) & ~(size_t)7;
@@ -259,7 +297,8 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 		uint8_t *d = buf + ZN_INDEX_HEADER_SIZE + (size_t)i * ZN_COLDIR_SIZE;
 		size_t stored = zdata[i] ? zlen[i] : c[i].len;
 		zn_put_le32(d, (uint32_t)c[i].id);
-		d[4] = zdata[i] ? ZN_COL_ZSTD : ZN_COL_RAW;
+		d[4] = codec[i];
+		d[5] = codec[i] == ZN_COL_PAGED ? ZN_COL_PAGE_LOG : 0;
 		zn_put_le64(d + 8, pos);
 		zn_put_le64(d + 16, stored);
 		zn_put_le64(d + 24, c[i].len);
@@ -282,6 +321,7 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 	}
 	r = ZN_OK;
 out_z:
+	ZSTD_freeCCtx(cc);
 	for (int i = 0; i < NCOLS; i++)
 		free(zdata[i]);
 out:
@@ -334,6 +374,80 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
  * Reader side
  * ---------------------------------------------------------------------------------------------- */
 
+static uint64_t page_count(const struct zn_column *c)
+{
+	return (c->raw_size >> c->page_log) + !!(c->raw_size & ((1ull << c->page_log) - 1));
+}
+
+/* Page k of paged column c decoded into its place in c->heap (under r->mu); 0 if damaged. */
+static int decode_page(struct zn_reader *r, struct zn_column *c, uint64_t k)
+{
+	const uint64_t n = page_count(c), words = (n + 63) / 64, page = 1ull << c->page_log;
+	_Atomic uint64_t *bits = atomic_load(&c->pages);
+	if (!bits) {
+		/* The whole column's room at once, touched only where pages land. */
+		uint8_t *heap = malloc(c->raw_size ? c->raw_size : 1);
+		bits = calloc(2 * words + 1, sizeof(*bits));
+		if (!heap || !bits) {
+			free(heap);
+			free((void *)bits);
+			return 0;
+		}
+		atomic_store(&c->heap, heap);
+		atomic_store(&c->pages, bits);
+	}
+	const uint64_t bit = 1ull << (k % 64);
+	if (atomic_load_explicit(&bits[k / 64], memory_order_relaxed) & bit)
+		return 1;
+	if (atomic_load_explicit(&bits[words + k / 64], memory_order_relaxed) & bit)
+		return 0; /* decoded once and found damaged: not again */
+	const uint64_t base = (uint64_t)(c->stored - r->ix),
+	               raw = ZN_MIN(page, c->raw_size - k * page);
+	uint64_t from = 0, to = 0;
+	int good = zn_ix_ensure(r, base + k * 8, 16);
+	if (good) {
+		from = zn_get_le64(c->stored + k * 8);
+		to = zn_get_le64(c->stored + k * 8 + 8);
+		good = from >= (n + 1) * 8 && from <= to && to <= c->stored_size &&
+		       zn_ix_ensure(r, base + from, to - from);
+	}
+	uint8_t *dst = atomic_load(&c->heap) + k * page;
+	if (good && to - from == raw) {
+		memcpy(dst, c->stored + from, raw); /* kept raw: it did not compress */
+	} else if (good) {
+		/* One-shot decoding into the page's place: no window buffer, whatever the frame
+		 * claims, and not one byte beyond the page. */
+		if (!r->ixdctx)
+			r->ixdctx = ZSTD_createDCtx();
+		size_t got = r->ixdctx ? ZSTD_decompressDCtx(r->ixdctx, dst, raw, c->stored + from,
+		                                             to - from)
+		                       : 0;
+		good = r->ixdctx && !ZSTD_isError(got) && got == raw;
+	}
+	atomic_fetch_or_explicit(&bits[(good ? 0 : words) + k / 64], bit, memory_order_release);
+	return good;
+}
+
+/* Raw bytes [a, b) of paged column c in c->heap, decoding the pages that hold them; 0 if one is
+ * damaged. Pages already decoded cost two loads, without the lock. */
+static int pages_ready(struct zn_reader *r, struct zn_column *c, uint64_t a, uint64_t b)
+{
+	const uint64_t first = a >> c->page_log, last = (b - 1) >> c->page_log;
+	_Atomic uint64_t *bits = atomic_load_explicit(&c->pages, memory_order_acquire);
+	uint64_t k = first;
+	while (bits && k <= last &&
+	       (atomic_load_explicit(&bits[k / 64], memory_order_acquire) >> (k % 64) & 1))
+		k++;
+	if (k > last)
+		return 1;
+	int good = 1;
+	pthread_mutex_lock(&r->mu);
+	for (; k <= last && good; k++)
+		good = decode_page(r, c, k);
+	pthread_mutex_unlock(&r->mu);
+	return good;
+}
+
 zn_result zn_col_check_shape(struct zn_reader *r, int id)
 {
 	struct zn_column *c = &r->cols[id];
@@ -350,10 +464,17 @@ zn_result zn_col_check_shape(struct zn_reader *r, int id)
 	}
 	if (c->codec == ZN_COL_RAW) {
 		SAFETY_CHECK(c->stored_size == c->raw_size, ZN_ERR_CORRUPT);
-	} else {
-		SAFETY_CHECK(c->codec == ZN_COL_ZSTD, ZN_ERR_CORRUPT);
-		/* No unbounded allocation from a crafted size: zstd cannot expand beyond this. */
-		SAFETY_CHECK(c->raw_size <= c->stored_size * 32768 + 4096, ZN_ERR_CORRUPT);
+		return ZN_OK;
+	}
+	SAFETY_CHECK(c->codec == ZN_COL_ZSTD || c->codec == ZN_COL_PAGED, ZN_ERR_CORRUPT);
+	/* No unbounded allocation from a crafted size: zstd cannot expand beyond this. */
+	SAFETY_CHECK(c->raw_size <= c->stored_size * 32768 + 4096, ZN_ERR_CORRUPT);
+	if (c->codec == ZN_COL_PAGED) {
+		SAFETY_CHECK(c->page_log >= ZN_COL_PAGE_LOG_MIN &&
+		                     c->page_log <= ZN_COL_PAGE_LOG_MAX,
+		             ZN_ERR_CORRUPT);
+		SAFETY_CHECK(page_count(c) < c->stored_size / 8,
+		             ZN_ERR_CORRUPT); /* the page table */
 	}
 	return ZN_OK;
 }
@@ -420,6 +541,10 @@ const uint8_t *zn_row(struct zn_reader *r, int id, uint64_t i)
 	uint64_t rows = (s.blocks ? r->nblocks : r->nentries) + (s.offsets_of ? 1 : 0);
 	if (!c->present || !s.width || i >= rows)
 		return NULL;
+	if (c->codec == ZN_COL_PAGED)
+		return pages_ready(r, c, i * s.width, (i + 1) * s.width)
+		               ? atomic_load(&c->heap) + i * s.width
+		               : NULL;
 	if (c->codec != ZN_COL_RAW) {
 		const uint8_t *d = zn_col(r, id);
 		return d ? d + i * s.width : NULL;
@@ -433,6 +558,11 @@ const uint8_t *zn_bytes(struct zn_reader *r, int id, uint64_t a, uint64_t b)
 	struct zn_column *c = &r->cols[id];
 	if (!c->present || a > b || b > c->raw_size)
 		return NULL;
+	if (c->codec == ZN_COL_PAGED) {
+		if (a == b)
+			return (const uint8_t *)"";
+		return pages_ready(r, c, a, b) ? atomic_load(&c->heap) + a : NULL;
+	}
 	if (c->codec != ZN_COL_RAW) {
 		const uint8_t *d = zn_col(r, id);
 		return d ? d + a : NULL;
@@ -440,20 +570,36 @@ const uint8_t *zn_bytes(struct zn_reader *r, int id, uint64_t a, uint64_t b)
 	return zn_ix_ensure(r, (uint64_t)(c->stored - r->ix) + a, b - a) ? c->stored + a : NULL;
 }
 
+/* A loaded column's bytes (an empty paged column has no heap). */
+static const uint8_t *col_data(struct zn_column *c)
+{
+	if (c->codec == ZN_COL_RAW)
+		return c->stored;
+	const uint8_t *h = atomic_load(&c->heap);
+	return h ? h : (const uint8_t *)"";
+}
+
 const uint8_t *zn_col(struct zn_reader *r, int id)
 {
 	struct zn_column *c = &r->cols[id];
 	int st = atomic_load_explicit(&c->state, memory_order_acquire);
 	if (st == 1)
-		return c->codec == ZN_COL_RAW ? c->stored : atomic_load(&c->heap);
+		return col_data(c);
 	if (st < 0 || !c->present)
 		return NULL;
 	pthread_mutex_lock(&r->mu);
 	st = atomic_load(&c->state);
 	if (st == 0) {
 		const uint8_t *data = c->stored;
-		uint8_t *heap = NULL;
-		if (!zn_ix_ensure(r, (uint64_t)(c->stored - r->ix), c->stored_size)) {
+		uint8_t *heap = NULL; /* a whole-column frame's decoding */
+		if (c->codec == ZN_COL_PAGED) {
+			/* The column's pages stay: rows handed out from them may be in use. */
+			for (uint64_t k = 0; k < page_count(c) && data; k++)
+				if (!decode_page(r, c, k))
+					data = NULL;
+			if (data)
+				data = col_data(c);
+		} else if (!zn_ix_ensure(r, (uint64_t)(c->stored - r->ix), c->stored_size)) {
 			data = NULL;
 		} else if (c->codec == ZN_COL_ZSTD) {
 			heap = malloc(c->raw_size ? c->raw_size : 1);
@@ -468,7 +614,8 @@ const uint8_t *zn_col(struct zn_reader *r, int id)
 			}
 		}
 		if (data && validate_content(r, id, data)) {
-			atomic_store(&c->heap, heap);
+			if (c->codec != ZN_COL_PAGED)
+				atomic_store(&c->heap, heap);
 			st = 1;
 		} else {
 			free(heap);
@@ -477,9 +624,7 @@ const uint8_t *zn_col(struct zn_reader *r, int id)
 		atomic_store_explicit(&c->state, st, memory_order_release);
 	}
 	pthread_mutex_unlock(&r->mu);
-	if (st != 1)
-		return NULL;
-	return c->codec == ZN_COL_RAW ? c->stored : atomic_load(&c->heap);
+	return st == 1 ? col_data(c) : NULL;
 }
 
 void zn_block_release(struct zn_reader *r, uint64_t i)

@@ -46,6 +46,7 @@ struct zn_index_input {
 	int level, digest;
 	void (*get_row)(const void *ctx, uint64_t i, struct zn_index_row *row);
 	const void *row_ctx;
+	bool whole; /* tests: every column as one frame, the densest index a crafted one can be */
 };
 
 /* A stored path is safe when it is relative, non-empty, without NUL, and has no empty, "." or ".."
@@ -68,13 +69,17 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t *out_len);
 
 /* A column of an opened index. Raw columns point into the mapped archive; compressed ones are
- * decompressed on first use (once, under the reader's lock) into `heap`. */
+ * decompressed on first use (once, under the reader's lock) into `heap`: a whole column at once,
+ * a paged one page by page as rows are asked for, each page in its place. */
 struct zn_column {
 	const uint8_t *stored;
 	uint64_t stored_size, raw_size;
-	uint8_t codec, present;
+	uint8_t codec, present, page_log;
 	_Atomic(uint8_t *) heap;
-	_Atomic int state; /* 0 not loaded, 1 ready, -1 invalid */
+	_Atomic int state; /* 0 not loaded, 1 ready, -1 invalid (as a whole) */
+	/* Paged columns: a bit per page decoded, then a bit per page found damaged; set under the
+	 * reader's lock, a page's bit released after its bytes are in `heap`. */
+	_Atomic(_Atomic uint64_t *) pages;
 };
 
 struct zn_reader {
@@ -94,6 +99,7 @@ struct zn_reader {
 	uint64_t cache_block, cache_len; /* cache holds bytes [0, cache_len) of block cache_block */
 	bool cache_unchecked;             /* ...decoded without checking the block's checksum */
 	void *dctx, *sdctx; /* whole-block and partial (streaming) decoders for random access */
+	void *ixdctx;       /* decoder of index pages, used under mu */
 	atomic_uint_fast64_t blocks_loaded;
 	char err[256];
 };

@@ -128,6 +128,7 @@ static zn_result parse(struct zn_reader *r)
 			return fail(r, ZN_ERR_CORRUPT, "column %u out of bounds", id);
 		c->present = 1;
 		c->codec = d[4];
+		c->page_log = d[5];
 		c->stored = ix + off;
 		c->stored_size = stored;
 		c->raw_size = zn_get_le64(d + 24);
@@ -233,8 +234,10 @@ void zn_reader_close(struct zn_reader *r)
 {
 	if (!r)
 		return;
-	for (int i = 0; i <= ZN_COL_MAX_ID; i++)
+	for (int i = 0; i <= ZN_COL_MAX_ID; i++) {
 		free(atomic_load(&r->cols[i].heap));
+		free((void *)atomic_load(&r->cols[i].pages));
+	}
 	if (r->mapped)
 		munmap((void *)r->map, r->map_size);
 	zn_big_free(r->cache, r->chunk_size);
@@ -242,6 +245,7 @@ void zn_reader_close(struct zn_reader *r)
 	free(r->ix_bad);
 	ZSTD_freeDCtx(r->dctx);
 	ZSTD_freeDCtx(r->sdctx);
+	ZSTD_freeDCtx(r->ixdctx);
 	pthread_mutex_destroy(&r->mu);
 	free(r);
 }
