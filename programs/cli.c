@@ -260,6 +260,14 @@ void cli_put_escaped(FILE *f, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	for (size_t i = 0; i < n;) {
+		size_t run = 0; /* printable ASCII other than the backslash, written as one run */
+		while (i + run < n && s[i + run] >= 32 && s[i + run] < 127 && s[i + run] != '\\')
+			run++;
+		if (run) {
+			fwrite(s + i, 1, run, f);
+			i += run;
+			continue;
+		}
 		unsigned char ch = s[i];
 		uint32_t cp;
 		size_t len;
@@ -271,8 +279,6 @@ void cli_put_escaped(FILE *f, const char *str, size_t n)
 			fputs("\\t", f);
 		else if (ch < 32 || ch == 127)
 			fprintf(f, "\\%03o", ch); /* C0 and DEL */
-		else if (ch < 128)
-			fputc(ch, f);
 		else if ((len = utf8_seq(s + i, n - i, &cp)) && !hidden_char(cp)) {
 			fwrite(s + i, 1, len, f); /* a character that shows as itself */
 			i += len;
