@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# tiny_files.sh - many tiny files, as beside every artifact of a Maven repository (a .sha1 of 40
+# hex digits): archive size and times of znippy against tar | zstd, and what the index costs.
+#
+# Usage: bench/tiny_files.sh [FILES] [DIR] [ZNIPPY]
+#   FILES   number of files (default 100000), 1000 to a directory
+#   DIR     scratch directory (default /dev/shm/zn-tiny); the tree is made once, from FILES alone
+#   ZNIPPY  the command (default build/znippy)
+# The tree is deterministic: file d/f holds the SHA-1 hex digest of "d-f". Times are one run
+# each (a shared machine: compare within a run, not across runs).
+set -euo pipefail
+n=${1:-100000}
+dir=${2:-/dev/shm/zn-tiny}
+z=$(realpath "${3:-build/znippy}")
+tree="$dir/t$n"
+mkdir -p "$dir"
+if [ ! -e "$tree.done" ]; then
+	rm -rf "$tree"
+	python3 - "$tree" "$n" <<'EOF'
+import hashlib, os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d, f = divmod(i, 1000)
+    sub = os.path.join(root, "d%04d" % d)
+    if f == 0:
+        os.makedirs(sub, exist_ok=True)
+    with open(os.path.join(sub, "f%04d.jar.sha1" % f), "w") as fh:
+        fh.write(hashlib.sha1(b"%d-%d" % (d, f)).hexdigest())
+EOF
+	touch "$tree.done"
+fi
+t() { # label, command...: wall seconds and peak RSS
+	local label=$1
+	shift
+	/usr/bin/time -f "$label: %e s, peak RSS %M KB" "$@"
+}
+cd "$dir"
+name=$(basename "$tree")
+echo "$n files of 40 bytes in $tree"
+t "znippy create" "$z" create -q -T2 -o a.zn "$name"
+t "znippy create --digest none" "$z" create -q -T2 --digest none -o a-nd.zn "$name"
+t "tar | zstd -T0 -3" sh -c "tar -cf - '$name' | zstd -T0 -3 -q -f -o a.tzst"
+t "znippy list" sh -c "'$z' list a.zn > /dev/null"
+t "znippy verify" "$z" verify -q a.zn
+mid=$(printf '%s/d%04d/f%04d.jar.sha1' "$name" $((n / 2000)) $((n / 2 % 1000)))
+t "znippy cat (one file)" sh -c "'$z' cat a.zn '$mid' > /dev/null"
+ix=$("$z" info a.zn | awk '/^index bytes/ {print $3}')
+for f in a.zn a-nd.zn a.tzst; do
+	printf '%-9s %12d bytes\n' "$f" "$(stat -c %s "$f")"
+done
+echo "index of a.zn: $ix bytes ($((ix / n)) per file, of which 32 are the SHA-256)"
+rm -f a.zn a-nd.zn a.tzst
