@@ -105,7 +105,8 @@ static void xreport(struct xjob *j, const struct zn_entry *e, zn_result r, const
 	char *p = e->path_len < sizeof(stack) ? stack : malloc(e->path_len + 1);
 	if (!p)
 		return;
-	memcpy(p, e->path, e->path_len);
+	if (e->path_len)
+		memcpy(p, e->path, e->path_len);
 	p[e->path_len] = 0;
 	pthread_mutex_lock(&j->report_mu);
 	j->problem(j->ctx, p, r, what);
@@ -900,8 +901,12 @@ static void *read_entries(void *arg)
 	for (uint64_t i = p->lo; i < p->hi; i++) {
 		if (j->select && !j->select[i])
 			j->status[i] = ST_SKIPPED;
-		else if (zn_reader_entry(j->r, i, &j->ents[i]) != ZN_OK)
+		else if (zn_reader_entry(j->r, i, &j->ents[i]) != ZN_OK) {
+			/* Unreadable: no path, so nothing later reports or compares it as a file
+			 * (it was reported as unreadable once, in job_init). */
+			memset(&j->ents[i], 0, sizeof(j->ents[i]));
 			j->status[i] = ST_DAMAGED;
+		}
 	}
 	return NULL;
 }
@@ -1064,7 +1069,7 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 				xreport(&j, e, ZN_ERR_DAMAGED, "hardlink to a damaged file");
 				st = ST_DAMAGED;
 			}
-		} else if (st == ST_DAMAGED && e->type == ZN_TYPE_FILE) {
+		} else if (st == ST_DAMAGED && e->type == ZN_TYPE_FILE && e->path) {
 			xreport(&j, e, ZN_ERR_CHECKSUM, "damaged: content does not match its checksum");
 		}
 		if (st == ST_OK && !zn_path_is_safe(e->path, e->path_len)) {

@@ -248,9 +248,9 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 	if (!cc)
 		goto out_z;
 	for (int i = 0; i < ncols; i++) {
-		if (c[i].len >= 64) {
+		if (c[i].len >= 64 && in->layout != ZN_IX_RAW) {
 			size_t z = 0;
-			if (is_lookup(c[i].id) && !in->whole) {
+			if (is_lookup(c[i].id) && in->layout != ZN_IX_WHOLE) {
 				zdata[i] = compress_pages(cc, c[i].data, c[i].len, &z);
 				if (!zdata[i])
 					goto out_z;
@@ -432,6 +432,8 @@ static int decode_page(struct zn_reader *r, struct zn_column *c, uint64_t k)
  * damaged. Pages already decoded cost two loads, without the lock. */
 static int pages_ready(struct zn_reader *r, struct zn_column *c, uint64_t a, uint64_t b)
 {
+	if (b <= a)
+		return 1; /* callers ask for rows or strings of at least one byte */
 	const uint64_t first = a >> c->page_log, last = (b - 1) >> c->page_log;
 	_Atomic uint64_t *bits = atomic_load_explicit(&c->pages, memory_order_acquire);
 	uint64_t k = first;
@@ -462,6 +464,7 @@ zn_result zn_col_check_shape(struct zn_reader *r, int id)
 		SAFETY_CHECK(rows <= UINT64_MAX / s.width, ZN_ERR_CORRUPT);
 		SAFETY_CHECK(c->raw_size == rows * s.width, ZN_ERR_CORRUPT);
 	}
+	SAFETY_CHECK(c->codec == ZN_COL_PAGED || c->page_log == 0, ZN_ERR_CORRUPT);
 	if (c->codec == ZN_COL_RAW) {
 		SAFETY_CHECK(c->stored_size == c->raw_size, ZN_ERR_CORRUPT);
 		return ZN_OK;

@@ -37,6 +37,8 @@ struct zn_index_row {
 	const uint8_t *sha;
 };
 
+enum { ZN_IX_CHOSEN = 0, ZN_IX_RAW = 1, ZN_IX_WHOLE = 2 };
+
 struct zn_index_input {
 	const struct zn_index_row *rows; /* or NULL, and each row comes from get_row */
 	uint64_t nrows;
@@ -46,7 +48,8 @@ struct zn_index_input {
 	int level, digest;
 	void (*get_row)(const void *ctx, uint64_t i, struct zn_index_row *row);
 	const void *row_ctx;
-	bool whole; /* tests: every column as one frame, the densest index a crafted one can be */
+	uint8_t layout; /* tests: a ZN_IX_* below, every column stored alike; 0 the writer's choice
+	                 */
 };
 
 /* A stored path is safe when it is relative, non-empty, without NUL, and has no empty, "." or ".."
@@ -100,6 +103,7 @@ struct zn_reader {
 	bool cache_unchecked;             /* ...decoded without checking the block's checksum */
 	void *dctx, *sdctx; /* whole-block and partial (streaming) decoders for random access */
 	void *ixdctx;       /* decoder of index pages, used under mu */
+	_Atomic int offsets_state; /* 0 not scanned, 1 in order, -1 not (see offsets_scan) */
 	atomic_uint_fast64_t blocks_loaded;
 	char err[256];
 };

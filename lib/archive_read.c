@@ -274,11 +274,41 @@ static zn_result get_str(struct zn_reader *r, int off_id, uint64_t i, const char
 	return ZN_OK;
 }
 
+/* Once per reader, before rows are read one after another: the offsets that can be read, in
+ * each offsets column, never decrease and stay within their bytes column. A scan of every row
+ * then reads each string byte once, where crafted offsets such as 0, R, 0, R, ... would make
+ * every other string the whole column (rows x R work from a small index). Rows whose offsets
+ * cannot be read (a damaged page) are left to fail on their own; a lookup reads a few strings
+ * and needs no scan. Threads racing here do the same work and reach the same answer. */
+static zn_result offsets_scan(struct zn_reader *r)
+{
+	int st = atomic_load_explicit(&r->offsets_state, memory_order_acquire);
+	if (st)
+		return st > 0 ? ZN_OK : ZN_ERR_CORRUPT;
+	static const int ids[] = {ZN_COL_PATH_OFFSETS, ZN_COL_UNAME_OFFSETS, ZN_COL_GNAME_OFFSETS,
+	                          ZN_COL_LINK_OFFSETS};
+	bool ok = true;
+	for (size_t k = 0; k < ZN_ARRAY_LEN(ids) && ok; k++) {
+		uint64_t prev = 0, lim = r->cols[ids[k] + 1].raw_size;
+		for (uint64_t i = 0; i <= r->nentries && ok; i++) {
+			const uint8_t *p = zn_row(r, ids[k], i);
+			if (!p)
+				continue;
+			uint64_t v = zn_get_le64(p);
+			ok = v >= prev && v <= lim;
+			prev = v;
+		}
+	}
+	atomic_store_explicit(&r->offsets_state, ok ? 1 : -1, memory_order_release);
+	return ok ? ZN_OK : ZN_ERR_CORRUPT;
+}
+
 zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 {
 	if (!r || !e || i >= r->nentries)
 		return ZN_ERR_INVALID_ARG;
 	memset(e, 0, sizeof(*e));
+	RETURN_IF_ERROR(offsets_scan(r));
 	const uint8_t *type = zn_row(r, ZN_COL_TYPE, i), *mode = zn_row(r, ZN_COL_MODE, i),
 		      *uid = zn_row(r, ZN_COL_UID, i), *gid = zn_row(r, ZN_COL_GID, i),
 		      *mt = zn_row(r, ZN_COL_MTIME_NS, i), *sz = zn_row(r, ZN_COL_SIZE, i),

@@ -21,7 +21,7 @@ static char *dir;
 
 /* Writes header, the data area, the index built from rows and blocks, its page checksums and
  * the footer, all consistent. */
-static bool whole_columns; /* the index as dense as it can be: no column in pages */
+static uint8_t layout; /* ZN_IX_WHOLE: the index as dense as it can be, no column in pages */
 static char *write_index(const char *name, const uint8_t *ix, size_t ixl, uint64_t n, uint64_t nb,
                          const uint8_t *data, size_t data_len);
 
@@ -33,8 +33,8 @@ static char *write_archive(const char *name, const struct zn_index_row *rows, ui
 	for (uint64_t i = 0; i < n; i++)
 		content += rows[i].size;
 	int digest = n && rows[0].sha ? ZN_DIGEST_SHA256 : ZN_DIGEST_NONE;
-	struct zn_index_input in = {rows, n,      blocks, nb,   64 << 10,     content,
-	                            3,    digest, NULL,   NULL, whole_columns};
+	struct zn_index_input in = {rows, n,      blocks, nb,   64 << 10, content,
+	                            3,    digest, NULL,   NULL, layout};
 	uint8_t *ix;
 	size_t ixl;
 	CHECK_OK(zn_index_build(&in, &ix, &ixl));
@@ -212,7 +212,9 @@ static void paged_columns(void)
 		}
 		CHECK(in_page5 > 200 && lost >= in_page5 && (kind == 0 || lost == in_page5));
 		CHECK(zn_col(r, ZN_COL_PATH_BYTES) == NULL);
-		CHECK(zn_verify(r, 2, NULL, NULL, NULL) != ZN_OK);
+		problems = 0; /* each unreadable row named once, none twice as a damaged file */
+		CHECK(zn_verify(r, 2, count_problem, NULL, NULL) != ZN_OK);
+		CHECK(problems == lost + (kind == 0)); /* kind 0: and the index page itself */
 		zn_reader_close(r);
 		free(bad);
 	}
@@ -229,19 +231,59 @@ static void paged_columns(void)
 	CHECK(zn_reader_entry(r, 3 * page / strlen(names[0]) + 1, &e) == ZN_ERR_CORRUPT);
 	zn_reader_close(r);
 	const int page_logs[] = {ZN_COL_PAGE_LOG_MIN - 1, ZN_COL_PAGE_LOG_MAX + 1, 0};
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 5; k++) {
 		memcpy(bad, ix, ixl);
 		uint8_t *bd = col_record(bad, ZN_COL_PATH_BYTES);
 		if (k < 3)
 			bd[5] = (uint8_t)page_logs[k];
-		else /* 4 KiB of raw bytes per 8-byte table entry: more pages than the room */
+		else if (k == 3) /* 4 KiB of raw bytes per 8-byte table entry: too many pages */
 			zn_put_le64(bd + 24, zn_get_le64(bd + 16) / 8 * page);
+		else /* a page size on a column that is not paged */
+			col_record(bad, ZN_COL_MODE)[5] = ZN_COL_PAGE_LOG;
 		char err[256] = "";
 		a = write_index("paged-shape.zn", bad, ixl, N, 0, NULL, 0);
 		CHECK(zn_reader_open(&r, a, err, sizeof(err)) == ZN_ERR_CORRUPT);
 		CHECK(strstr(err, "bad size or codec"));
 	}
 	free(bad);
+	free(ix);
+}
+
+/* 4. Offsets that go back: 0, R, 0, R, ... make every other path the whole bytes column, so a
+ * scan of all rows would read rows x R bytes. Reading rows one after another refuses them; a
+ * lookup still answers without reading more than a few strings. */
+static void offsets_back(void)
+{
+	enum { N = 64 };
+	static char names[N][8];
+	static struct zn_index_row rows[N];
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "p%02d", i);
+		rows[i] = file_row(names[i], 0);
+	}
+	struct zn_index_input in = {rows,           N,    NULL, 0,        64 << 10, 0, 3,
+	                            ZN_DIGEST_NONE, NULL, NULL, ZN_IX_RAW};
+	uint8_t *ix;
+	size_t ixl;
+	CHECK_OK(zn_index_build(&in, &ix, &ixl));
+	uint8_t *d = col_record(ix, ZN_COL_PATH_OFFSETS);
+	CHECK(d && d[4] == ZN_COL_RAW);
+	const uint64_t off = zn_get_le64(d + 8), total = 3 * N;
+	for (int i = 1; i < N; i++)
+		zn_put_le64(ix + off + 8 * (uint64_t)i, i % 2 ? total : 0);
+	char *a = write_index("back.zn", ix, ixl, N, 0, NULL, 0);
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, a, NULL, 0));
+	struct zn_entry e;
+	for (int i = 0; i < N; i++)
+		CHECK(zn_reader_entry(r, (uint64_t)i, &e) == ZN_ERR_CORRUPT);
+	uint64_t at;
+	zn_result res = zn_reader_find(r, "p00", 3, &at);
+	CHECK(res == ZN_ERR_NOT_FOUND || res == ZN_ERR_CORRUPT);
+	problems = 0;
+	CHECK(zn_verify(r, 2, count_problem, NULL, NULL) != ZN_OK);
+	CHECK(problems == N);
+	zn_reader_close(r);
 	free(ix);
 }
 
@@ -377,15 +419,16 @@ int main(int argc, char **argv)
 	for (uint64_t i = 0; i < n; i++)
 		many[i] = (struct zn_index_row){.path = "", .uname = "", .gname = "",
 						.type = ZN_TYPE_FILE, .mode = 0644};
-	whole_columns = true;
+	layout = ZN_IX_WHOLE;
 	char *a4 = write_archive("count.zn", many, n, NULL, 0, NULL, 0);
-	whole_columns = false;
+	layout = ZN_IX_CHOSEN;
 	char err[256] = "";
 	CHECK(zn_reader_open(&r, a4, err, sizeof(err)) == ZN_ERR_CORRUPT);
 	CHECK(strstr(err, "entry count"));
 	free(many);
 
 	paged_columns();
+	offsets_back();
 
 	tu_rmtree(dir);
 	free(dir);
