@@ -265,17 +265,24 @@ static void report_errno(struct zn_writer *w, const char *path, const char *acti
 	w->input_err = ZN_ERR_IO;
 }
 
-/* Known-compressed file types: their content is stored as is (unless no_skip). */
+/* Known-compressed file types: their content is stored as is (unless no_skip). The names are
+ * grouped by length, so that each test is a memcmp of a constant length, which compiles to one or
+ * two integer compares: a walk of one list with strcmp took 19% of the instructions of archiving
+ * 100,000 files of 40 bytes (callgrind). */
 static int is_precompressed(const char *path, size_t len)
 {
-	static const char *const exts[] = {
-		"jar", "zip", "war", "ear", "apk", "aar", "whl", "egg", "nupkg", "crate", "gz", "tgz",
-		"bz2", "tbz", "tbz2", "xz", "txz", "lz", "lzma", "lz4", "zst", "zstd", "tzst", "7z",
-		"rar", "br", "png", "jpg", "jpeg", "gif", "webp", "heic", "avif", "jxl", "mp3", "mp4",
-		"m4a", "m4v", "mkv", "webm", "ogg", "opus", "flac", "mov", "avi", "deb", "rpm", "apk",
-		"cab", "sqfs", "squashfs", "zn", "woff", "woff2", "pdf", "docx", "xlsx", "pptx", "odt",
-		"ods", "odp", "epub", "parquet", "orc", "avro", "npz", "gem", "jmod", "pack", "dmg",
-	};
+	static const char e2[][2] = {"gz", "xz", "lz", "7z", "br", "zn"};
+	static const char e3[][3] = {"jar", "zip", "war", "ear", "apk", "aar", "whl", "egg",
+	                             "tgz", "bz2", "tbz", "txz", "lz4", "zst", "rar", "png",
+	                             "jpg", "gif", "jxl", "mp3", "mp4", "m4a", "m4v", "mkv",
+	                             "ogg", "mov", "avi", "deb", "rpm", "cab", "pdf", "odt",
+	                             "ods", "odp", "orc", "npz", "gem", "dmg"};
+	static const char e4[][4] = {"tbz2", "lzma", "zstd", "tzst", "jpeg", "webp", "heic",
+	                             "avif", "webm", "opus", "flac", "sqfs", "woff", "docx",
+	                             "xlsx", "pptx", "epub", "avro", "jmod", "pack"};
+	static const char e5[][5] = {"nupkg", "crate", "woff2"};
+	static const char e7[][7] = {"parquet"};
+	static const char e8[][8] = {"squashfs"};
 	size_t dot = len;
 	while (dot > 0 && path[dot - 1] != '.' && path[dot - 1] != '/')
 		dot--;
@@ -284,16 +291,33 @@ static int is_precompressed(const char *path, size_t len)
 	size_t elen = len - dot;
 	if (elen == 0 || elen > 8)
 		return 0;
-	char ext[9];
+	char ext[8];
 	for (size_t i = 0; i < elen; i++) {
 		char c = path[dot + i];
 		ext[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
 	}
-	ext[elen] = 0;
-	for (size_t i = 0; i < ZN_ARRAY_LEN(exts); i++)
-		if (!strcmp(ext, exts[i]))
-			return 1;
-	return 0;
+#define FIND(list, n)                                                                              \
+	for (size_t i = 0; i < ZN_ARRAY_LEN(list); i++)                                            \
+		if (!memcmp(ext, list[i], n))                                                      \
+			return 1;                                                                  \
+	return 0
+	switch (elen) {
+	case 2:
+		FIND(e2, 2);
+	case 3:
+		FIND(e3, 3);
+	case 4:
+		FIND(e4, 4);
+	case 5:
+		FIND(e5, 5);
+	case 7:
+		FIND(e7, 7);
+	case 8:
+		FIND(e8, 8);
+	default:
+		return 0;
+	}
+#undef FIND
 }
 
 /* Which packer (and so which block codec) a file's content goes to. */
@@ -773,14 +797,23 @@ static uint32_t lookup_name(struct zn_writer *w, struct name_cache *c, uint32_t 
 	return nid;
 }
 
-/* The slot of `path` in the path set: the entry holding it, or the empty slot where it goes. */
-static uint64_t *path_slot(struct zn_writer *w, const char *path, size_t len)
+/* The slot of `path` in the path set: the entry holding it, or the empty slot where it goes.
+ * A slot holds the entry's index + 1 in its low PATH_IX_BITS bits and the top bits of the path's
+ * hash above them, so a probe reads an entry and its path only when those bits agree: in a set
+ * of a million paths, every occupied slot passed was two cache misses. *tag gets those bits. */
+#define PATH_IX_BITS 40
+#define PATH_IX_MASK ((1ull << PATH_IX_BITS) - 1)
+static uint64_t *path_slot(struct zn_writer *w, const char *path, size_t len, uint64_t *tag)
 {
-	size_t h = (size_t)zn_xxh3(path, len) & (w->paths_cap - 1);
-	for (;; h = (h + 1) & (w->paths_cap - 1)) {
+	const uint64_t hash = zn_xxh3(path, len);
+	*tag = hash & ~PATH_IX_MASK;
+	for (size_t h = (size_t)hash & (w->paths_cap - 1);; h = (h + 1) & (w->paths_cap - 1)) {
 		uint64_t v = w->paths[h];
-		if (!v ||
-		    (w->ents[v - 1].path_len == len && !memcmp(w->ents[v - 1].path, path, len)))
+		if (!v)
+			return &w->paths[h];
+		const struct went *e = &w->ents[(v & PATH_IX_MASK) - 1];
+		if ((v & ~PATH_IX_MASK) == *tag && e->path_len == len &&
+		    !memcmp(e->path, path, len))
 			return &w->paths[h];
 	}
 }
@@ -809,14 +842,17 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 			return ZN_ERR_NOMEM;
 		}
 		w->paths_cap = ncap;
-		for (size_t i = 0; i < ocap; i++)
-			if (old[i])
-				*path_slot(w, w->ents[old[i] - 1].path,
-				           w->ents[old[i] - 1].path_len) = old[i];
+		for (size_t i = 0; i < ocap; i++) {
+			if (!old[i])
+				continue;
+			const struct went *e = &w->ents[(old[i] & PATH_IX_MASK) - 1];
+			uint64_t tag;
+			*path_slot(w, e->path, e->path_len, &tag) = old[i];
+		}
 		free(old);
 	}
-	uint64_t *slot = path_slot(w, path, path_len);
-	const struct went *first = *slot ? &w->ents[*slot - 1] : NULL;
+	uint64_t tag, *slot = path_slot(w, path, path_len, &tag);
+	const struct went *first = *slot ? &w->ents[(*slot & PATH_IX_MASK) - 1] : NULL;
 	if (first && !left_out(w, first)) {
 		if (type != ZN_TYPE_DIR || first->type != ZN_TYPE_DIR)
 			report(w, path, ZN_OK, "given more than once; stored once (the first)");
@@ -837,7 +873,7 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 	e->link_entry = -1;
 	e->dup_of = -1;
 	*idx = w->nents++;
-	*slot = *idx + 1;
+	*slot = tag | (*idx + 1);
 	return ZN_OK;
 }
 
