@@ -115,6 +115,13 @@ struct went {
 	uint8_t sha[32];
 };
 
+/* A run of the entries' path and link strings, one after another, each with its NUL. */
+struct strchunk {
+	struct strchunk *next;
+	size_t used, cap;
+	char data[];
+};
+
 struct name_cache {
 	uint32_t id_of_key[64];
 	uint32_t key[64];
@@ -153,6 +160,7 @@ struct zn_writer {
 	/* ---- owned by the producer ---- */
 	struct went *ents;
 	size_t nents, ents_cap;
+	struct strchunk *strs; /* the entries' path and link strings (keep_str) */
 	char **names; /* user and group names; id 0 is "" */
 	uint32_t nnames, names_cap;
 	struct name_cache ucache, gcache;
@@ -843,6 +851,30 @@ static int left_out(const struct zn_writer *w, const struct went *e)
 	return e->dropped || (e->link_entry >= 0 && w->ents[e->link_entry].dropped);
 }
 
+/* A copy of s[0, n) and a NUL that lives as long as the writer. Strings are packed in chunks
+ * that never move: a million paths of 20-odd bytes took 16 MB more as one malloc each (its
+ * header and rounding), and a malloc's time each. */
+static char *keep_str(struct zn_writer *w, const char *s, size_t n)
+{
+	enum { CHUNK = 256 << 10 };
+	struct strchunk *c = w->strs;
+	if (!c || c->cap - c->used < n + 1) {
+		size_t cap = ZN_MAX((size_t)CHUNK, n + 1);
+		if (!(c = malloc(sizeof(*c) + cap)))
+			return NULL;
+		c->next = w->strs;
+		c->used = 0;
+		c->cap = cap;
+		w->strs = c;
+	}
+	char *p = c->data + c->used;
+	if (n)
+		memcpy(p, s, n);
+	p[n] = 0;
+	c->used += n + 1;
+	return p;
+}
+
 /* A new entry for `path`, of type `type`, at *idx; or, when the path is already stored, no new
  * entry and *idx = NO_ENTRY: the first one added stays (its content is the only one read), and
  * a path given again is named unless both are directories, which merge. A first one already
@@ -881,11 +913,8 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 		return ZN_ERR_NOMEM;
 	struct went *e = &w->ents[w->nents];
 	memset(e, 0, sizeof(*e));
-	e->path = malloc(path_len + 1);
-	if (!e->path)
+	if (!(e->path = keep_str(w, path, path_len)))
 		return ZN_ERR_NOMEM;
-	memcpy(e->path, path, path_len);
-	e->path[path_len] = 0;
 	e->path_len = (uint32_t)path_len;
 	e->type = (uint8_t)type;
 	e->link_entry = -1;
@@ -895,13 +924,10 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 	return ZN_OK;
 }
 
-static zn_result set_link(struct went *e, const char *link, size_t len)
+static zn_result set_link(struct zn_writer *w, struct went *e, const char *link, size_t len)
 {
-	e->link = malloc(len + 1);
-	if (!e->link)
+	if (!(e->link = keep_str(w, link, len)))
 		return ZN_ERR_NOMEM;
-	memcpy(e->link, link, len);
-	e->link[len] = 0;
 	e->link_len = (uint32_t)len;
 	return ZN_OK;
 }
@@ -1511,7 +1537,7 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 		if (idx == NO_ENTRY)
 			return ZN_OK;
 		fill_stat(w, &w->ents[idx], st);
-		return set_link(&w->ents[idx], target, (size_t)n);
+		return set_link(w, &w->ents[idx], target, (size_t)n);
 	}
 	if (!S_ISREG(st->st_mode)) {
 		char msg[64];
@@ -1535,7 +1561,9 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 		if (first >= 0) {
 			e->type = ZN_TYPE_HARDLINK;
 			e->link_entry = first;
-			return set_link(e, w->ents[first].path, w->ents[first].path_len);
+			e->link = w->ents[first].path; /* the same string, which never moves */
+			e->link_len = w->ents[first].path_len;
+			return ZN_OK;
 		}
 	}
 	e->type = ZN_TYPE_FILE;
@@ -1904,7 +1932,7 @@ zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, co
 	d = &w->ents[idx];
 	d->mtime_ns = e->mtime_ns;
 	if (e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK)
-		return set_link(d, e->link, e->link_len);
+		return set_link(w, d, e->link, e->link_len);
 	if (e->type != ZN_TYPE_FILE)
 		return ZN_OK;
 	d->size = e->size;
@@ -2246,9 +2274,9 @@ void zn_writer_free(struct zn_writer *w)
 		free(w->slots[i].out);
 		free(w->slots[i].segs);
 	}
-	for (size_t i = 0; i < w->nents; i++) {
-		free(w->ents[i].path);
-		free(w->ents[i].link);
+	for (struct strchunk *c = w->strs, *next; c; c = next) {
+		next = c->next;
+		free(c);
 	}
 	for (uint32_t i = 0; i < w->nnames; i++)
 		free(w->names[i]);
