@@ -385,8 +385,10 @@ static int decode_page(struct zn_reader *r, struct zn_column *c, uint64_t k)
 	const uint64_t n = page_count(c), words = (n + 63) / 64, page = 1ull << c->page_log;
 	_Atomic uint64_t *bits = atomic_load(&c->pages);
 	if (!bits) {
-		/* The whole column's room at once, touched only where pages land. */
-		uint8_t *heap = malloc(c->raw_size ? c->raw_size : 1);
+		/* The whole column's room at once, touched only where pages land; page-aligned, so
+		 * that a page decoded touches one page of memory, not two (a lookup's page faults
+		 * were a third of its cost over raw columns). */
+		uint8_t *heap = aligned_alloc(4096, (c->raw_size + 4095) / 4096 * 4096 + 4096);
 		bits = calloc(2 * words + 1, sizeof(*bits));
 		if (!heap || !bits) {
 			free(heap);
