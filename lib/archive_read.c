@@ -277,9 +277,10 @@ static zn_result get_str(struct zn_reader *r, int off_id, uint64_t i, const char
 /* Once per reader, before rows are read one after another: the offsets that can be read, in
  * each offsets column, never decrease and stay within their bytes column. A scan of every row
  * then reads each string byte once, where crafted offsets such as 0, R, 0, R, ... would make
- * every other string the whole column (rows x R work from a small index). Rows whose offsets
- * cannot be read (a damaged page) are left to fail on their own; a lookup reads a few strings
- * and needs no scan. Threads racing here do the same work and reach the same answer. */
+ * every other string the whole column (rows x R work from a small index). A column that loads
+ * whole has been checked so by zn_col(); in one that does not (a damaged page), the rows whose
+ * offsets cannot be read are left to fail on their own. A lookup reads a few strings and needs
+ * no scan. Threads racing here do the same work and reach the same answer. */
 static zn_result offsets_scan(struct zn_reader *r)
 {
 	int st = atomic_load_explicit(&r->offsets_state, memory_order_acquire);
@@ -289,6 +290,8 @@ static zn_result offsets_scan(struct zn_reader *r)
 	                          ZN_COL_LINK_OFFSETS};
 	bool ok = true;
 	for (size_t k = 0; k < ZN_ARRAY_LEN(ids) && ok; k++) {
+		if (zn_col(r, ids[k]))
+			continue;
 		uint64_t prev = 0, lim = r->cols[ids[k] + 1].raw_size;
 		for (uint64_t i = 0; i <= r->nentries && ok; i++) {
 			const uint8_t *p = zn_row(r, ids[k], i);
