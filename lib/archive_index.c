@@ -388,7 +388,8 @@ static int decode_page(struct zn_reader *r, struct zn_column *c, uint64_t k)
 		/* The whole column's room at once, touched only where pages land; page-aligned, so
 		 * that a page decoded touches one page of memory, not two (a lookup's page faults
 		 * were a third of its cost over raw columns). */
-		uint8_t *heap = aligned_alloc(4096, (c->raw_size + 4095) / 4096 * 4096 + 4096);
+		const uint64_t room = (c->raw_size + 4095) / 4096 * 4096;
+		uint8_t *heap = aligned_alloc(4096, room ? room : 4096);
 		bits = calloc(2 * words + 1, sizeof(*bits));
 		if (!heap || !bits) {
 			free(heap);

@@ -37,6 +37,8 @@ struct zn_index_row {
 	const uint8_t *sha;
 };
 
+/* How the index's columns are stored: as the writer chooses (paged lookup columns, the others
+ * one frame, each only when that saves 10%), or, for tests, every column raw or one frame. */
 enum { ZN_IX_CHOSEN = 0, ZN_IX_RAW = 1, ZN_IX_WHOLE = 2 };
 
 struct zn_index_input {
@@ -48,8 +50,7 @@ struct zn_index_input {
 	int level, digest;
 	void (*get_row)(const void *ctx, uint64_t i, struct zn_index_row *row);
 	const void *row_ctx;
-	uint8_t layout; /* tests: a ZN_IX_* below, every column stored alike; 0 the writer's choice
-	                 */
+	uint8_t layout; /* a ZN_IX_* above */
 };
 
 /* A stored path is safe when it is relative, non-empty, without NUL, and has no empty, "." or ".."

@@ -805,7 +805,7 @@ static uint32_t lookup_name(struct zn_writer *w, struct name_cache *c, uint32_t 
 	return nid;
 }
 
-/* A slot of the writer's open-addressing sets (paths, and contents below) holds an entry's
+/* A slot of the writer's open-addressing sets (paths, contents, larges, lsums) holds an entry's
  * index + 1 in its low SET_IX_BITS bits and the top bits of the entry's key above them, so a
  * probe reads an entry only when those bits agree: in a set of a million entries, every occupied
  * slot passed was a cache miss or two (perf on a million files of 40 bytes: path_slot 1046
@@ -829,17 +829,16 @@ static int slot_may_be(uint64_t v, uint64_t key)
 }
 
 /* The slot of `path` in the path set: the entry holding it, or the empty slot where it goes;
- * *tag gets the key bits of its slot. */
-static uint64_t *path_slot(struct zn_writer *w, const char *path, size_t len, uint64_t *tag)
+ * *key gets the path's key (its hash). */
+static uint64_t *path_slot(struct zn_writer *w, const char *path, size_t len, uint64_t *key)
 {
-	const uint64_t hash = zn_xxh3(path, len);
-	*tag = hash & ~SET_IX_MASK;
-	for (size_t h = (size_t)hash & (w->paths_cap - 1);; h = (h + 1) & (w->paths_cap - 1)) {
+	*key = zn_xxh3(path, len);
+	for (size_t h = (size_t)*key & (w->paths_cap - 1);; h = (h + 1) & (w->paths_cap - 1)) {
 		uint64_t v = w->paths[h];
 		if (!v)
 			return &w->paths[h];
 		const struct went *e = &w->ents[slot_entry(v)];
-		if ((v & ~SET_IX_MASK) == *tag && e->path_len == len && !memcmp(e->path, path, len))
+		if (slot_may_be(v, *key) && e->path_len == len && !memcmp(e->path, path, len))
 			return &w->paths[h];
 	}
 }
@@ -896,12 +895,12 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 			if (!old[i])
 				continue;
 			const struct went *e = &w->ents[slot_entry(old[i])];
-			uint64_t tag;
-			*path_slot(w, e->path, e->path_len, &tag) = old[i];
+			uint64_t key;
+			*path_slot(w, e->path, e->path_len, &key) = old[i];
 		}
 		free(old);
 	}
-	uint64_t tag, *slot = path_slot(w, path, path_len, &tag);
+	uint64_t key, *slot = path_slot(w, path, path_len, &key);
 	const struct went *first = *slot ? &w->ents[slot_entry(*slot)] : NULL;
 	if (first && !left_out(w, first)) {
 		if (type != ZN_TYPE_DIR || first->type != ZN_TYPE_DIR)
@@ -920,7 +919,7 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 	e->link_entry = -1;
 	e->dup_of = -1;
 	*idx = w->nents++;
-	*slot = tag | (*idx + 1);
+	*slot = set_slot(key, *idx);
 	return ZN_OK;
 }
 
