@@ -107,6 +107,23 @@ static uint8_t *col_record(uint8_t *ix, int id)
 	return NULL;
 }
 
+/* The index of n empty files, row i named by fmt with i (into names, width bytes each), its
+ * columns stored as `how` says (a ZN_IX_*). */
+static void empty_files_index(int n, char *names, size_t width, const char *fmt, uint8_t how,
+                              uint8_t **ix, size_t *ixl)
+{
+	struct zn_index_row *rows = calloc((size_t)n, sizeof(*rows));
+	CHECK(rows);
+	for (int i = 0; i < n; i++) {
+		snprintf(names + (size_t)i * width, width, fmt, i);
+		rows[i] = file_row(names + (size_t)i * width, 0);
+	}
+	struct zn_index_input in = {rows, (uint64_t)n,    NULL, 0,    64 << 10, 0,
+	                            3,    ZN_DIGEST_NONE, NULL, NULL, how};
+	CHECK_OK(zn_index_build(&in, ix, ixl));
+	free(rows);
+}
+
 static uint64_t bits_set(const _Atomic uint64_t *bits, uint64_t words)
 {
 	uint64_t n = 0;
@@ -130,16 +147,10 @@ static void paged_columns(void)
 {
 	enum { N = 3000 };
 	static char names[N][24];
-	static struct zn_index_row rows[N];
-	for (int i = 0; i < N; i++) {
-		snprintf(names[i], sizeof(names[i]), "dir/file-%05d.txt", i);
-		rows[i] = file_row(names[i], 0);
-	}
-	struct zn_index_input in = {rows,           N,    NULL, 0,    64 << 10, 0, 3,
-	                            ZN_DIGEST_NONE, NULL, NULL, false};
 	uint8_t *ix;
 	size_t ixl;
-	CHECK_OK(zn_index_build(&in, &ix, &ixl));
+	empty_files_index(N, (char *)names, sizeof(names[0]), "dir/file-%05d.txt", ZN_IX_CHOSEN,
+	                  &ix, &ixl);
 	uint8_t *d = col_record(ix, ZN_COL_PATH_BYTES);
 	CHECK(d && d[4] == ZN_COL_PAGED && d[5] == ZN_COL_PAGE_LOG);
 	const uint64_t raw = zn_get_le64(d + 24), page = 1u << ZN_COL_PAGE_LOG;
@@ -256,16 +267,9 @@ static void offsets_back(void)
 {
 	enum { N = 64 };
 	static char names[N][8];
-	static struct zn_index_row rows[N];
-	for (int i = 0; i < N; i++) {
-		snprintf(names[i], sizeof(names[i]), "p%02d", i);
-		rows[i] = file_row(names[i], 0);
-	}
-	struct zn_index_input in = {rows,           N,    NULL, 0,        64 << 10, 0, 3,
-	                            ZN_DIGEST_NONE, NULL, NULL, ZN_IX_RAW};
 	uint8_t *ix;
 	size_t ixl;
-	CHECK_OK(zn_index_build(&in, &ix, &ixl));
+	empty_files_index(N, (char *)names, sizeof(names[0]), "p%02d", ZN_IX_RAW, &ix, &ixl);
 	uint8_t *d = col_record(ix, ZN_COL_PATH_OFFSETS);
 	CHECK(d && d[4] == ZN_COL_RAW);
 	const uint64_t off = zn_get_le64(d + 8), total = 3 * N;

@@ -21,16 +21,11 @@ enum { NORIG = 240, NCOPY = 60 };
 
 static char *root;
 
-/* 64 KiB blocks (the tests' trees fill dozens) and the least memory: few slots, filled again
- * often, so that copies are found both in memory and by SHA-256. */
+/* 64 KiB blocks and the least memory: few slots, filled again often, so that copies are found
+ * both in memory and by SHA-256. */
 static struct zn_create_options small_blocks(void)
 {
-	struct zn_create_options o;
-	zn_create_options_init(&o);
-	o.chunk_size = 64 << 10;
-	o.memory_limit = zn_create_memory_min(o.chunk_size);
-	o.threads = 2;
-	return o;
+	return tu_small_blocks(2);
 }
 
 static struct zn_writer *open_writer(const char *out, const struct zn_create_options *o, int *fd)

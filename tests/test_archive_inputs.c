@@ -158,11 +158,7 @@ static void vanished_file(const char *root, int no_uring, int readd)
 		buf[0] = (uint8_t)i; /* no two alike: none is stored as a duplicate */
 		CHECK(!tu_write_file(tu_str("%s/f%02d", dir, i), buf, sizeof(buf)));
 	}
-	struct zn_create_options o;
-	zn_create_options_init(&o);
-	o.chunk_size = 64 << 10;
-	o.memory_limit = zn_create_memory_min(o.chunk_size);
-	o.threads = 2;
+	struct zn_create_options o = tu_small_blocks(2);
 	o.no_uring = no_uring;
 	struct problems p = {.trigger = "t/f58", .victim = victim}; /* f57 is queued */
 	struct zn_write_stats st;

@@ -18,11 +18,7 @@ static int stored(const char *name, int no_skip)
 	char *out = tu_str("%s/a.zn", dir);
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
-	struct zn_create_options o;
-	zn_create_options_init(&o);
-	o.chunk_size = 64 << 10;
-	o.memory_limit = zn_create_memory_min(o.chunk_size);
-	o.threads = 1;
+	struct zn_create_options o = tu_small_blocks(1);
 	o.no_skip = no_skip;
 	struct zn_writer *w;
 	CHECK_OK(zn_writer_open(&w, fd, &o));

@@ -251,3 +251,13 @@ char *tu_fmt(const char *fmt, ...)
 	va_end(ap);
 	return s;
 }
+
+struct zn_create_options tu_small_blocks(unsigned threads)
+{
+	struct zn_create_options o;
+	zn_create_options_init(&o);
+	o.chunk_size = 64 << 10;
+	o.memory_limit = zn_create_memory_min(o.chunk_size);
+	o.threads = threads;
+	return o;
+}

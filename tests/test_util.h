@@ -65,4 +65,8 @@ char *tu_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* printf into a string owned by test_util and freed at exit (for tests with many paths). */
 char *tu_str(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Create options with 64 KiB blocks (a test's tree fills dozens) and the least memory the
+ * pipeline allows (few slots, filled again often), for `threads` workers. */
+struct zn_create_options tu_small_blocks(unsigned threads);
+
 #endif
