@@ -222,6 +222,10 @@ struct zn_reader;
  * the reader is open: reading a mapped part that is gone raises SIGBUS (the command catches it
  * and exits 3). */
 ZN_API zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, size_t err_len);
+/* The same from a regular file open for reading on `fd` (standard input redirected from a file,
+ * say), whose offset does not matter. The caller keeps `fd` and may close it once this returns.
+ * Anything that is not a regular file gives ZN_ERR_INVALID_ARG. */
+ZN_API zn_result zn_reader_open_fd(struct zn_reader **out, int fd, char *err, size_t err_len);
 /* The same from memory; `data` must outlive the reader. Used by the fuzzer and by tests. */
 ZN_API zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t size, char *err,
 				    size_t err_len);

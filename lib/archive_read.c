@@ -184,6 +184,41 @@ zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t si
 	return ZN_OK;
 }
 
+zn_result zn_reader_open_fd(struct zn_reader **out, int fd, char *err, size_t err_len)
+{
+	if (!out)
+		return ZN_ERR_INVALID_ARG;
+	*out = NULL;
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		if (err)
+			snprintf(err, err_len, "not a regular file");
+		return ZN_ERR_INVALID_ARG;
+	}
+	struct zn_reader *r = reader_new();
+	if (!r)
+		return ZN_ERR_NOMEM;
+	if (st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED) {
+			if (err)
+				snprintf(err, err_len, "cannot map: %s", strerror(errno));
+			zn_reader_close(r);
+			return ZN_ERR_IO;
+		}
+		r->map = m;
+		r->mapped = 1;
+	}
+	r->map_size = (uint64_t)st.st_size;
+	zn_result res = open_common(r, err, err_len);
+	if (res != ZN_OK) {
+		zn_reader_close(r);
+		return res;
+	}
+	*out = r;
+	return ZN_OK;
+}
+
 zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, size_t err_len)
 {
 	if (!out || !path)
@@ -195,39 +230,9 @@ zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, si
 			snprintf(err, err_len, "cannot open: %s", strerror(errno));
 		return errno == ENOENT ? ZN_ERR_NOT_FOUND : ZN_ERR_IO;
 	}
-	struct stat st;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		if (err)
-			snprintf(err, err_len, "not a regular file");
-		close(fd);
-		return ZN_ERR_INVALID_ARG;
-	}
-	struct zn_reader *r = reader_new();
-	if (!r) {
-		close(fd);
-		return ZN_ERR_NOMEM;
-	}
-	if (st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-		if (m == MAP_FAILED) {
-			if (err)
-				snprintf(err, err_len, "cannot map: %s", strerror(errno));
-			close(fd);
-			zn_reader_close(r);
-			return ZN_ERR_IO;
-		}
-		r->map = m;
-		r->mapped = 1;
-	}
+	zn_result res = zn_reader_open_fd(out, fd, err, err_len);
 	close(fd);
-	r->map_size = (uint64_t)st.st_size;
-	zn_result res = open_common(r, err, err_len);
-	if (res != ZN_OK) {
-		zn_reader_close(r);
-		return res;
-	}
-	*out = r;
-	return ZN_OK;
+	return res;
 }
 
 void zn_reader_close(struct zn_reader *r)

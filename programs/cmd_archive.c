@@ -14,6 +14,10 @@
 enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
        OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP };
 
+/* Said by the help of every command that reads an ARCHIVE (open_reader). */
+#define STDIN_HELP                                                                                 \
+	"ARCHIVE '-' is standard input (a pipe is copied to a temporary file in $TMPDIR first).\n"
+
 static int parse_threads(const char *cmd, const char *arg, unsigned *out)
 {
 	uint64_t v;
@@ -23,15 +27,94 @@ static int parse_threads(const char *cmd, const char *arg, unsigned *out)
 	return 0;
 }
 
+/* Standard input piped in, copied to an unnamed file in $TMPDIR (or /tmp) that goes away with
+ * its descriptor: the index is at the end, so an archive is read from a file it can seek in.
+ * Returns the file's descriptor, or -1 with the reason in err. */
+static int spool_stdin(char *err, size_t err_len)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) { /* a file system without O_TMPFILE: a named file, unlinked at once */
+		size_t n = strlen(dir) + sizeof("/znippy-stdin-XXXXXX");
+		char *name = malloc(n);
+		if (name) {
+			snprintf(name, n, "%s/znippy-stdin-XXXXXX", dir);
+			fd = mkostemp(name, O_CLOEXEC);
+			if (fd >= 0)
+				unlink(name);
+			free(name);
+		}
+	}
+	if (fd < 0) {
+		snprintf(err, err_len, "cannot make a temporary file in %s for standard input: %s",
+		         dir, strerror(errno));
+		return -1;
+	}
+	enum { BUF = 128 << 10 }; /* writes of at most 128 KiB: see docs/BENCHMARKS.md */
+	char *buf = malloc(BUF);
+	for (;;) {
+		ssize_t got = buf ? read(0, buf, BUF) : -1;
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			snprintf(err, err_len, "cannot read standard input: %s",
+			         strerror(buf ? errno : ENOMEM));
+			break;
+		}
+		if (got == 0) {
+			free(buf);
+			return fd;
+		}
+		if (cli_write_all(fd, buf, (size_t)got)) {
+			snprintf(err, err_len,
+			         "cannot copy standard input to a temporary file in %s: %s", dir,
+			         strerror(errno));
+			break;
+		}
+	}
+	free(buf);
+	close(fd);
+	return -1;
+}
+
+/* ARCHIVE "-" is standard input: a file redirected into it is read in place, a pipe is spooled
+ * first (spool_stdin). */
+static zn_result open_stdin(struct zn_reader **r, char *err, size_t err_len)
+{
+	struct stat st;
+	if (fstat(0, &st)) {
+		snprintf(err, err_len, "cannot read standard input: %s", strerror(errno));
+		return ZN_ERR_IO;
+	}
+	if (S_ISREG(st.st_mode))
+		return zn_reader_open_fd(r, 0, err, err_len);
+	if (isatty(0)) {
+		snprintf(err, err_len,
+		         "standard input is a terminal; redirect or pipe an archive "
+		         "into it");
+		return ZN_ERR_IO;
+	}
+	int fd = spool_stdin(err, err_len);
+	if (fd < 0)
+		return ZN_ERR_IO;
+	zn_result res = zn_reader_open_fd(r, fd, err, err_len);
+	close(fd);
+	return res;
+}
+
 static zn_result open_reader(const char *path, struct zn_reader **r)
 {
 	char err[256] = "";
-	zn_result res = zn_reader_open(r, path, err, sizeof(err));
+	zn_result res = !strcmp(path, "-") ? open_stdin(r, err, sizeof(err))
+	                                   : zn_reader_open(r, path, err, sizeof(err));
 	if (res == ZN_ERR_INVALID_ARG) {
-		/* Not a regular file (a pipe, a directory, standard input): the index is at the
-		 * end, so an archive is read from a file it can seek in. An I/O matter, not usage. */
+		/* Not a regular file (a pipe, a directory): the index is at the end, so an archive
+		 * is read from a file it can seek in. An I/O matter, not usage. */
 		cli_error("%s: not a regular file; archives are read from a seekable file (the "
-			  "index is at the end)", path);
+		          "index is at the end), or from '-' (standard input)",
+		          path);
 		return ZN_ERR_IO;
 	}
 	if (res != ZN_OK)
@@ -431,7 +514,7 @@ static const char extract_help[] =
 	"      --progress        show a progress line on stderr\n"
 	"  -q, --quiet           no progress\n"
 	"  -h, --help            this help\n"
-	"\n" EXIT_CODES_HELP;
+	"\n" STDIN_HELP EXIT_CODES_HELP;
 
 int cmd_extract(int argc, char **argv)
 {
@@ -516,7 +599,7 @@ static const char list_help[] =
 	"      --json   one JSON object per line with every field (exact bytes of names that are\n"
 	"               not UTF-8 in \"path_hex\")\n"
 	"  -h, --help   this help\n"
-	"\n" EXIT_CODES_HELP;
+	"\n" STDIN_HELP EXIT_CODES_HELP;
 
 static int valid_utf8(const unsigned char *s, size_t n)
 {
@@ -718,7 +801,7 @@ static const char verify_help[] =
 	"      --progress    show a progress line on stderr\n"
 	"  -q, --quiet       no summary line\n"
 	"  -h, --help        this help\n"
-	"\n" EXIT_CODES_HELP;
+	"\n" STDIN_HELP EXIT_CODES_HELP;
 
 int cmd_verify(int argc, char **argv)
 {
@@ -775,7 +858,7 @@ static const char cat_help[] =
 	"blocks that hold them. Nothing unchecked is written: a file within one block is checked\n"
 	"by its SHA-256 first; a longer one block by block (XXH3), then by its SHA-256.\n"
 	"A PATH with a trailing '/' names a directory, which cat refuses, as cat(1) does.\n"
-	"\n" EXIT_CODES_HELP;
+	"\n" STDIN_HELP EXIT_CODES_HELP;
 
 static int stdout_err; /* errno of a failed write to standard output, else 0 */
 
@@ -856,8 +939,9 @@ int cmd_cat(int argc, char **argv)
 int cmd_info(int argc, char **argv)
 {
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs("Usage: znippy info ARCHIVE\nEntry counts, sizes, ratio, codec and level, chunk "
-		      "size, index size.\n\n" EXIT_CODES_HELP,
+		fputs("Usage: znippy info ARCHIVE\nEntry counts, sizes, ratio, codec and level, "
+		      "chunk "
+		      "size, index size.\n\n" STDIN_HELP EXIT_CODES_HELP,
 		      stdout);
 		return EXIT_OK;
 	}

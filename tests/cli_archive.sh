@@ -122,6 +122,20 @@ ZN_DISABLE_URING=1 "$Z" create -q -o "$T/plain.zn" -T 2 --chunk-size 64K -C "$S"
 check "byte-identical with and without io_uring" cmp "$T/t1.zn" "$T/plain.zn"
 "$Z" create -q -o - --chunk-size 64K -C "$S" . >"$T/stdout.zn"
 check "-o - writes the same archive to stdout" cmp "$T/t1.zn" "$T/stdout.zn"
+"$Z" list "$T/t1.zn" >"$T/list-file.txt"
+"$Z" create -q -o - --chunk-size 64K -C "$S" . | "$Z" list - >"$T/list-pipe.txt"
+check "list - reads an archive piped in" cmp "$T/list-file.txt" "$T/list-pipe.txt"
+check "list - reads an archive redirected in" cmp "$T/list-file.txt" <("$Z" list - <"$T/t1.zn")
+rm -rf "$T/x-pipe" && mkdir "$T/x-pipe"
+cat "$T/t1.zn" | "$Z" extract -q - -C "$T/x-pipe" hello.txt
+check "extract - PATTERN from a pipe" cmp "$S/hello.txt" "$T/x-pipe/hello.txt"
+check "cat - from a pipe" cmp "$S/numbers.txt" <(cat "$T/t1.zn" | "$Z" cat - numbers.txt)
+code 0 "verify - from a pipe" bash -c 'cat "$1" | "$2" verify -q -' _ "$T/t1.zn" "$Z"
+code 1 "a truncated archive piped in" bash -c 'head -c 5000 "$1" | "$2" list -' _ "$T/t1.zn" "$Z"
+check "...is named '-'" grep -q "^znippy: -: " "$T/stderr"
+code 3 "a pipe with no room for it in TMPDIR" \
+	bash -c 'cat "$1" | TMPDIR="$3/none" "$2" list -' _ "$T/t1.zn" "$Z" "$T"
+check "...says where it tried" grep -q "temporary file in $T/none" "$T/stderr"
 "$Z" create -q -o "$T/ex.zn" --exclude '*.txt' --exclude deep -C "$S" .
 check "exclude" test -z "$("$Z" list "$T/ex.zn" | grep -E '\.txt$|^deep')"
 mkdir -p "$T/ex/t/a/b" && touch "$T/ex/t/a/b/f.o" "$T/ex/t/a/keep"

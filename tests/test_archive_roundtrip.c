@@ -303,6 +303,38 @@ static void check_select(const char *archive, const char *dir)
 	zn_reader_close(r);
 }
 
+/* zn_reader_open_fd: a file's descriptor at any offset reads as the path does, and the caller
+ * keeps it; anything but a regular file is refused. */
+static void check_open_fd(const char *archive)
+{
+	int fd = open(archive, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && lseek(fd, 100, SEEK_SET) == 100);
+	struct zn_reader *r, *by_path;
+	CHECK_OK(zn_reader_open_fd(&r, fd, NULL, 0));
+	CHECK_OK(zn_reader_open(&by_path, archive, NULL, 0));
+	CHECK(fcntl(fd, F_GETFD) >= 0); /* still open */
+	CHECK(close(fd) == 0);
+	CHECK(zn_reader_count(r) == zn_reader_count(by_path) && zn_reader_count(r) > 0);
+	uint64_t idx;
+	CHECK_OK(zn_reader_find(r, "small/003/file-3.txt", 20, &idx));
+	struct buf got = {0};
+	CHECK_OK(zn_reader_read_entry(r, idx, sink, &got));
+	const struct item *src = find_item("small/003/file-3.txt", 20);
+	CHECK(got.len == src->size && !memcmp(got.p, src->data, got.len));
+	free(got.p);
+	zn_reader_close(r);
+	zn_reader_close(by_path);
+	int p[2];
+	CHECK(pipe(p) == 0);
+	char err[128] = "";
+	r = (struct zn_reader *)1;
+	CHECK(zn_reader_open_fd(&r, p[0], err, sizeof(err)) == ZN_ERR_INVALID_ARG && !r &&
+	      strstr(err, "not a regular file"));
+	CHECK(zn_reader_open_fd(&r, -1, NULL, 0) == ZN_ERR_INVALID_ARG);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_archive_roundtrip");
@@ -321,6 +353,7 @@ int main(int argc, char **argv)
 	free(d4);
 	check_reader(a1);
 	check_random_access(a1);
+	check_open_fd(a1);
 	char *out = tu_fmt("%s/out", dir);
 	check_extract(a1, out);
 	char *out2 = tu_fmt("%s/out2", dir);
