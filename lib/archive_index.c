@@ -191,64 +191,77 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 		bytes_of[ZN_COL_GNAME_BYTES] += strlen(e->gname);
 		bytes_of[ZN_COL_LINK_BYTES] += e->link ? e->link_len : 0;
 	}
-	for (int i = 0; i < ncols; i++) { /* the digest column is last */
-		struct colspec sp = spec_of(ids[i]);
-		uint64_t rows = sp.blocks ? in->nblocks : in->nrows;
-		size_t want = sp.width ? (size_t)(rows + (sp.offsets_of != 0)) * sp.width
-				       : bytes_of[ids[i]];
-		if (want && !(c[i].data = malloc(want)))
-			goto out;
-		c[i].cap = want;
-	}
-
-	fail |= put_u64(col[ZN_COL_PATH_OFFSETS], 0);
-	fail |= put_u64(col[ZN_COL_UNAME_OFFSETS], 0);
-	fail |= put_u64(col[ZN_COL_GNAME_OFFSETS], 0);
-	fail |= put_u64(col[ZN_COL_LINK_OFFSETS], 0);
-	for (uint64_t i = 0; i < in->nrows && !fail; i++) {
-		struct zn_index_row row;
-		const struct zn_index_row *e = index_row(in, i, &row);
-		uint8_t t = e->type;
-		fail |= put_str(col[ZN_COL_PATH_OFFSETS], col[ZN_COL_PATH_BYTES], e->path, e->path_len);
-		fail |= put(col[ZN_COL_TYPE], &t, 1);
-		fail |= put_u32(col[ZN_COL_MODE], e->mode);
-		fail |= put_u32(col[ZN_COL_UID], e->uid);
-		fail |= put_u32(col[ZN_COL_GID], e->gid);
-		fail |= put_str(col[ZN_COL_UNAME_OFFSETS], col[ZN_COL_UNAME_BYTES], e->uname,
-				strlen(e->uname));
-		fail |= put_str(col[ZN_COL_GNAME_OFFSETS], col[ZN_COL_GNAME_BYTES], e->gname,
-				strlen(e->gname));
-		fail |= put_u64(col[ZN_COL_MTIME_NS], (uint64_t)e->mtime_ns);
-		fail |= put_u64(col[ZN_COL_SIZE], e->size);
-		fail |= put_str(col[ZN_COL_LINK_OFFSETS], col[ZN_COL_LINK_BYTES], e->link,
-				e->link ? e->link_len : 0);
-		if (in->digest == ZN_DIGEST_SHA256)
-			fail |= put(col[ZN_COL_SHA256], e->sha, 32);
-		fail |= put_u32(col[ZN_COL_FIRST_BLOCK], (uint32_t)e->first_block);
-		fail |= put_u32(col[ZN_COL_BLOCK_OFFSET], (uint32_t)e->block_offset);
-	}
-	for (uint64_t i = 0; i < in->nblocks && !fail; i++) {
-		const struct zn_blockinfo *b = &in->blocks[i];
-		fail |= put_u64(col[ZN_COL_BLK_OFFSET], b->offset);
-		fail |= put_u64(col[ZN_COL_BLK_CSIZE], b->csize);
-		fail |= put_u64(col[ZN_COL_BLK_USIZE], b->usize);
-		fail |= put(col[ZN_COL_BLK_CODEC], &b->codec, 1);
-		fail |= put_u64(col[ZN_COL_BLK_XXH3], b->xxh3);
-		fail |= put_u64(col[ZN_COL_BLK_CXXH3], b->cxxh3);
-	}
-	if (fail)
-		goto out;
-
-	/* Compress what is worth it. */
+	/* Columns are filled in three passes over the rows, each group compressed before the next
+	 * is made, so that the raw index is never held whole beside the writer's entries. */
+	static const uint8_t group_of[ZN_COL_MAX_ID + 1] = {
+	        [ZN_COL_PATH_OFFSETS] = 1,
+	        [ZN_COL_PATH_BYTES] = 1,
+	        [ZN_COL_SHA256] = 2,
+	}; /* the others, and the block columns, 0 */
 	uint8_t *zdata[NCOLS] = {0};
 	size_t zlen[NCOLS] = {0};
 	uint8_t codec[NCOLS] = {0};
 	size_t total = ZN_INDEX_HEADER_SIZE + (size_t)ncols * ZN_COLDIR_SIZE;
 	ZSTD_CCtx *cc = ZSTD_createCCtx();
 	if (!cc)
-		goto out_z;
-	for (int i = 0; i < ncols; i++) {
-		if (c[i].len >= 64 && in->layout != ZN_IX_RAW) {
+		goto out;
+	for (int g = 0; g < 3; g++) {
+		int on[ZN_COL_MAX_ID + 1] = {0};
+		for (int i = 0; i < ncols; i++) {
+			if (group_of[ids[i]] != g)
+				continue;
+			struct colspec sp = spec_of(ids[i]);
+			uint64_t rows = sp.blocks ? in->nblocks : in->nrows;
+			size_t want = sp.width ? (size_t)(rows + (sp.offsets_of != 0)) * sp.width
+			                       : bytes_of[ids[i]];
+			if (want && !(c[i].data = malloc(want)))
+				goto out_z;
+			c[i].cap = want;
+			on[ids[i]] = 1;
+			if (sp.offsets_of)
+				fail |= put_u64(&c[i], 0);
+		}
+		for (uint64_t i = 0; i < in->nrows && !fail; i++) {
+			struct zn_index_row row;
+			const struct zn_index_row *e = index_row(in, i, &row);
+			uint8_t t = e->type;
+			if (on[ZN_COL_PATH_OFFSETS])
+				fail |= put_str(col[ZN_COL_PATH_OFFSETS], col[ZN_COL_PATH_BYTES],
+				                e->path, e->path_len);
+			if (on[ZN_COL_SHA256])
+				fail |= put(col[ZN_COL_SHA256], e->sha, 32);
+			if (!on[ZN_COL_TYPE])
+				continue;
+			fail |= put(col[ZN_COL_TYPE], &t, 1);
+			fail |= put_u32(col[ZN_COL_MODE], e->mode);
+			fail |= put_u32(col[ZN_COL_UID], e->uid);
+			fail |= put_u32(col[ZN_COL_GID], e->gid);
+			fail |= put_str(col[ZN_COL_UNAME_OFFSETS], col[ZN_COL_UNAME_BYTES],
+			                e->uname, strlen(e->uname));
+			fail |= put_str(col[ZN_COL_GNAME_OFFSETS], col[ZN_COL_GNAME_BYTES],
+			                e->gname, strlen(e->gname));
+			fail |= put_u64(col[ZN_COL_MTIME_NS], (uint64_t)e->mtime_ns);
+			fail |= put_u64(col[ZN_COL_SIZE], e->size);
+			fail |= put_str(col[ZN_COL_LINK_OFFSETS], col[ZN_COL_LINK_BYTES], e->link,
+			                e->link ? e->link_len : 0);
+			fail |= put_u32(col[ZN_COL_FIRST_BLOCK], (uint32_t)e->first_block);
+			fail |= put_u32(col[ZN_COL_BLOCK_OFFSET], (uint32_t)e->block_offset);
+		}
+		for (uint64_t i = 0; g == 0 && i < in->nblocks && !fail; i++) {
+			const struct zn_blockinfo *b = &in->blocks[i];
+			fail |= put_u64(col[ZN_COL_BLK_OFFSET], b->offset);
+			fail |= put_u64(col[ZN_COL_BLK_CSIZE], b->csize);
+			fail |= put_u64(col[ZN_COL_BLK_USIZE], b->usize);
+			fail |= put(col[ZN_COL_BLK_CODEC], &b->codec, 1);
+			fail |= put_u64(col[ZN_COL_BLK_XXH3], b->xxh3);
+			fail |= put_u64(col[ZN_COL_BLK_CXXH3], b->cxxh3);
+		}
+		if (fail)
+			goto out_z;
+		/* Compress what is worth it. */
+		for (int i = 0; i < ncols; i++) {
+			if (!on[ids[i]] || c[i].len < 64 || in->layout == ZN_IX_RAW)
+				continue;
 			size_t z = 0;
 			if (is_lookup(c[i].id) && in->layout != ZN_IX_WHOLE) {
 				zdata[i] = compress_pages(cc, c[i].data, c[i].len, &z);
@@ -265,14 +278,19 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 			}
 			if (!ZSTD_isError(z) && z * 10 <= c[i].len * 9) {
 				zlen[i] = z;
-				free(c[i].data); /* only the compressed form is kept */
+				free(c[i].data); /* only the compressed form is kept, */
 				c[i].data = NULL;
+				uint8_t *fit = realloc(zdata[i], z ? z : 1); /* without its slack */
+				if (fit)
+					zdata[i] = fit;
 			} else {
 				free(zdata[i]);
 				zdata[i] = NULL;
 				codec[i] = ZN_COL_RAW;
 			}
 		}
+	}
+	for (int i = 0; i < ncols; i++) {
 		total = (total + 7) & ~(size_t)7;
 		total += zdata[i] ? zlen[i] : c[i].len;
 	}

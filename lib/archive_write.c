@@ -2060,6 +2060,34 @@ static void index_row_of(const void *ctx, uint64_t i, struct zn_index_row *r)
 	};
 }
 
+/* Once the threads are joined and the digests harvested, the pipeline's buffers and the sets
+ * that found copies and hardlinks are done with: freed before the index is built, the peak of
+ * a create of many files. */
+static void drop_work_memory(struct zn_writer *w)
+{
+	for (unsigned i = 0; i < w->nslots; i++) {
+		struct slot *s = &w->slots[i];
+		free(s->in);
+		free(s->out);
+		free(s->segs);
+		s->in = s->out = NULL;
+		s->segs = NULL;
+		s->nsegs = s->segs_cap = 0;
+	}
+	free(w->contents);
+	free(w->larges);
+	free(w->lsums);
+	free(w->lwait);
+	free(w->aside);
+	free(w->inodes);
+	free(w->paths);
+	w->contents = w->larges = w->lsums = w->lwait = w->paths = NULL;
+	w->aside = NULL;
+	w->inodes = NULL;
+	w->contents_cap = w->larges_cap = w->lsums_cap = w->lwait_cap = w->paths_cap = 0;
+	w->ncontents = w->nlarges = w->nlsums = w->nlwait = w->inodes_cap = w->ninodes = 0;
+}
+
 zn_result zn_writer_finish(struct zn_writer *w)
 {
 	if (!w || w->finished)
@@ -2101,6 +2129,8 @@ zn_result zn_writer_finish(struct zn_writer *w)
 			memcpy(e->sha, o->sha, 32);
 		}
 	}
+
+	drop_work_memory(w);
 
 	/* Rows: entries sorted by path, dropped ones left out (paths are unique: new_entry). */
 	uint64_t *order = malloc((w->nents ? w->nents : 1) * sizeof(uint64_t));
