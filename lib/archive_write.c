@@ -2107,6 +2107,8 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	stop_threads(w);
 	if (w->err != ZN_OK)
 		return w->err;
+	if (w->write_seq > UINT32_MAX)
+		return ZN_ERR_LIMIT; /* first_block is a u32 (256 TiB in the smallest blocks) */
 
 	/* A hardlink to a file that could not be read goes with it. */
 	for (size_t i = 0; i < w->nents; i++) {
