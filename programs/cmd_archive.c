@@ -16,7 +16,8 @@ enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_P
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
-	"ARCHIVE '-' is standard input (a pipe is copied to a temporary file in $TMPDIR first).\n"
+	"ARCHIVE '-' is standard input; an ARCHIVE on a pipe is copied to a temporary file in\n"   \
+	"$TMPDIR first (the index is at the end).\n"
 
 static int parse_threads(const char *cmd, const char *arg, unsigned *out)
 {
@@ -27,10 +28,11 @@ static int parse_threads(const char *cmd, const char *arg, unsigned *out)
 	return 0;
 }
 
-/* Standard input piped in, copied to an unnamed file in $TMPDIR (or /tmp) that goes away with
- * its descriptor: the index is at the end, so an archive is read from a file it can seek in.
- * Returns the file's descriptor, or -1 with the reason in err. */
-static int spool_stdin(char *err, size_t err_len)
+/* An archive that cannot be mapped where it is (a pipe, or standard input part-way into a file)
+ * is copied from in_fd's current position to an unnamed file in $TMPDIR (or /tmp) that goes
+ * away with its descriptor: the index is at the end, so an archive is read from a file it can
+ * seek in. Returns the copy's descriptor, or -1 with the reason in err. */
+static int spool(int in_fd, char *err, size_t err_len)
 {
 	const char *dir = getenv("TMPDIR");
 	if (!dir || !*dir)
@@ -48,19 +50,18 @@ static int spool_stdin(char *err, size_t err_len)
 		}
 	}
 	if (fd < 0) {
-		snprintf(err, err_len, "cannot make a temporary file in %s for standard input: %s",
+		snprintf(err, err_len, "cannot make a temporary file in %s to hold the archive: %s",
 		         dir, strerror(errno));
 		return -1;
 	}
 	enum { BUF = 128 << 10 }; /* writes of at most 128 KiB: see docs/BENCHMARKS.md */
 	char *buf = malloc(BUF);
 	for (;;) {
-		ssize_t got = buf ? read(0, buf, BUF) : -1;
+		ssize_t got = buf ? read(in_fd, buf, BUF) : -1;
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
-			snprintf(err, err_len, "cannot read standard input: %s",
-			         strerror(buf ? errno : ENOMEM));
+			snprintf(err, err_len, "cannot read: %s", strerror(buf ? errno : ENOMEM));
 			break;
 		}
 		if (got == 0) {
@@ -69,7 +70,7 @@ static int spool_stdin(char *err, size_t err_len)
 		}
 		if (cli_write_all(fd, buf, (size_t)got)) {
 			snprintf(err, err_len,
-			         "cannot copy standard input to a temporary file in %s: %s", dir,
+			         "cannot copy the archive to a temporary file in %s: %s", dir,
 			         strerror(errno));
 			break;
 		}
@@ -79,42 +80,53 @@ static int spool_stdin(char *err, size_t err_len)
 	return -1;
 }
 
-/* ARCHIVE "-" is standard input: a file redirected into it is read in place, a pipe is spooled
- * first (spool_stdin). */
-static zn_result open_stdin(struct zn_reader **r, char *err, size_t err_len)
+/* The archive at path ("-": standard input). A regular file is mapped in place (standard input
+ * only when it is at its start: otherwise the archive is what follows its position, as for tar);
+ * a pipe or FIFO is spooled first. */
+static zn_result open_any(const char *path, struct zn_reader **r, char *err, size_t err_len)
 {
-	struct stat st;
-	if (fstat(0, &st)) {
-		snprintf(err, err_len, "cannot read standard input: %s", strerror(errno));
-		return ZN_ERR_IO;
+	int in = 0;
+	if (strcmp(path, "-")) {
+		in = open(path, O_RDONLY | O_CLOEXEC);
+		if (in < 0) {
+			snprintf(err, err_len, "cannot open: %s", strerror(errno));
+			return errno == ENOENT ? ZN_ERR_NOT_FOUND : ZN_ERR_IO;
+		}
 	}
-	if (S_ISREG(st.st_mode))
-		return zn_reader_open_fd(r, 0, err, err_len);
-	if (isatty(0)) {
+	zn_result res;
+	struct stat st;
+	if (fstat(in, &st)) {
+		snprintf(err, err_len, "cannot read: %s", strerror(errno));
+		res = ZN_ERR_IO;
+	} else if (S_ISREG(st.st_mode) && (in != 0 || lseek(0, 0, SEEK_CUR) <= 0)) {
+		res = zn_reader_open_fd(r, in, err, err_len);
+	} else if (in == 0 && isatty(0)) {
 		snprintf(err, err_len,
 		         "standard input is a terminal; redirect or pipe an archive "
 		         "into it");
-		return ZN_ERR_IO;
+		res = ZN_ERR_IO;
+	} else if (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) ||
+	           (in == 0 && !S_ISDIR(st.st_mode))) {
+		int fd = spool(in, err, err_len);
+		res = fd < 0 ? ZN_ERR_IO : zn_reader_open_fd(r, fd, err, err_len);
+		if (fd >= 0)
+			close(fd);
+	} else {
+		res = ZN_ERR_INVALID_ARG;
 	}
-	int fd = spool_stdin(err, err_len);
-	if (fd < 0)
-		return ZN_ERR_IO;
-	zn_result res = zn_reader_open_fd(r, fd, err, err_len);
-	close(fd);
+	if (in != 0)
+		close(in);
 	return res;
 }
 
 static zn_result open_reader(const char *path, struct zn_reader **r)
 {
 	char err[256] = "";
-	zn_result res = !strcmp(path, "-") ? open_stdin(r, err, sizeof(err))
-	                                   : zn_reader_open(r, path, err, sizeof(err));
+	*r = NULL;
+	zn_result res = open_any(path, r, err, sizeof(err));
 	if (res == ZN_ERR_INVALID_ARG) {
-		/* Not a regular file (a pipe, a directory): the index is at the end, so an archive
-		 * is read from a file it can seek in. An I/O matter, not usage. */
-		cli_error("%s: not a regular file; archives are read from a seekable file (the "
-		          "index is at the end), or from '-' (standard input)",
-		          path);
+		/* A directory, a device: an I/O matter, not usage. */
+		cli_error("%s: not a regular file, a pipe or standard input", path);
 		return ZN_ERR_IO;
 	}
 	if (res != ZN_OK)

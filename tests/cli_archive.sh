@@ -364,8 +364,17 @@ fi
 printf 'not a dir\n' >"$R/afile"
 code 3 "extract -C onto a file" "$Z" extract -q "$R.zn" -C "$R/afile"
 check "...names the directory" grep -q "afile: cannot use as the target directory" "$T/stderr"
-code 3 "an archive on a pipe" bash -c 'cat "$1" | "$2" list /dev/stdin' _ "$R.zn" "$Z"
-check "...says why" grep -q "seekable" "$T/stderr"
+check "an archive on a pipe named by path" \
+	test "$(cat "$R.zn" | "$Z" list /dev/stdin | wc -l)" = "$("$Z" list "$R.zn" | wc -l)"
+mkfifo "$R.fifo"
+(sleep 0.2; cat "$R.zn" >"$R.fifo") &
+check "an archive through a FIFO" test "$("$Z" cat "$R.fifo" dir/a.txt)" = a
+wait
+(head -c 1000 /dev/zero; cat "$R.zn") >"$R.behind"
+check "'-' on a file part-way through reads what follows (as tar does)" test "$(
+	{ dd bs=1000 count=1 of=/dev/null 2>/dev/null; "$Z" cat - dir/a.txt; } <"$R.behind")" = a
+code 3 "a directory as ARCHIVE" "$Z" list "$R"
+check "...says why" grep -q "not a regular file, a pipe or standard input" "$T/stderr"
 if [ -w /dev/full ]; then
 	"$Z" cat "$R.zn" dir/a.txt >/dev/full 2>"$T/stderr"
 	check "cat to a full device: exit 3" test $? -eq 3
