@@ -140,11 +140,15 @@ static zn_result open_reader(const char *path, struct zn_reader **r)
 
 static const char create_help[] =
 	"Usage: znippy create -o OUT [OPTIONS] PATH...\n"
-	"Pack files and directory trees into an archive. Stored paths are relative (a leading '/',\n"
-	"'.' parts are removed, and everything up to a last '..' too, with a warning); directories\n"
+	"Pack files and directory trees into an archive. Stored paths are relative (a leading "
+	"'/',\n"
+	"'.' parts are removed, and everything up to a last '..' too, with a warning); "
+	"directories\n"
 	"are walked in byte order of names. OUT is written under a temporary name and renamed\n"
-	"when complete (a device, FIFO, symlink, file with other links, or a file in a directory\n"
-	"this user may not write is written in place).\n"
+	"when complete, keeping an old OUT's mode (a device, FIFO, symlink, file with other "
+	"links,\n"
+	"a file in a directory this user may not write, or another user's file in a sticky\n"
+	"directory is written in place); a read-only OUT is refused.\n"
 	"\n"
 	"  -o, --output OUT      archive to write ('-' for standard output)\n"
 	"  -l, --level N         zstd level 1..19 (default 3)\n"
@@ -221,6 +225,19 @@ struct create_ctx {
 static int create_filter(void *ctx, const char *rel, int is_dir)
 {
 	return filter_cb(&((struct create_ctx *)ctx)->ex, rel, is_dir);
+}
+
+/* Whether renaming a new file over the existing regular file out (lstat in st) can succeed:
+ * not in a sticky directory (/tmp) over another user's file, which the kernel refuses. */
+static int may_replace(const char *out, const struct stat *st)
+{
+	const char *slash = strrchr(out, '/');
+	char *dir = slash ? strndup(out, (size_t)(slash - out) + 1) : strdup(".");
+	struct stat dst;
+	int ok = !dir || stat(dir, &dst) || !(dst.st_mode & S_ISVTX) || geteuid() == 0 ||
+	         st->st_uid == geteuid() || dst.st_uid == geteuid();
+	free(dir);
+	return ok;
 }
 
 int cmd_create(int argc, char **argv)
@@ -347,6 +364,15 @@ int cmd_create(int argc, char **argv)
 			cli_error("%s: cannot open: %s", out, strerror(errno));
 			return EXIT_SYSTEM;
 		}
+	} else if (out_exists && faccessat(AT_FDCWD, out, W_OK, AT_EACCESS) && errno == EACCES) {
+		cli_error("%s: cannot open: %s", out, strerror(errno)); /* read-only: as tar */
+		return EXIT_SYSTEM;
+	} else if (out_exists && !may_replace(out, &ost)) {
+		fd = open(out, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0) {
+			cli_error("%s: cannot open: %s", out, strerror(errno));
+			return EXIT_SYSTEM;
+		}
 	} else {
 		/* A file we may write in a directory we may not is written in place, as tar does
 		 * (a failure then leaves it incomplete): tmp stays NULL. */
@@ -354,6 +380,11 @@ int cmd_create(int argc, char **argv)
 		if (fd < 0) {
 			cli_error("%s: cannot create: %s", out, strerror(errno));
 			return EXIT_SYSTEM;
+		}
+		if (tmp && out_exists) { /* the new archive keeps the old one's owner and mode */
+			if (fchown(fd, geteuid() ? (uid_t)-1 : ost.st_uid, ost.st_gid))
+				(void)0; /* not a member of its group: ours, as for a new file */
+			fchmod(fd, ost.st_mode & 0777);
 		}
 	}
 	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -443,6 +443,28 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	check "readable input stored" test "$("$Z" cat "$T/u.zn" "${U#/}/public")" = public
 fi
 
+# ---- an archive replaced by a new one keeps its mode; read-only ones and sticky directories ----------------
+W=$T/over
+mkdir -p "$W/in" && printf 'x\n' >"$W/in/x"
+printf 'old\n' >"$W/private.zn" && chmod 600 "$W/private.zn"
+"$Z" create -q -o "$W/private.zn" -C "$W" in
+check "a replaced archive keeps its mode (0600 stays private)" test "$(stat -c %a "$W/private.zn")" = 600
+check "...and is the new archive" test "$("$Z" cat "$W/private.zn" in/x)" = x
+if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
+	mkdir -m 1777 "$W/sticky" && chmod 755 "$W"
+	printf 'old\n' >"$W/sticky/theirs.zn" && chmod 666 "$W/sticky/theirs.zn"
+	[ "$(id -u)" -eq 0 ] || chown 0 "$W/sticky/theirs.zn" 2>/dev/null
+	run_unpriv "$T/znippy-unpriv" create -q -o "$W/sticky/theirs.zn" -C "$W" in 2>"$T/stderr"
+	check "another user's file in a sticky directory is written in place" \
+		test "$("$Z" cat "$W/sticky/theirs.zn" in/x)" = x
+	mkdir -m 777 "$W/ro" && printf 'old\n' >"$W/ro/ro.zn" && chmod 444 "$W/ro/ro.zn"
+	chown 65534 "$W/ro/ro.zn" 2>/dev/null
+	code 3 "a read-only archive is not replaced (as tar)" run_unpriv "$T/znippy-unpriv" create -q \
+		-o "$W/ro/ro.zn" -C "$W" in
+	check "...says why" grep -q "ro.zn: cannot open: Permission denied" "$T/stderr"
+	check "...and is left alone" test "$(cat "$W/ro/ro.zn")" = old
+fi
+
 # ---- layout: the index at a multiple of 64; archives from before that still read --------------------------------
 "$Z" create -q -o "$T/al.zn" -C "$(dirname "$0")" cli_archive.sh
 ioff=$(tail -c 64 "$T/al.zn" | od -An -t u8 -N 8 | tr -d ' ')
