@@ -271,6 +271,9 @@ struct zn_extract_options {
 	 * file is created, files it began but did not finish are removed, and zn_extract returns
 	 * ZN_ERR_CANCELED. NULL: never. */
 	const volatile sig_atomic_t *stop;
+	/* Owners as stored ids. Default (0): as tar, a stored user or group name that exists on
+	 * this system gives its id here; the stored id is used only for names this system lacks. */
+	int numeric_owner;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 

@@ -25,7 +25,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/openat2.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -95,6 +97,15 @@ struct xjob {
 	int umask; /* -1 unknown */
 	uid_t euid;
 	gid_t egid;
+	/* Owner names looked up on this system (local_id), under names_mu: few in any archive. */
+	int by_name;
+	pthread_mutex_t names_mu;
+	struct known_name {
+		char name[256];
+		uint8_t len, group, found;
+		uint32_t id;
+	} names[16];
+	unsigned nnames, next_name;
 };
 
 static void xreport(struct xjob *j, const struct zn_entry *e, zn_result r, const char *what)
@@ -336,6 +347,46 @@ static int read_umask(void)
 	return mask;
 }
 
+/* The id on this system of the user (group: of the group) stored as name with id stored: the
+ * name's, when this system knows it (tar's default), else the stored one. */
+static uint32_t local_id(struct xjob *j, const char *name, size_t len, int group, uint32_t stored)
+{
+	if (!j->by_name || !name || !len || len > 255)
+		return stored;
+	pthread_mutex_lock(&j->names_mu);
+	const struct known_name *k = NULL;
+	for (unsigned i = 0; i < j->nnames && !k; i++)
+		if (j->names[i].len == len && j->names[i].group == group &&
+		    !memcmp(j->names[i].name, name, len))
+			k = &j->names[i];
+	if (!k) {
+		struct known_name *n = &j->names[j->next_name];
+		j->next_name = (j->next_name + 1) % 16;
+		j->nnames += j->nnames < 16;
+		memcpy(n->name, name, len);
+		n->name[len] = 0;
+		n->len = (uint8_t)len;
+		n->group = (uint8_t)group;
+		n->found = 0;
+		enum { BUF = 16384 };
+		char *buf = malloc(BUF);
+		if (buf && !group) {
+			struct passwd pw, *res = NULL;
+			if (!getpwnam_r(n->name, &pw, buf, BUF, &res) && res)
+				n->found = 1, n->id = (uint32_t)pw.pw_uid;
+		} else if (buf) {
+			struct group gr, *res = NULL;
+			if (!getgrnam_r(n->name, &gr, buf, BUF, &res) && res)
+				n->found = 1, n->id = (uint32_t)gr.gr_gid;
+		}
+		free(buf);
+		k = n;
+	}
+	uint32_t id = k->found ? k->id : stored;
+	pthread_mutex_unlock(&j->names_mu);
+	return id;
+}
+
 /* Owner, mode and times of a file just written. Files are created with their permission bits,
  * so the chown and chmod calls are made only when they change something: per small file that
  * is two system calls fewer, which shows when extracting 100,000 files. */
@@ -344,13 +395,15 @@ static int read_umask(void)
  * does), so a non-root extraction never makes a set-id program owned by the wrong user. */
 static uint32_t apply_owner(struct xjob *j, int fd, const struct zn_entry *e, int *chowned)
 {
-	int owned = e->uid == j->euid && e->gid == j->egid;
+	uint32_t uid = local_id(j, e->uname, e->uname_len, 0, e->uid);
+	uint32_t gid = local_id(j, e->gname, e->gname_len, 1, e->gid);
+	int owned = uid == j->euid && gid == j->egid;
 	*chowned = 0;
 	if (!owned && j->same_owner) {
 		*chowned = 1;
 		/* AT_EMPTY_PATH: fd may be an O_PATH descriptor (see apply_meta_dir). A failure is
 		 * not fatal, as with tar. */
-		owned = fchownat(fd, "", e->uid, e->gid, AT_EMPTY_PATH) == 0;
+		owned = fchownat(fd, "", uid, gid, AT_EMPTY_PATH) == 0;
 	}
 	return owned ? e->mode & 07777 : e->mode & 01777;
 }
@@ -370,7 +423,9 @@ static void apply_meta_fd(struct xjob *j, int fd, const struct zn_entry *e)
 static void apply_meta_link(struct xjob *j, int dfd, const char *base, const struct zn_entry *e)
 {
 	if (j->same_owner)
-		(void)!fchownat(dfd, base, e->uid, e->gid, AT_SYMLINK_NOFOLLOW);
+		(void)!fchownat(dfd, base, local_id(j, e->uname, e->uname_len, 0, e->uid),
+		                local_id(j, e->gname, e->gname_len, 1, e->gid),
+		                AT_SYMLINK_NOFOLLOW);
 	struct timespec ts[2];
 	entry_times(e, ts);
 	utimensat(dfd, base, ts, AT_SYMLINK_NOFOLLOW);
@@ -921,6 +976,7 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 	j->span_entry = UINT64_MAX;
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_mutex_init(&j->report_mu, NULL);
+	pthread_mutex_init(&j->names_mu, NULL);
 	pthread_cond_init(&j->cv, NULL);
 	for (int i = 0; i < 64; i++)
 		pthread_mutex_init(&j->stripes[i], NULL);
@@ -981,6 +1037,7 @@ static void job_free(struct xjob *j)
 		close(j->rootfd);
 	pthread_mutex_destroy(&j->mu);
 	pthread_mutex_destroy(&j->report_mu);
+	pthread_mutex_destroy(&j->names_mu);
 	pthread_cond_destroy(&j->cv);
 	for (int i = 0; i < 64; i++)
 		pthread_mutex_destroy(&j->stripes[i]);
@@ -1148,6 +1205,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	j.progress = progress;
 	j.ctx = ctx;
 	j.same_owner = opt.same_owner;
+	j.by_name = !opt.numeric_owner;
 	j.umask = read_umask();
 	j.euid = geteuid();
 	j.egid = getegid();

@@ -11,8 +11,19 @@
 
 #include "cli.h"
 
-enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
-       OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP };
+enum {
+	OPT_CHUNK = 1000,
+	OPT_MEMORY,
+	OPT_NO_SKIP,
+	OPT_DIGEST,
+	OPT_EXCLUDE,
+	OPT_PROGRESS,
+	OPT_OVERWRITE,
+	OPT_JSON,
+	OPT_CHECK_DIGEST,
+	OPT_NO_DEDUP,
+	OPT_NUMERIC_OWNER
+};
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -554,6 +565,9 @@ static const char extract_help[] =
 	"      --overwrite       replace existing files (default: refuse)\n"
 	"      --check-digest    also check each file's SHA-256 before it is kept (every\n"
 	"                        block is always checked by its XXH3)\n"
+	"      --numeric-owner   owners by their stored ids; by default a stored user or group\n"
+	"                        name this system knows gives its id here, as with tar (owners\n"
+	"                        are applied when run as root)\n"
 	"      --progress        show a progress line on stderr\n"
 	"  -q, --quiet           no progress\n"
 	"  -h, --help            this help\n"
@@ -562,11 +576,15 @@ static const char extract_help[] =
 int cmd_extract(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"directory", required_argument, 0, 'C'}, {"threads", required_argument, 0, 'T'},
-		{"overwrite", no_argument, 0, OPT_OVERWRITE}, {"progress", no_argument, 0, OPT_PROGRESS},
-		{"check-digest", no_argument, 0, OPT_CHECK_DIGEST},
-		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+	        {"directory", required_argument, 0, 'C'},
+	        {"threads", required_argument, 0, 'T'},
+	        {"overwrite", no_argument, 0, OPT_OVERWRITE},
+	        {"progress", no_argument, 0, OPT_PROGRESS},
+	        {"check-digest", no_argument, 0, OPT_CHECK_DIGEST},
+	        {"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
+	        {"quiet", no_argument, 0, 'q'},
+	        {"help", no_argument, 0, 'h'},
+	        {0, 0, 0, 0},
 	};
 	struct zn_extract_options opt;
 	zn_extract_options_init(&opt);
@@ -586,6 +604,9 @@ int cmd_extract(int argc, char **argv)
 			break;
 		case OPT_OVERWRITE: opt.overwrite = 1; break;
 		case OPT_CHECK_DIGEST: opt.check_digest = 1; break;
+		case OPT_NUMERIC_OWNER:
+			opt.numeric_owner = 1;
+			break;
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(extract_help, stdout); return EXIT_OK;

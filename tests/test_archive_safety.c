@@ -2,6 +2,8 @@
  * absolute paths are refused, and no write follows a symlink, whether the archive made it or it
  * was already in the destination. */
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -366,6 +368,62 @@ int main(int argc, char **argv)
 	CHECK_OK(zn_extract(r11, t11, NULL, &o11, NULL, NULL, NULL));
 	zn_reader_close(r11);
 	CHECK(lstat(t11su, &st) == 0 && (st.st_mode & 07777) == 0755);
+
+	/* 13. Owners by name (as root, where owners are applied): a stored name this system knows
+	 * gives its id here, as with tar; an unknown one keeps the stored id; numeric_owner keeps
+	 * the stored ids. */
+	struct passwd *pwn = getpwnam("nobody");
+	struct group *grn = getgrnam("nogroup");
+	if (geteuid() == 0 && pwn && grn && pwn->pw_uid != 4242 && grn->gr_gid != 4242) {
+		const uid_t nobody = pwn->pw_uid;
+		const gid_t nogroup = grn->gr_gid;
+		char *a13 = tu_str("%s/a13.zn", dir);
+		fd = open(a13, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		CHECK(fd >= 0);
+		CHECK_OK(zn_writer_open(&w, fd, NULL));
+		struct zn_entry known = {.path = "known",
+		                         .path_len = 5,
+		                         .type = ZN_TYPE_FILE,
+		                         .mode = 0644,
+		                         .uid = 4242,
+		                         .gid = 4242,
+		                         .uname = "nobody",
+		                         .uname_len = 6,
+		                         .gname = "nogroup",
+		                         .gname_len = 7,
+		                         .size = 1};
+		struct zn_entry unknown = known, link = known;
+		unknown.path = "unknown", unknown.path_len = 7, unknown.uid = 4243,
+		unknown.gid = 4244;
+		unknown.uname = "zn-no-such-user", unknown.uname_len = 15;
+		unknown.gname = "zn-no-such-group", unknown.gname_len = 16;
+		link.path = "link", link.path_len = 4, link.type = ZN_TYPE_SYMLINK, link.size = 0;
+		link.link = "known", link.link_len = 5, link.mode = 0777;
+		CHECK_OK(zn_writer_add_memory(w, &known, "k"));
+		CHECK_OK(zn_writer_add_memory(w, &unknown, "u"));
+		CHECK_OK(zn_writer_add_memory(w, &link, NULL));
+		CHECK_OK(zn_writer_finish(w));
+		zn_writer_free(w);
+		close(fd);
+		for (int numeric = 0; numeric < 2; numeric++) {
+			struct zn_reader *r13;
+			CHECK_OK(zn_reader_open(&r13, a13, NULL, 0));
+			struct zn_extract_options o13;
+			zn_extract_options_init(&o13);
+			o13.numeric_owner = numeric;
+			char *t13 = tu_str("%s/t13-%d", dir, numeric);
+			CHECK_OK(zn_extract(r13, t13, NULL, &o13, NULL, NULL, NULL));
+			zn_reader_close(r13);
+			const uid_t want_u = numeric ? 4242 : nobody;
+			const gid_t want_g = numeric ? 4242 : nogroup;
+			CHECK(lstat(tu_str("%s/known", t13), &st) == 0 && st.st_uid == want_u &&
+			      st.st_gid == want_g);
+			CHECK(lstat(tu_str("%s/link", t13), &st) == 0 && S_ISLNK(st.st_mode) &&
+			      st.st_uid == want_u && st.st_gid == want_g);
+			CHECK(lstat(tu_str("%s/unknown", t13), &st) == 0 && st.st_uid == 4243 &&
+			      st.st_gid == 4244);
+		}
+	}
 
 	/* 12. A hardlink added from memory to a path that is never added is left out and
 	 * reported (finish: ZN_ERR_IO, the rest complete); the archive stays valid. */
