@@ -11,19 +11,8 @@
 
 #include "cli.h"
 
-enum {
-	OPT_CHUNK = 1000,
-	OPT_MEMORY,
-	OPT_NO_SKIP,
-	OPT_DIGEST,
-	OPT_EXCLUDE,
-	OPT_PROGRESS,
-	OPT_OVERWRITE,
-	OPT_JSON,
-	OPT_CHECK_DIGEST,
-	OPT_NO_DEDUP,
-	OPT_NUMERIC_OWNER
-};
+enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
+       OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER };
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -576,15 +565,12 @@ static const char extract_help[] =
 int cmd_extract(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	        {"directory", required_argument, 0, 'C'},
-	        {"threads", required_argument, 0, 'T'},
-	        {"overwrite", no_argument, 0, OPT_OVERWRITE},
-	        {"progress", no_argument, 0, OPT_PROGRESS},
-	        {"check-digest", no_argument, 0, OPT_CHECK_DIGEST},
-	        {"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
-	        {"quiet", no_argument, 0, 'q'},
-	        {"help", no_argument, 0, 'h'},
-	        {0, 0, 0, 0},
+		{"directory", required_argument, 0, 'C'}, {"threads", required_argument, 0, 'T'},
+		{"overwrite", no_argument, 0, OPT_OVERWRITE}, {"progress", no_argument, 0, OPT_PROGRESS},
+		{"check-digest", no_argument, 0, OPT_CHECK_DIGEST},
+		{"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
+		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
 	};
 	struct zn_extract_options opt;
 	zn_extract_options_init(&opt);
@@ -604,9 +590,7 @@ int cmd_extract(int argc, char **argv)
 			break;
 		case OPT_OVERWRITE: opt.overwrite = 1; break;
 		case OPT_CHECK_DIGEST: opt.check_digest = 1; break;
-		case OPT_NUMERIC_OWNER:
-			opt.numeric_owner = 1;
-			break;
+		case OPT_NUMERIC_OWNER: opt.numeric_owner = 1; break;
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(extract_help, stdout); return EXIT_OK;
