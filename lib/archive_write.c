@@ -102,6 +102,7 @@ struct went {
 	uint8_t type;
 	uint8_t dropped;
 	uint8_t has_digest;
+	uint8_t shrunk; /* ended early while read: said so once (store_shrunk, emit_content) */
 	uint32_t mode, uid, gid;
 	uint32_t uname, gname; /* ids in the name table */
 	int64_t mtime_ns;
@@ -681,13 +682,29 @@ static void report_read_failure(struct zn_writer *w, struct went *e, int err, ui
 {
 	if (room)
 		memset(room, 0, e->size);
-	if (err == -1) {
-		report(w, e->path, ZN_ERR_CHANGED, "file shrank while being read; not stored");
-		w->input_err = ZN_ERR_IO;
-	} else {
-		report_errno(w, e->path, "read failed; not stored", err);
-	}
+	report_errno(w, e->path, "read failed; not stored", err);
 	e->dropped = 1;
+}
+
+/* A small file that ended after `got` of the bytes the walk saw (it shrank meanwhile, or it is
+ * one of the kernel's files whose size is a guess) is stored as read, with a warning. When it
+ * is placed in a block (placed; its room at `room`), the rest of its room is zeroed and given
+ * back when the block is compacted. Large files are padded with zeros instead (emit_content). */
+static void store_shrunk(struct zn_writer *w, uint64_t idx, uint64_t got, uint8_t *room, int placed)
+{
+	struct went *e = &w->ents[idx];
+	report(w, e->path, ZN_ERR_CHANGED, "file shrank while being read; stored as read");
+	e->shrunk = 1;
+	if (placed) {
+		struct slot *s = &w->slots[e->slot];
+		for (size_t i = s->nsegs; i-- > 0;)
+			if (s->segs[i].entry == idx) {
+				s->segs[i].len = got;
+				break;
+			}
+		memset(room + got, 0, e->size - got);
+	}
+	e->size = got;
 }
 
 /* As tar: a file whose size or modification time differs after the read from what the walk
@@ -695,7 +712,7 @@ static void report_read_failure(struct zn_writer *w, struct went *e, int err, ui
 static void check_unchanged(struct zn_writer *w, const struct went *e, uint64_t size,
                             const struct timespec *before, int64_t sec, int64_t nsec)
 {
-	if (size != e->size || sec != before->tv_sec || nsec != before->tv_nsec)
+	if (!e->shrunk && (size != e->size || sec != before->tv_sec || nsec != before->tv_nsec))
 		report(w, e->path, ZN_ERR_CHANGED, "file changed as we read it; stored as read");
 }
 
@@ -741,12 +758,22 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 	e->block_offset = 0;
 	if (large_copy(w, idx, src))
 		return ZN_OK;
+	int ended = 0;
 	for (uint64_t done = 0; done < size;) {
 		uint64_t n = ZN_MIN(chunk, size - done);
 		struct slot *s;
 		RETURN_IF_ERROR(acquire_slot(w, klass, &s));
-		int err = source_read(src, s->in, n);
-		if (err) {
+		int err = ended ? -1 : source_read(src, s->in, n);
+		if (err == -1) {
+			/* The file shrank since the walk: its earlier chunks are queued, so, as tar
+			 * does, it is kept at the size it had, padded with zeros. */
+			uint64_t got = ended ? 0 : src->pos - done;
+			memset(s->in + got, 0, n - got);
+			if (!ended)
+				report(w, w->ents[idx].path, ZN_ERR_CHANGED,
+				       "file shrank while being read; padded with zeros (as tar)");
+			ended = w->ents[idx].shrunk = 1;
+		} else if (err) {
 			/* Earlier chunks are already queued; they stay as unreferenced bytes. */
 			report_read_failure(w, &w->ents[idx], err, NULL);
 			release_slot(w, s);
@@ -1319,9 +1346,10 @@ static zn_result place_aside(struct zn_writer *w, uint64_t idx, const uint8_t *p
 	return ZN_OK;
 }
 
-/* Reads pending file k with plain system calls into dst; 0 if it could be read (it may have
- * changed meanwhile: stored as read), else it is reported and left out. */
-static int read_plain(struct zn_writer *w, int k, uint8_t *dst)
+/* Reads pending file k with plain system calls into dst (its room in a block when placed, else
+ * the aside buffer); 0 if it could be read (it may have changed meanwhile: stored as read), else
+ * it is reported and left out. */
+static int read_plain(struct zn_writer *w, int k, uint8_t *dst, int placed)
 {
 	struct went *e = &w->ents[w->pend[k].entry];
 	int fd = openat(w->pend_dirfd, w->pend[k].name,
@@ -1333,9 +1361,12 @@ static int read_plain(struct zn_writer *w, int k, uint8_t *dst)
 	struct source src = {.fd = fd};
 	int err = source_read(&src, dst, e->size);
 	struct stat st;
-	if (err)
-		report_read_failure(w, e, err, dst);
-	else if (!fstat(fd, &st))
+	if (err == -1) {
+		store_shrunk(w, w->pend[k].entry, src.pos, dst, placed);
+		err = 0;
+	} else if (err) {
+		report_read_failure(w, e, err, placed ? dst : NULL);
+	} else if (!fstat(fd, &st))
 		check_unchanged(w, e, (uint64_t)st.st_size, &w->pend[k].mtim, st.st_mtim.tv_sec,
 		                st.st_mtim.tv_nsec);
 	close(fd);
@@ -1348,7 +1379,7 @@ static zn_result read_aside(struct zn_writer *w, int k)
 {
 	if (!aside_buffer(w))
 		return ZN_ERR_NOMEM;
-	if (read_plain(w, k, w->aside))
+	if (read_plain(w, k, w->aside, 0))
 		return ZN_OK;
 	return place_aside(w, w->pend[k].entry, w->aside);
 }
@@ -1364,7 +1395,7 @@ static zn_result read_batch_plain(struct zn_writer *w)
 			RETURN_IF_ERROR(read_aside(w, k));
 			continue;
 		}
-		read_plain(w, k, s->in + off);
+		read_plain(w, k, s->in + off, 1);
 		judge(w, idx, s->in + off);
 		compact(w, s);
 	}
@@ -1424,8 +1455,9 @@ static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err,
 			report_open_failure(w, e, open_err[k], w->pend[k].room);
 		else if (read_res[k] < 0)
 			report_read_failure(w, e, -read_res[k], w->pend[k].room);
-		else if ((uint64_t)read_res[k] != e->size)
-			report_read_failure(w, e, -1, w->pend[k].room);
+		else if ((uint64_t)read_res[k] < e->size)
+			store_shrunk(w, w->pend[k].entry, (uint64_t)read_res[k], w->pend[k].room,
+			             1);
 		else if (!fstatat(w->pend_dirfd, w->pend[k].name, &st, AT_SYMLINK_NOFOLLOW))
 			check_unchanged(w, e, (uint64_t)st.st_size, &w->pend[k].mtim,
 			                st.st_mtim.tv_sec, st.st_mtim.tv_nsec);

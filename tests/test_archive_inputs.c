@@ -29,6 +29,8 @@ struct problems {
 	/* for touch_victim: when the filter sees `trigger`, `victim` is removed, or grown */
 	const char *trigger, *victim;
 	int grow;
+	int shrink; /* truncate the victim to shrink_to bytes instead */
+	long shrink_to;
 };
 
 static void on_problem(void *ctx, const char *path, zn_result r, const char *what)
@@ -37,6 +39,23 @@ static void on_problem(void *ctx, const char *path, zn_result r, const char *wha
 	struct problems *p = ctx;
 	p->n++;
 	snprintf(p->last, sizeof(p->last), "%s", path);
+}
+
+struct buf {
+	uint8_t *p;
+	size_t len;
+};
+
+static zn_result sink(void *ctx, const void *data, size_t len)
+{
+	struct buf *b = ctx;
+	uint8_t *n = realloc(b->p, b->len + len + 1);
+	if (!n)
+		return ZN_ERR_NOMEM;
+	memcpy(n + b->len, data, len);
+	b->p = n;
+	b->len += len;
+	return ZN_OK;
 }
 
 /* A writer into a new file `out` (its descriptor in *fd), reporting problems into *p. */
@@ -132,7 +151,9 @@ static int touch_victim(void *ctx, const char *rel, int is_dir)
 	const struct problems *p = ctx;
 	if (strcmp(rel, p->trigger))
 		return 1;
-	if (!p->grow) {
+	if (p->shrink) {
+		CHECK(!truncate(p->victim, p->shrink_to));
+	} else if (!p->grow) {
 		CHECK(!unlink(p->victim));
 	} else {
 		FILE *f = fopen(p->victim, "a");
@@ -232,6 +253,67 @@ static void grown_file(const char *root, int no_uring)
 	CHECK(e.size == sizeof(buf));
 	zn_reader_close(rd);
 	free(victim);
+	free(dir);
+	free(out);
+}
+
+/* Files that shrink between the walk's stat and their read (the filter truncates each as the
+ * walk meets it), as the kernel's files whose size is a guess do: a small file is stored as
+ * read, and the files after it in its block move down into its room; a large one, whose first
+ * chunks are on their way when the end comes, is padded with zeros to its size, as tar does.
+ * Each is named once, and the archive verifies. */
+static void shrunk_files(const char *root, int no_uring)
+{
+	char *dir = tu_fmt("%s/shrink%d", root, no_uring), *out = tu_fmt("%s/shrink.zn", root);
+	CHECK(!mkdir(dir, 0755));
+	static uint8_t big[200000];
+	for (size_t k = 0; k < sizeof(big); k++)
+		big[k] = (uint8_t)(k * 131 % 251 + 1);
+	for (int i = 0; i < 6; i++)
+		CHECK(!tu_write_file(tu_str("%s/f%d", dir, i), big + 1000 * i, 1000));
+	CHECK(!tu_write_file(tu_str("%s/g-big", dir), big, sizeof(big)));
+	const struct {
+		const char *rel, *file;
+		long to;
+	} cases[] = {{"t/f2", "f2", 300}, {"t/f4", "f4", 0}, {"t/g-big", "g-big", 100000}};
+	for (int c = 0; c < 3; c++) {
+		struct zn_create_options o = tu_small_blocks(2);
+		o.no_uring = no_uring;
+		char *victim = tu_fmt("%s/%s", dir, cases[c].file);
+		struct problems p = {.trigger = cases[c].rel,
+		                     .victim = victim,
+		                     .shrink = 1,
+		                     .shrink_to = cases[c].to};
+		struct zn_write_stats st;
+		CHECK_OK(archive(dir, out, &o, touch_victim, &p, &st, NULL));
+		CHECK(p.n == 1 && !strcmp(p.last, cases[c].rel));
+		struct zn_reader *rd;
+		CHECK_OK(zn_reader_open(&rd, out, NULL, 0));
+		CHECK_OK(zn_verify(rd, 2, NULL, NULL, NULL));
+		for (int i = 0; i < 7; i++) {
+			char rel[16];
+			snprintf(rel, sizeof(rel), i < 6 ? "t/f%d" : "t/g-big", i);
+			const uint8_t *want = i < 6 ? big + 1000 * i : big;
+			size_t len = i < 6 ? 1000 : sizeof(big), data = len;
+			if (!strcmp(rel, cases[c].rel) && i < 6)
+				len = data = (size_t)cases[c].to; /* stored as read */
+			else if (!strcmp(rel, cases[c].rel))
+				data = (size_t)cases[c].to; /* then zeros */
+			uint64_t at;
+			CHECK_OK(zn_reader_find(rd, rel, strlen(rel), &at));
+			struct buf b = {0};
+			CHECK_OK(zn_reader_read_entry(rd, at, sink, &b));
+			CHECK(b.len == len && (!data || !memcmp(b.p, want, data)));
+			for (size_t k = data; k < len; k++)
+				CHECK(b.p[k] == 0);
+			free(b.p);
+		}
+		zn_reader_close(rd);
+		CHECK(!tu_write_file(victim,
+		                     cases[c].file[0] == 'g' ? big : big + 1000 * (c ? 4 : 2),
+		                     cases[c].file[0] == 'g' ? sizeof(big) : 1000));
+		free(victim);
+	}
 	free(dir);
 	free(out);
 }
@@ -356,6 +438,7 @@ int main(int argc, char **argv)
 		vanished_file(root, no_uring, 0);
 		vanished_file(root, no_uring, 1);
 		grown_file(root, no_uring);
+		shrunk_files(root, no_uring);
 	}
 	empty_names(root);
 	given_twice(root);
