@@ -1165,6 +1165,19 @@ static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct zn_en
 	struct stat st;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW))
 		return -1;
+	if (S_ISDIR(st.st_mode) && st.st_uid == j->euid && (st.st_mode & 0300) != 0300) {
+		/* Ours but closed to us (extracted before from a read-only directory): opened up
+		 * while its files are written, as tar does; its mode from the archive is set at the
+		 * end (apply_meta_dir). Through a descriptor, so a symlink put there is not
+		 * followed. */
+		int fd = openat(dfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0) {
+			char self[64];
+			snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+			(void)!chmod(self, (st.st_mode & 07777) | 0700);
+			close(fd);
+		}
+	}
 	if (S_ISDIR(st.st_mode))
 		return 0;
 	if (!j->opt->overwrite) {

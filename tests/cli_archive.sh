@@ -463,6 +463,13 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 		-o "$W/ro/ro.zn" -C "$W" in
 	check "...says why" grep -q "ro.zn: cannot open: Permission denied" "$T/stderr"
 	check "...and is left alone" test "$(cat "$W/ro/ro.zn")" = old
+	mkdir -m 777 "$W/again"
+	run_unpriv sh -c 'mkdir -p "$1/src/ro" && echo one >"$1/src/ro/f" && chmod 555 "$1/src/ro" &&
+		"$2" create -q -o "$1/a.zn" -C "$1" src && "$2" extract -q "$1/a.zn" -C "$1/x"' \
+		- "$W/again" "$T/znippy-unpriv"
+	code 0 "extract --overwrite again into a read-only directory it made" \
+		run_unpriv "$T/znippy-unpriv" extract -q --overwrite "$W/again/a.zn" -C "$W/again/x"
+	check "...which keeps its mode" test "$(stat -c %a "$W/again/x/src/ro")" = 555
 fi
 
 # ---- layout: the index at a multiple of 64; archives from before that still read --------------------------------
