@@ -311,14 +311,23 @@ void cli_normalize_path(char *s)
 {
 	char *o = s;
 	const char *p = s;
-	while (p[0] == '.' && p[1] == '/')
-		for (p += 2; *p == '/'; p++) {
-		}
-	for (; *p; p++)
-		if (*p != '/' || (o > s && o[-1] != '/'))
-			*o++ = *p;
-	while (o > s + 1 && o[-1] == '/')
-		o--;
+	int any = *s != 0;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *c = p;
+		while (*p && *p != '/')
+			p++;
+		size_t n = (size_t)(p - c);
+		if (n == 0 || (n == 1 && c[0] == '.'))
+			continue; /* empty and "." parts name nothing */
+		if (o > s)
+			*o++ = '/';
+		memmove(o, c, n);
+		o += n;
+	}
+	if (o == s && any) /* "." or "/": kept as the user wrote one, which names nothing stored */
+		*o++ = '.';
 	*o = 0;
 }
 

@@ -50,8 +50,9 @@ int cli_progress_enabled(void);
 /* The problem hook: prints "znippy: PATH: what" on stderr. */
 void cli_problem_cb(void *ctx, const char *path, zn_result r, const char *what);
 
-/* A path or pattern as the archive stores paths: leading "./" parts, repeated and trailing
- * slashes removed ("dir/" -> "dir", "a//b" -> "a/b"), in place. */
+/* A path or pattern as the archive stores paths, in place: empty and "." parts removed, so
+ * leading, repeated and trailing slashes too ("./dir/" -> "dir", "a//b" and "a/./b" -> "a/b");
+ * what names no part at all ("." or "/") becomes ".", which no stored path is. */
 void cli_normalize_path(char *s);
 /* A PATTERN as given, in the form stored paths have (a normalised copy to free; NULL when out of
  * memory), and in *dir_only whether it ended in '/', naming only directories. */

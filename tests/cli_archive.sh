@@ -355,6 +355,8 @@ printf 'x' >"$R/"$'\xe0\x80\x80-overlong' && printf 'x' >"$R/"$'\xed\xa0\x80-sur
 check "a pattern with a trailing slash selects the directory" \
 	test "$("$Z" list "$R.zn" dir/ | tr '\n' ' ')" = "dir dir/a.txt "
 check "cat of 'dir//a.txt' finds dir/a.txt" test "$("$Z" cat "$R.zn" dir//a.txt)" = a
+check "cat of 'dir/./a.txt' and '/./dir/a.txt' find dir/a.txt" \
+	test "$("$Z" cat "$R.zn" dir/./a.txt /./dir/a.txt | tr -d "\n")" = aa
 code 1 "a pattern with a trailing slash does not name a file" "$Z" list "$R.zn" dir/a.txt/
 if command -v python3 >/dev/null; then
 	check "list --json is strict UTF-8 (overlong forms and surrogates go to path_hex)" \
