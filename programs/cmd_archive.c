@@ -479,8 +479,8 @@ fail_early:
 
 /* ---- selection by patterns --------------------------------------------------------------------- */
 
-/* Mark entries matching any pattern; report patterns that match nothing. Returns the number of
- * patterns without a match. */
+/* Marks in sel the entries the PATTERNs select; returns how many PATTERNs selected nothing (each
+ * named), or -1 when out of memory (said). */
 static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *sel)
 {
 	/* Each PATTERN in the form the archive stores paths, whether it names only directories
@@ -489,16 +489,17 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 	struct pat {
 		char *norm;
 		int dir_only, hit;
-	} *p = calloc((size_t)npats + 1, sizeof(*p));
+	} *p = sel ? calloc((size_t)npats + 1, sizeof(*p)) : NULL;
 	int missing = 0;
 	for (int k = 0; p && k < npats; k++) {
 		if (!(p[k].norm = cli_pattern(pats[k], &p[k].dir_only))) {
-			missing = npats;
+			missing = -1;
 			break;
 		}
 	}
 	if (!p || missing) {
 		cli_error("out of memory");
+		missing = -1;
 		goto out;
 	}
 	uint64_t n = zn_reader_count(r);
@@ -609,6 +610,18 @@ int cmd_extract(int argc, char **argv)
 	if (optind < argc) {
 		sel = calloc(zn_reader_count(r) + 1, 1);
 		missing = select_entries(r, argv + optind, argc - optind, sel);
+		if (missing < 0 || missing == argc - optind) { /* not even -C DIR is made */
+			free(sel);
+			zn_reader_close(r);
+			return missing < 0 ? EXIT_SYSTEM : EXIT_DAMAGED;
+		}
+	}
+	if (opt.check_digest) {
+		struct zn_archive_info in;
+		zn_reader_info(r, &in);
+		if (in.digest != ZN_DIGEST_SHA256)
+			cli_warn("%s: has no file digests (made with --digest none): --check-digest "
+			         "adds nothing to the blocks' checks", path);
 	}
 	/* A signal stops the extraction rather than killing it halfway: files begun but not
 	 * finished are removed first, then the signal takes its course. */
@@ -744,6 +757,11 @@ int cmd_list(int argc, char **argv)
 	if (optind < argc) {
 		sel = calloc(n + 1, 1);
 		missing = select_entries(r, argv + optind, argc - optind, sel);
+		if (missing < 0) {
+			free(sel);
+			zn_reader_close(r);
+			return EXIT_SYSTEM;
+		}
 	}
 	FILE *f = stdout;
 	/* A file stored once for several: the first row in path order has its share of the

@@ -375,6 +375,11 @@ wait
 (head -c 1000 /dev/zero; cat "$R.zn") >"$R.behind"
 check "'-' on a file part-way through reads what follows (as tar does)" test "$(
 	{ dd bs=1000 count=1 of=/dev/null 2>/dev/null; "$Z" cat - dir/a.txt; } <"$R.behind")" = a
+code 1 "extract of patterns that match nothing" "$Z" extract -q "$R.zn" -C "$R/none-made" nothere
+check "...does not make -C DIR" test ! -e "$R/none-made"
+"$Z" create -q --digest none -o "$R.nd.zn" -C "$R" dir
+"$Z" extract --check-digest "$R.nd.zn" -C "$R/nd" 2>"$T/stderr"
+check "--check-digest on an archive without digests warns" grep -q "has no file digests" "$T/stderr"
 code 3 "a directory as ARCHIVE" "$Z" list "$R"
 check "...says why" grep -q "not a regular file, a pipe or standard input" "$T/stderr"
 if [ -w /dev/full ]; then
