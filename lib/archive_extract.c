@@ -281,8 +281,17 @@ static int parent_fd(struct xjob *j, struct dircache *c, const struct zn_entry *
 	return c->fd;
 }
 
+/* What --overwrite may remove where the archive has a file or link: anything but a directory
+ * that holds something (an empty one goes, as with tar). 0, or -1 with errno set. */
+static int remove_old(int dfd, const char *base)
+{
+	if (!unlinkat(dfd, base, 0) || errno == ENOENT)
+		return 0;
+	return errno == EISDIR && !unlinkat(dfd, base, AT_REMOVEDIR) ? 0 : -1;
+}
+
 /* Create the file for writing: never through a symlink, never over an existing file unless
- * overwrite, in which case the old one is unlinked first. */
+ * overwrite, in which case the old one (or an empty directory) is removed first. */
 static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode)
 {
 	for (int tries = 0; tries < 2; tries++) {
@@ -290,16 +299,13 @@ static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode)
 				mode & 0777);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
-		struct stat st; /* --overwrite replaces files, never a directory: say which it is */
-		if (!fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode)) {
-			errno = EISDIR;
+		/* --overwrite never removes a directory that holds something: say which it is */
+		struct stat st;
+		int dir = !fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode);
+		if (!j->opt->overwrite || remove_old(dfd, base)) {
+			errno = dir ? EISDIR : EEXIST;
 			return -1;
 		}
-		errno = EEXIST;
-		if (!j->opt->overwrite)
-			return -1;
-		if (unlinkat(dfd, base, 0) && errno != ENOENT)
-			return -1;
 	}
 	errno = EEXIST;
 	return -1;
@@ -1307,7 +1313,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 				if (e->type == ZN_TYPE_SYMLINK) {
 					rc = symlinkat(target, dfd, base);
 					if (rc && errno == EEXIST && opt.overwrite &&
-					    !unlinkat(dfd, base, 0))
+					    !remove_old(dfd, base))
 						rc = symlinkat(target, dfd, base);
 					if (!rc)
 						apply_meta_link(&j, dfd, base, e);
@@ -1323,8 +1329,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 								    sizeof(tbase));
 						if (tfd >= 0) {
 							rc = linkat(tfd, tbase, dfd, base, 0);
-							if (rc && errno == EEXIST && opt.overwrite &&
-							    !unlinkat(dfd, base, 0))
+							if (rc && errno == EEXIST &&
+							    opt.overwrite && !remove_old(dfd, base))
 								rc = linkat(tfd, tbase, dfd, base, 0);
 						}
 						dircache_drop(&tdc);

@@ -427,6 +427,12 @@ mkdir -p "$R/hxd/dir/a.txt"
 code 3 "a directory in place of a file" "$Z" extract "$R/hx.zn" -C "$R/hxd" dir/a.txt
 check "...says so, without suggesting --overwrite" sh -c \
 	'grep -q "a.txt: cannot create: Is a directory" "$1" && ! grep -q "use --overwrite" "$1"' - "$T/stderr"
+code 0 "--overwrite replaces an empty directory where a file goes (as tar)" \
+	"$Z" extract --overwrite "$R/hx.zn" -C "$R/hxd" dir/a.txt
+check "...with the file" test "$(cat "$R/hxd/dir/a.txt")" = content
+rm -f "$R/hxd/dir/a.txt" && mkdir -p "$R/hxd/dir/a.txt/keep"
+code 3 "...but never one that holds something" "$Z" extract --overwrite "$R/hx.zn" -C "$R/hxd" dir/a.txt
+check "...which is kept" test -d "$R/hxd/dir/a.txt/keep"
 # a tree whose paths are longer than PATH_MAX extracts whole (openat2 refuses such paths)
 (mkdir -p "$R/deep" && cd "$R/deep" && for i in $(seq 40); do
 	d=$(printf 'D%.0s' $(seq 120)); mkdir "$d" && cd "$d"; done && printf 'leaf\n' >leaf)
