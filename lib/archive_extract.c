@@ -729,7 +729,10 @@ static void write_one(struct xjob *j, struct dircache *dc, uint64_t i, const str
 				int err = k < 0 ? errno : ENOSPC;
 				set_status(j, i, ST_FAILED);
 				xreport_errno(j, e, "write failed", err);
-				system_error(j, ZN_ERR_IO);
+				/* Too large for this file system or limit: that file only, as tar.
+				 * Anything else (a full disk) ends the job. */
+				if (err != EFBIG)
+					system_error(j, ZN_ERR_IO);
 				break;
 			}
 			p += k;

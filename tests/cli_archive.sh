@@ -231,6 +231,16 @@ for limit in 120 200; do # KiB: the first, or a later, file does not fit
 	check "write error (limit $limit KiB): every file left is complete" test "$left" -eq 0
 done
 
+# ---- a file too large for the target (EFBIG) is named and skipped; the others are extracted ------------
+F=$T/fbig
+mkdir -p "$F/s" && head -c 300000 /dev/urandom >"$F/s/a_big" && for i in 1 2 3; do echo "$i" >"$F/s/m$i"; done
+"$Z" create -q -o "$F/a.zn" --chunk-size 64K -C "$F" s # a_big's blocks come first
+(trap '' XFSZ; ulimit -f 100; "$Z" extract -T 1 "$F/a.zn" -C "$F/x" >/dev/null 2>"$T/stderr"; echo $? >"$F/rc")
+check "a file over the file size limit: exit 3" test "$(cat "$F/rc")" = 3
+check "...named" grep -q "s/a_big: write failed: File too large" "$T/stderr"
+check "...and the others are extracted" test "$(cat "$F/x/s/m1" "$F/x/s/m3" | tr -d '\n')" = 13
+check "...while it is not left half-written" test ! -e "$F/x/s/a_big"
+
 # ---- the output file --------------------------------------------------------------------------------------
 O=$T/osrc
 mkdir -p "$O/in" && printf 'x\n' >"$O/in/f"
