@@ -1649,6 +1649,9 @@ static zn_result walk(struct zn_writer *w, int parentfd, const char *name, size_
 		report_errno(w, rel_len ? w->pathbuf : name, "cannot open directory", errno);
 		return ZN_OK;
 	}
+	struct stat here;
+	if (fstat(fd, &here))
+		here.st_dev = 0;
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -1685,6 +1688,14 @@ static zn_result walk(struct zn_writer *w, int parentfd, const char *name, size_
 		struct stat st;
 		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW)) {
 			report_errno(w, w->pathbuf, "cannot stat", errno);
+		} else if (w->opt.one_file_system && st.st_dev != here.st_dev) {
+			uint64_t idx; /* a mount point: the directory alone; anything else left out
+			               */
+			if (S_ISDIR(st.st_mode) &&
+			    (!w->filter || w->filter(w->hook_ctx, w->pathbuf, 1)) &&
+			    (r = new_entry(w, w->pathbuf, child_len, ZN_TYPE_DIR, &idx)) == ZN_OK &&
+			    idx != NO_ENTRY)
+				fill_stat(w, &w->ents[idx], &st);
 		} else if (!w->filter || w->filter(w->hook_ctx, w->pathbuf, S_ISDIR(st.st_mode))) {
 			r = add_one(w, fd, names[i], child_len, &st, depth);
 		}

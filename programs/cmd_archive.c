@@ -11,8 +11,20 @@
 
 #include "cli.h"
 
-enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
-       OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER };
+enum {
+	OPT_CHUNK = 1000,
+	OPT_MEMORY,
+	OPT_NO_SKIP,
+	OPT_DIGEST,
+	OPT_EXCLUDE,
+	OPT_PROGRESS,
+	OPT_OVERWRITE,
+	OPT_JSON,
+	OPT_CHECK_DIGEST,
+	OPT_NO_DEDUP,
+	OPT_NUMERIC_OWNER,
+	OPT_ONE_FS
+};
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -169,6 +181,9 @@ static const char create_help[] =
 	"                        directory, as tar does; a leading '/' anchors it to the start\n"
 	"                        of the stored path, a trailing '/' matches directories only;\n"
 	"                        repeatable\n"
+	"      --one-file-system stay on the file system of each directory walked, as tar:\n"
+	"                        a mount point is stored as an empty directory (PATHs given\n"
+	"                        are always stored)\n"
 	"  -C, --directory DIR   change to DIR for the PATHs after it (as tar: may be repeated,\n"
 	"                        each relative to the one before)\n"
 	"      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
@@ -243,13 +258,21 @@ static int may_replace(const char *out, const struct stat *st)
 int cmd_create(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"output", required_argument, 0, 'o'},	   {"level", required_argument, 0, 'l'},
-		{"threads", required_argument, 0, 'T'},	   {"chunk-size", required_argument, 0, OPT_CHUNK},
-		{"memory", required_argument, 0, OPT_MEMORY}, {"no-skip", no_argument, 0, OPT_NO_SKIP},
-		{"digest", required_argument, 0, OPT_DIGEST}, {"exclude", required_argument, 0, OPT_EXCLUDE},
-		{"directory", required_argument, 0, 'C'},  {"progress", no_argument, 0, OPT_PROGRESS},
-		{"quiet", no_argument, 0, 'q'},		   {"help", no_argument, 0, 'h'},
-		{"no-dedup", no_argument, 0, OPT_NO_DEDUP}, {0, 0, 0, 0},
+	        {"output", required_argument, 0, 'o'},
+	        {"level", required_argument, 0, 'l'},
+	        {"threads", required_argument, 0, 'T'},
+	        {"chunk-size", required_argument, 0, OPT_CHUNK},
+	        {"memory", required_argument, 0, OPT_MEMORY},
+	        {"no-skip", no_argument, 0, OPT_NO_SKIP},
+	        {"digest", required_argument, 0, OPT_DIGEST},
+	        {"exclude", required_argument, 0, OPT_EXCLUDE},
+	        {"directory", required_argument, 0, 'C'},
+	        {"progress", no_argument, 0, OPT_PROGRESS},
+	        {"quiet", no_argument, 0, 'q'},
+	        {"help", no_argument, 0, 'h'},
+	        {"no-dedup", no_argument, 0, OPT_NO_DEDUP},
+	        {"one-file-system", no_argument, 0, OPT_ONE_FS},
+	        {0, 0, 0, 0},
 	};
 	struct zn_create_options opt;
 	zn_create_options_init(&opt);
@@ -303,6 +326,9 @@ int cmd_create(int argc, char **argv)
 			break;
 		case OPT_NO_SKIP: opt.no_skip = 1; break;
 		case OPT_NO_DEDUP: opt.no_dedup = 1; break;
+		case OPT_ONE_FS:
+			opt.one_file_system = 1;
+			break;
 		case OPT_DIGEST:
 			if (!strcmp(optarg, "sha256"))
 				opt.digest = ZN_DIGEST_SHA256;

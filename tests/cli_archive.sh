@@ -5,7 +5,7 @@
 set -uo pipefail
 Z=$(realpath "${1:?usage: cli_archive.sh path/to/znippy}")
 T=$(mktemp -d /tmp/zncli.XXXXXX)
-trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'umount "$T/ofs/t/mnt" 2>/dev/null; chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
 fails=0
 pass() { echo "ok   $*"; }
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
@@ -230,6 +230,22 @@ for limit in 120 200; do # KiB: the first, or a later, file does not fit
 	done
 	check "write error (limit $limit KiB): every file left is complete" test "$left" -eq 0
 done
+
+# ---- --one-file-system: a mount point below a PATH is stored empty (as root, where tmpfs mounts) ---
+M=$T/ofs
+mkdir -p "$M/t/mnt" && printf 'here\n' >"$M/t/here"
+if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=1m zn-test "$M/t/mnt" 2>/dev/null; then
+	printf 'there\n' >"$M/t/mnt/there"
+	"$Z" create -q --one-file-system -o "$M/a.zn" -C "$M" t
+	check "--one-file-system stores the mount point, not what is on it" \
+		test "$("$Z" list "$M/a.zn" | tr '\n' ' ')" = "t t/here t/mnt "
+	"$Z" create -q --one-file-system -o "$M/b.zn" -C "$M" t/mnt
+	check "...but a PATH given on another file system is walked" \
+		test "$("$Z" list "$M/b.zn" | tr '\n' ' ')" = "t/mnt t/mnt/there "
+	"$Z" create -q -o "$M/c.zn" -C "$M" t
+	check "...and without it the walk goes in" test "$("$Z" list "$M/c.zn" | wc -l)" -eq 4
+	umount "$M/t/mnt"
+fi
 
 # ---- a file too large for the target (EFBIG) is named and skipped; the others are extracted ------------
 F=$T/fbig
