@@ -11,20 +11,8 @@
 
 #include "cli.h"
 
-enum {
-	OPT_CHUNK = 1000,
-	OPT_MEMORY,
-	OPT_NO_SKIP,
-	OPT_DIGEST,
-	OPT_EXCLUDE,
-	OPT_PROGRESS,
-	OPT_OVERWRITE,
-	OPT_JSON,
-	OPT_CHECK_DIGEST,
-	OPT_NO_DEDUP,
-	OPT_NUMERIC_OWNER,
-	OPT_ONE_FS
-};
+enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
+       OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER, OPT_ONE_FS };
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -258,21 +246,14 @@ static int may_replace(const char *out, const struct stat *st)
 int cmd_create(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	        {"output", required_argument, 0, 'o'},
-	        {"level", required_argument, 0, 'l'},
-	        {"threads", required_argument, 0, 'T'},
-	        {"chunk-size", required_argument, 0, OPT_CHUNK},
-	        {"memory", required_argument, 0, OPT_MEMORY},
-	        {"no-skip", no_argument, 0, OPT_NO_SKIP},
-	        {"digest", required_argument, 0, OPT_DIGEST},
-	        {"exclude", required_argument, 0, OPT_EXCLUDE},
-	        {"directory", required_argument, 0, 'C'},
-	        {"progress", no_argument, 0, OPT_PROGRESS},
-	        {"quiet", no_argument, 0, 'q'},
-	        {"help", no_argument, 0, 'h'},
-	        {"no-dedup", no_argument, 0, OPT_NO_DEDUP},
-	        {"one-file-system", no_argument, 0, OPT_ONE_FS},
-	        {0, 0, 0, 0},
+		{"output", required_argument, 0, 'o'},	   {"level", required_argument, 0, 'l'},
+		{"threads", required_argument, 0, 'T'},	   {"chunk-size", required_argument, 0, OPT_CHUNK},
+		{"memory", required_argument, 0, OPT_MEMORY}, {"no-skip", no_argument, 0, OPT_NO_SKIP},
+		{"digest", required_argument, 0, OPT_DIGEST}, {"exclude", required_argument, 0, OPT_EXCLUDE},
+		{"directory", required_argument, 0, 'C'},  {"progress", no_argument, 0, OPT_PROGRESS},
+		{"quiet", no_argument, 0, 'q'},		   {"help", no_argument, 0, 'h'},
+		{"no-dedup", no_argument, 0, OPT_NO_DEDUP}, {"one-file-system", no_argument, 0, OPT_ONE_FS},
+		{0, 0, 0, 0},
 	};
 	struct zn_create_options opt;
 	zn_create_options_init(&opt);
