@@ -307,9 +307,7 @@ int cmd_create(int argc, char **argv)
 			break;
 		case OPT_NO_SKIP: opt.no_skip = 1; break;
 		case OPT_NO_DEDUP: opt.no_dedup = 1; break;
-		case OPT_ONE_FS:
-			opt.one_file_system = 1;
-			break;
+		case OPT_ONE_FS: opt.one_file_system = 1; break;
 		case OPT_DIGEST:
 			if (!strcmp(optarg, "sha256"))
 				opt.digest = ZN_DIGEST_SHA256;
