@@ -1263,13 +1263,42 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_DIR)
 			continue;
 		if (mkdir_beneath(&j, &dc, e)) {
-			if (errno == EEXIST)
-				xreport(&j, e, ZN_ERR_IO,
-					"not overwritten: a file or symlink stands where the archive "
-					"has a directory (use --overwrite)");
-			else
-				xreport_errno(&j, e, "cannot create directory", errno);
+			int err = errno;
 			j.status[i] = ST_FAILED;
+			/* What is below it cannot be extracted either: said once, here. In path
+			 * order "d/..." follows "d" after the names "d" + a byte below '/'. */
+			uint64_t below = 0;
+			for (uint64_t k = i + 1; k < j.n; k++) {
+				const struct zn_entry *f = &j.ents[k];
+				if (f->path_len <= e->path_len ||
+				    memcmp(f->path, e->path, e->path_len))
+					break;
+				unsigned char c = (unsigned char)f->path[e->path_len];
+				if (c > '/')
+					break;
+				if (c == '/' && j.status[k] == ST_OK) {
+					j.status[k] = ST_FAILED;
+					below++;
+				}
+			}
+			char msg[256], more[64] = "";
+			if (below == 1)
+				snprintf(more, sizeof(more),
+				         "; the entry below it is not extracted");
+			else if (below)
+				snprintf(more, sizeof(more),
+				         "; the %llu entries below it are not extracted",
+				         (unsigned long long)below);
+			if (err == EEXIST)
+				snprintf(msg, sizeof(msg),
+				         "not overwritten: a file or symlink stands where the "
+				         "archive has "
+				         "a directory (use --overwrite)%s",
+				         more);
+			else
+				snprintf(msg, sizeof(msg), "cannot create directory: %s%s",
+				         strerror(err), more);
+			xreport(&j, e, ZN_ERR_IO, msg);
 		}
 		/* The cached parent stays valid: only successful opens are cached, and no
 		 * directory is ever removed (--overwrite replaces only non-directories). */
