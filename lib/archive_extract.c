@@ -47,6 +47,18 @@ struct xseg {
 
 enum { ST_OK = 0, ST_DAMAGED = 1, ST_FAILED = 2, ST_SKIPPED = 3 };
 
+/* An entry as the extractor keeps it, one per row: its strings and digest point into the
+ * reader's index (zn_entry copies the digest and has room for more; 96 bytes a row instead of
+ * 160, for an archive of a million files). */
+struct xent {
+	const char *path, *link, *uname, *gname;
+	const uint8_t *sha256; /* 32 bytes, when has_digest */
+	int64_t mtime_ns;
+	uint64_t size, block_offset;
+	uint32_t path_len, link_len, mode, uid, gid, first_block;
+	uint8_t type, has_digest, uname_len, gname_len;
+};
+
 struct xjob {
 	struct zn_reader *r;
 	const struct zn_extract_options *opt;
@@ -57,7 +69,7 @@ struct xjob {
 	void *ctx;
 
 	uint64_t n;
-	struct zn_entry *ents;	 /* all entries (only selected ones are filled) */
+	struct xent *ents; /* all entries (only selected ones are filled) */
 	const uint8_t *select;
 	uint8_t *status;	 /* ST_* per entry; written by workers with atomic byte stores */
 	uint8_t *created;	 /* 1 once this job created the file (only such files are removed) */
@@ -108,7 +120,7 @@ struct xjob {
 	unsigned nnames, next_name;
 };
 
-static void xreport(struct xjob *j, const struct zn_entry *e, zn_result r, const char *what)
+static void xreport(struct xjob *j, const struct xent *e, zn_result r, const char *what)
 {
 	if (!j->problem)
 		return;
@@ -126,7 +138,7 @@ static void xreport(struct xjob *j, const struct zn_entry *e, zn_result r, const
 		free(p);
 }
 
-static void xreport_errno(struct xjob *j, const struct zn_entry *e, const char *what, int err)
+static void xreport_errno(struct xjob *j, const struct xent *e, const char *what, int err)
 {
 	char msg[256];
 	snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err));
@@ -247,8 +259,8 @@ static void dircache_drop(struct dircache *c)
 }
 
 /* The parent directory of entry path p (creating missing parents); *base gets the last name. */
-static int parent_fd(struct xjob *j, struct dircache *c, const struct zn_entry *e, char *base,
-		     size_t base_cap)
+static int parent_fd(struct xjob *j, struct dircache *c, const struct xent *e, char *base,
+                     size_t base_cap)
 {
 	size_t cut = e->path_len;
 	while (cut > 0 && e->path[cut - 1] != '/')
@@ -312,7 +324,7 @@ static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode)
 }
 
 /* Access and modification time for an entry: its mtime (floor division for times before 1970). */
-static void entry_times(const struct zn_entry *e, struct timespec ts[2])
+static void entry_times(const struct xent *e, struct timespec ts[2])
 {
 	ts[0].tv_sec = e->mtime_ns / 1000000000;
 	ts[0].tv_nsec = e->mtime_ns % 1000000000;
@@ -324,7 +336,7 @@ static void entry_times(const struct zn_entry *e, struct timespec ts[2])
 }
 
 /* The message for a file that could not be created (errno says why). */
-static void report_create_failure(struct xjob *j, const struct zn_entry *e)
+static void report_create_failure(struct xjob *j, const struct xent *e)
 {
 	int err = errno;
 	if (err == ELOOP) { /* openat2's RESOLVE_NO_SYMLINKS, or O_NOFOLLOW on the name itself */
@@ -399,7 +411,7 @@ static uint32_t local_id(struct xjob *j, const char *name, size_t len, int group
 /* Gives fd the entry's owner when that is asked for, and returns the mode to set: setuid and
  * setgid are dropped unless the file ended up with the entry's owner and group (as libarchive
  * does), so a non-root extraction never makes a set-id program owned by the wrong user. */
-static uint32_t apply_owner(struct xjob *j, int fd, const struct zn_entry *e, int *chowned)
+static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, int *chowned)
 {
 	uint32_t uid = local_id(j, e->uname, e->uname_len, 0, e->uid);
 	uint32_t gid = local_id(j, e->gname, e->gname_len, 1, e->gid);
@@ -414,7 +426,7 @@ static uint32_t apply_owner(struct xjob *j, int fd, const struct zn_entry *e, in
 	return owned ? e->mode & 07777 : e->mode & 01777;
 }
 
-static void apply_meta_fd(struct xjob *j, int fd, const struct zn_entry *e)
+static void apply_meta_fd(struct xjob *j, int fd, const struct xent *e)
 {
 	int chowned;
 	uint32_t mode = apply_owner(j, fd, e, &chowned);
@@ -426,7 +438,7 @@ static void apply_meta_fd(struct xjob *j, int fd, const struct zn_entry *e)
 }
 
 /* Owner and times of a symlink just created (a symlink has no mode of its own). */
-static void apply_meta_link(struct xjob *j, int dfd, const char *base, const struct zn_entry *e)
+static void apply_meta_link(struct xjob *j, int dfd, const char *base, const struct xent *e)
 {
 	if (j->same_owner)
 		(void)!fchownat(dfd, base, local_id(j, e->uname, e->uname_len, 0, e->uid),
@@ -440,7 +452,7 @@ static void apply_meta_link(struct xjob *j, int dfd, const char *base, const str
 /* Owner, mode and times of a directory, through a descriptor opened with O_NOFOLLOW: if the
  * directory was replaced by a symlink meanwhile, nothing is changed (fchmodat has no
  * AT_SYMLINK_NOFOLLOW, so a name-based chmod would follow it). */
-static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const struct zn_entry *e)
+static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const struct xent *e)
 {
 	struct timespec ts[2];
 	entry_times(e, ts);
@@ -493,7 +505,7 @@ static zn_result overlap(struct xjob *j)
 	return ZN_ERR_CORRUPT;
 }
 
-static int same_extent(const struct zn_entry *a, const struct zn_entry *b)
+static int same_extent(const struct xent *a, const struct xent *b)
 {
 	return a->first_block == b->first_block && a->block_offset == b->block_offset &&
 	       a->size == b->size;
@@ -519,8 +531,8 @@ static zn_result add_copy(struct xjob *j, uint64_t i, uint64_t p)
 /* The last block of a file's extent, by binary search in the prefix sums of the blocks' sizes
  * (cum[b]: bytes before block b; zeros[b]: empty blocks before b); -1 if the extent leaves the
  * blocks or crosses an empty one. */
-static int extent_end(const uint64_t *cum, const uint64_t *zeros, uint64_t nb,
-                      const struct zn_entry *e, uint64_t *last)
+static int extent_end(const uint64_t *cum, const uint64_t *zeros, uint64_t nb, const struct xent *e,
+                      uint64_t *last)
 {
 	uint64_t fb = e->first_block;
 	if (fb >= nb || e->block_offset >= cum[fb + 1] - cum[fb])
@@ -565,7 +577,7 @@ static zn_result build_plan(struct xjob *j)
 	 * the same block overlap, which is refused below). */
 	uint64_t total = 0;
 	for (uint64_t i = 0; res == ZN_OK && i < j->n; i++) {
-		struct zn_entry *e = &j->ents[i];
+		struct xent *e = &j->ents[i];
 		if (get_status(j, i) != ST_OK || e->type != ZN_TYPE_FILE || !e->size)
 			continue;
 		uint64_t fb = e->first_block, last;
@@ -613,7 +625,7 @@ static zn_result build_plan(struct xjob *j)
 	memcpy(fill, j->bstart, nb * sizeof(uint64_t));
 	/* Pass 2: fill, in entry order within each block. */
 	for (uint64_t i = 0; i < j->n; i++) {
-		struct zn_entry *e = &j->ents[i];
+		struct xent *e = &j->ents[i];
 		if (get_status(j, i) != ST_OK || e->type != ZN_TYPE_FILE || !e->size ||
 		    (j->primary_of && j->primary_of[i]))
 			continue;
@@ -673,7 +685,7 @@ static zn_result build_plan(struct xjob *j)
 /* Opens (creates) entry i's file for writing; on failure marks it failed and names it. */
 static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
 {
-	struct zn_entry *e = &j->ents[i];
+	struct xent *e = &j->ents[i];
 	char base[256];
 	int dfd = parent_fd(j, dc, e, base, sizeof(base));
 	int fd = dfd < 0 ? -1 : create_file(j, dfd, base, e->mode);
@@ -693,7 +705,7 @@ static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
 static void write_one(struct xjob *j, struct dircache *dc, uint64_t i, const struct xseg *s,
                       const uint8_t *data)
 {
-	struct zn_entry *e = &j->ents[i];
+	struct xent *e = &j->ents[i];
 	int multi = j->pieces[i] > 1;
 	if (atomic_load(&j->cancel)) {
 		/* A system error (a full disk) ended the job, maybe while this block was being
@@ -813,7 +825,7 @@ static void hash_piece(struct xjob *j, struct last_hash *h, const struct xseg *s
                        const uint8_t *data)
 {
 	uint64_t i = s->entry;
-	struct zn_entry *e = &j->ents[i];
+	struct xent *e = &j->ents[i];
 	if (!e->has_digest)
 		return;
 	if (j->pieces[i] == 1) {
@@ -958,6 +970,36 @@ struct init_range {
 	uint64_t lo, hi;
 };
 
+/* Row i as the extractor keeps it (xent), or non-zero if it cannot be read. */
+static int read_entry(struct zn_reader *r, uint64_t i, struct xent *x)
+{
+	struct zn_entry e;
+	if (zn_reader_entry(r, i, &e) != ZN_OK || e.path_len > UINT32_MAX ||
+	    e.link_len > UINT32_MAX || e.uname_len > 255 || e.gname_len > 255)
+		return -1;
+	*x = (struct xent){
+	        .path = e.path,
+	        .link = e.link,
+	        .uname = e.uname,
+	        .gname = e.gname,
+	        .sha256 = e.has_digest ? zn_row(r, ZN_COL_SHA256, i) : NULL,
+	        .mtime_ns = e.mtime_ns,
+	        .size = e.size,
+	        .block_offset = e.block_offset,
+	        .path_len = (uint32_t)e.path_len,
+	        .link_len = (uint32_t)e.link_len,
+	        .mode = e.mode,
+	        .uid = e.uid,
+	        .gid = e.gid,
+	        .first_block = e.first_block,
+	        .type = (uint8_t)e.type,
+	        .has_digest = (uint8_t)e.has_digest,
+	        .uname_len = (uint8_t)e.uname_len,
+	        .gname_len = (uint8_t)e.gname_len,
+	};
+	return x->has_digest && !x->sha256;
+}
+
 static void *read_entries(void *arg)
 {
 	struct init_range *p = arg;
@@ -965,7 +1007,7 @@ static void *read_entries(void *arg)
 	for (uint64_t i = p->lo; i < p->hi; i++) {
 		if (j->select && !j->select[i])
 			j->status[i] = ST_SKIPPED;
-		else if (zn_reader_entry(j->r, i, &j->ents[i]) != ZN_OK) {
+		else if (read_entry(j->r, i, &j->ents[i])) {
 			/* Unreadable: no path, so nothing later reports or compares it as a file
 			 * (it was reported as unreadable once, in job_init). */
 			memset(&j->ents[i], 0, sizeof(j->ents[i]));
@@ -1123,7 +1165,7 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 		res = j.err;
 	int damaged = 0;
 	for (uint64_t i = 0; res == ZN_OK && i < j.n; i++) {
-		struct zn_entry *e = &j.ents[i];
+		struct xent *e = &j.ents[i];
 		uint8_t st = j.status[i];
 		if (st == ST_OK && e->type == ZN_TYPE_HARDLINK) {
 			uint64_t t;
@@ -1145,7 +1187,7 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 		if (i && st != ST_DAMAGED && j.ents[i - 1].path) {
 			/* Rows must be sorted and unique for lookups to work (a row before that
 			 * could not be read has no path to compare with). */
-			const struct zn_entry *p = &j.ents[i - 1];
+			const struct xent *p = &j.ents[i - 1];
 			size_t m = ZN_MIN(p->path_len, e->path_len);
 			int c = memcmp(p->path, e->path, m);
 			if (c > 0 || (c == 0 && p->path_len >= e->path_len)) {
@@ -1161,7 +1203,7 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 	return damaged || structure_damaged ? ZN_ERR_DAMAGED : ZN_OK;
 }
 
-static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct zn_entry *e)
+static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent *e)
 {
 	char base[256];
 	int dfd = parent_fd(j, dc, e, base, sizeof(base));
@@ -1249,7 +1291,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	for (uint64_t i = 0; i < j.n; i++) {
 		if (j.status[i] != ST_OK)
 			continue;
-		struct zn_entry *e = &j.ents[i];
+		struct xent *e = &j.ents[i];
 		if (!zn_path_is_safe(e->path, e->path_len)) {
 			xreport(&j, e, ZN_ERR_UNSAFE_PATH,
 				"unsafe path (absolute, empty or with '..'); skipped");
@@ -1259,7 +1301,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	/* Phase 1: directories. */
 	struct dircache dc = {.fd = -1, .len = (size_t)-1};
 	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {
-		struct zn_entry *e = &j.ents[i];
+		struct xent *e = &j.ents[i];
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_DIR)
 			continue;
 		if (mkdir_beneath(&j, &dc, e)) {
@@ -1269,7 +1311,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			 * order "d/..." follows "d" after the names "d" + a byte below '/'. */
 			uint64_t below = 0;
 			for (uint64_t k = i + 1; k < j.n; k++) {
-				const struct zn_entry *f = &j.ents[k];
+				const struct xent *f = &j.ents[k];
 				if (f->path_len <= e->path_len ||
 				    memcmp(f->path, e->path, e->path_len))
 					break;
@@ -1322,7 +1364,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	/* Phase 3: empty files, then symlinks and hardlinks (a hardlink to an empty file must find
 	 * the file this job created, not an older one of the same name). */
 	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {
-		struct zn_entry *e = &j.ents[i];
+		struct xent *e = &j.ents[i];
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_FILE || e->size)
 			continue;
 		int fd = open_output(&j, &dc, i);
@@ -1332,7 +1374,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		close(fd);
 	}
 	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {
-		struct zn_entry *e = &j.ents[i];
+		struct xent *e = &j.ents[i];
 		if (j.status[i] != ST_OK)
 			continue;
 		char base[256];
@@ -1414,7 +1456,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	 * except that with --overwrite a damaged file's old namesake goes too (whether a worker
 	 * had already replaced it depends on timing; the result must not). */
 	for (uint64_t i = 0; i < j.n; i++) {
-		struct zn_entry *e = &j.ents[i];
+		struct xent *e = &j.ents[i];
 		if (j.status[i] == ST_OK || e->type != ZN_TYPE_FILE)
 			continue;
 		int damaged = j.status[i] == ST_DAMAGED && j.pieces[i]; /* else named by the plan */
@@ -1429,7 +1471,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	}
 	/* Phase 4: directory modes and times, deepest (last in path order) first. */
 	for (uint64_t i = j.n; i-- > 0;) {
-		struct zn_entry *e = &j.ents[i];
+		struct xent *e = &j.ents[i];
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_DIR)
 			continue;
 		char base[256];
