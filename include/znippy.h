@@ -126,10 +126,9 @@ struct zn_create_options {
 	int no_dedup;            /* 1: store every file's bytes, even a file identical to an earlier
 	                            one (by default such a file points at the first copy; needs
 	                            ZN_DIGEST_SHA256) */
-	int one_file_system;     /* 1: as tar --one-file-system, a walk does not leave the file
-	                            system of the directory it is in: a directory on another one
-	                            (a mount point) is stored without its contents, anything else
-	                            there is left out; PATHs given are always stored */
+	int one_file_system;     /* 1: as tar --one-file-system, a walk does not enter a directory
+	                            on another file system than its parent's (a mount point): it is
+	                            stored without its contents; PATHs given are always walked */
 };
 
 /* Fill with the defaults listed above. */

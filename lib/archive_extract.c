@@ -314,8 +314,13 @@ static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode)
 		/* --overwrite never removes a directory that holds something: say which it is */
 		struct stat st;
 		int dir = !fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode);
-		if (!j->opt->overwrite || remove_old(dfd, base)) {
+		if (!j->opt->overwrite) {
 			errno = dir ? EISDIR : EEXIST;
+			return -1;
+		}
+		if (remove_old(dfd, base)) { /* keeps why (EACCES, EROFS), but a full directory */
+			if (dir && (errno == ENOTEMPTY || errno == EEXIST))
+				errno = EISDIR;
 			return -1;
 		}
 	}
@@ -386,18 +391,25 @@ static uint32_t local_id(struct xjob *j, const char *name, size_t len, int group
 		n->len = (uint8_t)len;
 		n->group = (uint8_t)group;
 		n->found = 0;
-		enum { BUF = 16384 };
-		char *buf = malloc(BUF);
-		if (buf && !group) {
-			struct passwd pw, *res = NULL;
-			if (!getpwnam_r(n->name, &pw, buf, BUF, &res) && res)
-				n->found = 1, n->id = (uint32_t)pw.pw_uid;
-		} else if (buf) {
-			struct group gr, *res = NULL;
-			if (!getgrnam_r(n->name, &gr, buf, BUF, &res) && res)
-				n->found = 1, n->id = (uint32_t)gr.gr_gid;
+		/* A group's entry lists its members: as large as it takes, as glibc's getgrnam. */
+		for (size_t size = 16384; size <= (64u << 20); size *= 4) {
+			char *buf = malloc(size);
+			int e = ENOMEM;
+			if (buf && !group) {
+				struct passwd pw, *res = NULL;
+				e = getpwnam_r(n->name, &pw, buf, size, &res);
+				if (!e && res)
+					n->found = 1, n->id = (uint32_t)pw.pw_uid;
+			} else if (buf) {
+				struct group gr, *res = NULL;
+				e = getgrnam_r(n->name, &gr, buf, size, &res);
+				if (!e && res)
+					n->found = 1, n->id = (uint32_t)gr.gr_gid;
+			}
+			free(buf);
+			if (e != ERANGE)
+				break;
 		}
-		free(buf);
 		k = n;
 	}
 	uint32_t id = k->found ? k->id : stored;
@@ -413,8 +425,10 @@ static uint32_t local_id(struct xjob *j, const char *name, size_t len, int group
  * does), so a non-root extraction never makes a set-id program owned by the wrong user. */
 static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, int *chowned)
 {
-	uint32_t uid = local_id(j, e->uname, e->uname_len, 0, e->uid);
-	uint32_t gid = local_id(j, e->gname, e->gname_len, 1, e->gid);
+	/* Who owns it matters when owners are applied, and otherwise only for set-id bits. */
+	int need = j->same_owner || (e->mode & 06000);
+	uint32_t uid = need ? local_id(j, e->uname, e->uname_len, 0, e->uid) : e->uid;
+	uint32_t gid = need ? local_id(j, e->gname, e->gname_len, 1, e->gid) : e->gid;
 	int owned = uid == j->euid && gid == j->egid;
 	*chowned = 0;
 	if (!owned && j->same_owner) {
@@ -1342,8 +1356,11 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 				         strerror(err), more);
 			xreport(&j, e, ZN_ERR_IO, msg);
 		}
-		/* The cached parent stays valid: only successful opens are cached, and no
-		 * directory is ever removed (--overwrite replaces only non-directories). */
+		/* The cached parent stays valid: only successful opens are cached, and the only
+		 * directories ever removed are empty ones where the archive has a file or link
+		 * (--overwrite, remove_old), which a valid archive never also has below a path.
+		 * A crafted one that does gets a timing-dependent result, never a write outside
+		 * the target: a removed directory's descriptor creates nothing. */
 	}
 	/* Phase 2: contents. */
 	res = build_plan(&j);

@@ -1688,11 +1688,13 @@ static zn_result walk(struct zn_writer *w, int parentfd, const char *name, size_
 		struct stat st;
 		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW)) {
 			report_errno(w, w->pathbuf, "cannot stat", errno);
-		} else if (w->opt.one_file_system && st.st_dev != here.st_dev) {
-			uint64_t idx; /* a mount point: the directory alone; anything else left out
-			               */
-			if (S_ISDIR(st.st_mode) &&
-			    (!w->filter || w->filter(w->hook_ctx, w->pathbuf, 1)) &&
+		} else if (w->opt.one_file_system && S_ISDIR(st.st_mode) &&
+		           st.st_dev != here.st_dev) {
+			/* A mount point: the directory alone. Only directories are tested, as tar
+			 * does: a file bind-mounted in place (a container's /etc/hosts), or one of
+			 * an overlay's lower layer, is an ordinary member of its directory. */
+			uint64_t idx;
+			if ((!w->filter || w->filter(w->hook_ctx, w->pathbuf, 1)) &&
 			    (r = new_entry(w, w->pathbuf, child_len, ZN_TYPE_DIR, &idx)) == ZN_OK &&
 			    idx != NO_ENTRY)
 				fill_stat(w, &w->ents[idx], &st);

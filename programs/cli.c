@@ -397,7 +397,7 @@ static void hold_signals(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &set, old);
 }
 
-int cli_open_replacement(const char *final, char **tmp)
+int cli_open_replacement(const char *final, const struct stat *like, char **tmp)
 {
 	*tmp = NULL;
 	const char *slash = strrchr(final, '/');
@@ -423,10 +423,12 @@ int cli_open_replacement(const char *final, char **tmp)
 		cleanup_path = abs;
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (fd >= 0) {
+	if (fd >= 0) { /* mkostemp made it 0600 */
 		mode_t mask = umask(0);
 		umask(mask);
-		fchmod(fd, 0666 & ~mask); /* mkostemp made it 0600 */
+		if (like && fchown(fd, geteuid() ? (uid_t)-1 : like->st_uid, like->st_gid))
+			(void)0; /* not a member of its group: ours, as for a new file */
+		fchmod(fd, like ? like->st_mode & 0777 : 0666 & ~mask);
 		*tmp = t;
 		return fd;
 	}

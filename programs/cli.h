@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "znippy.h"
 
@@ -83,12 +84,14 @@ void cli_end_deferred_signals(void);
  * descriptor per level, and the default soft limit of 1024 cuts off trees deeper than that. */
 void cli_raise_fd_limit(void);
 /* An output that replaces `final` only once complete: a temporary file ".NAME.XXXXXX" beside it
- * (mkostemp: an unpredictable name, never through a symlink; mode 0666 less the umask), which a
- * signal removes; its name (malloc'd) goes to *tmp, for renaming into place. Where the directory
- * may not be written but `final` is an existing regular file (a read-only directory, a
- * bind-mounted file), `final` itself is opened, truncated, and *tmp is NULL. Returns the
- * descriptor, or -1 with errno set. One at a time. */
-int cli_open_replacement(const char *final, char **tmp);
+ * (mkostemp: an unpredictable name, never through a symlink; mode 0666 less the umask, or, with
+ * `like`, the group (owner too as root) and permission bits of the file it replaces, set while
+ * it is still 0600 so that it is never more open than either), which a signal removes; its name
+ * (malloc'd) goes to *tmp, for renaming into place. Where the directory may not be written but
+ * `final` is an existing regular file (a read-only directory, a bind-mounted file), `final`
+ * itself is opened, truncated, and *tmp is NULL. Returns the descriptor, or -1 with errno set.
+ * One at a time. */
+int cli_open_replacement(const char *final, const struct stat *like, char **tmp);
 /* After tmp was renamed into place or removed: no longer removed by signals; frees tmp. */
 void cli_replacement_done(char *tmp);
 

@@ -373,7 +373,20 @@ int cmd_create(int argc, char **argv)
 		cli_error("%s: cannot open: %s", out, strerror(errno)); /* read-only: as tar */
 		return EXIT_SYSTEM;
 	} else if (out_exists && !may_replace(out, &ost)) {
-		fd = open(out, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+		/* Another user's name: not followed if it became a symlink, and truncated only
+		 * once it is known to be the file that was looked at. */
+		fd = open(out, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+		struct stat now;
+		if (fd >= 0 && !fstat(fd, &now) &&
+		    (now.st_dev != ost.st_dev || now.st_ino != ost.st_ino)) {
+			cli_error("%s: replaced by another file meanwhile; not written", out);
+			close(fd);
+			return EXIT_SYSTEM;
+		}
+		if (fd >= 0 && ftruncate(fd, 0)) {
+			close(fd);
+			fd = -1;
+		}
 		if (fd < 0) {
 			cli_error("%s: cannot open: %s", out, strerror(errno));
 			return EXIT_SYSTEM;
@@ -381,15 +394,10 @@ int cmd_create(int argc, char **argv)
 	} else {
 		/* A file we may write in a directory we may not is written in place, as tar does
 		 * (a failure then leaves it incomplete): tmp stays NULL. */
-		fd = cli_open_replacement(out, &tmp);
+		fd = cli_open_replacement(out, out_exists ? &ost : NULL, &tmp);
 		if (fd < 0) {
 			cli_error("%s: cannot create: %s", out, strerror(errno));
 			return EXIT_SYSTEM;
-		}
-		if (tmp && out_exists) { /* the new archive keeps the old one's owner and mode */
-			if (fchown(fd, geteuid() ? (uid_t)-1 : ost.st_uid, ost.st_gid))
-				(void)0; /* not a member of its group: ours, as for a new file */
-			fchmod(fd, ost.st_mode & 0777);
 		}
 	}
 	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -217,7 +217,7 @@ static int out_open(struct out *o, const char *final, int force, int allow_devic
 	/* -f over a file in a directory we may not write is written in place, as
 	 * `gzip -dc > FILE` would (cli_open_replacement). */
 	o->final = strdup(final);
-	o->fd = o->final ? cli_open_replacement(final, &o->tmp) : -1;
+	o->fd = o->final ? cli_open_replacement(final, NULL, &o->tmp) : -1;
 	if (o->fd < 0) {
 		cli_error("%s: cannot create a temporary file beside it: %s", final, strerror(errno));
 		free(o->final);

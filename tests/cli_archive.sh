@@ -5,7 +5,7 @@
 set -uo pipefail
 Z=$(realpath "${1:?usage: cli_archive.sh path/to/znippy}")
 T=$(mktemp -d /tmp/zncli.XXXXXX)
-trap 'umount "$T/ofs/t/mnt" 2>/dev/null; chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'umount "$T/ofs/t/hosts" "$T/ofs/t/mnt" 2>/dev/null; chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
 fails=0
 pass() { echo "ok   $*"; }
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
@@ -246,15 +246,17 @@ check "...and the rest is extracted" test "$(cat "$K/x/d.txt")" = x
 M=$T/ofs
 mkdir -p "$M/t/mnt" && printf 'here\n' >"$M/t/here"
 if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=1m zn-test "$M/t/mnt" 2>/dev/null; then
-	printf 'there\n' >"$M/t/mnt/there"
+	printf 'there\n' >"$M/t/mnt/there" && printf 'bound\n' >"$M/t/mnt/bound"
+	printf 'hosts\n' >"$M/t/hosts" && mount --bind "$M/t/mnt/bound" "$M/t/hosts"
 	"$Z" create -q --one-file-system -o "$M/a.zn" -C "$M" t
-	check "--one-file-system stores the mount point, not what is on it" \
-		test "$("$Z" list "$M/a.zn" | tr '\n' ' ')" = "t t/here t/mnt "
+	umount "$M/t/hosts"
+	check "--one-file-system stores the mount point, not what is on it (a bind-mounted file stays)" \
+		test "$("$Z" list "$M/a.zn" | tr '\n' ' ')" = "t t/here t/hosts t/mnt "
 	"$Z" create -q --one-file-system -o "$M/b.zn" -C "$M" t/mnt
 	check "...but a PATH given on another file system is walked" \
-		test "$("$Z" list "$M/b.zn" | tr '\n' ' ')" = "t/mnt t/mnt/there "
+		test "$("$Z" list "$M/b.zn" | tr '\n' ' ')" = "t/mnt t/mnt/bound t/mnt/there "
 	"$Z" create -q -o "$M/c.zn" -C "$M" t
-	check "...and without it the walk goes in" test "$("$Z" list "$M/c.zn" | wc -l)" -eq 4
+	check "...and without it the walk goes in" test "$("$Z" list "$M/c.zn" | wc -l)" -eq 6
 	umount "$M/t/mnt"
 fi
 
@@ -503,10 +505,12 @@ check "...and is the new archive" test "$("$Z" cat "$W/private.zn" in/x)" = x
 if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	mkdir -m 1777 "$W/sticky" && chmod 755 "$W"
 	printf 'old\n' >"$W/sticky/theirs.zn" && chmod 666 "$W/sticky/theirs.zn"
-	[ "$(id -u)" -eq 0 ] || chown 0 "$W/sticky/theirs.zn" 2>/dev/null
-	run_unpriv "$T/znippy-unpriv" create -q -o "$W/sticky/theirs.zn" -C "$W" in 2>"$T/stderr"
-	check "another user's file in a sticky directory is written in place" \
-		test "$("$Z" cat "$W/sticky/theirs.zn" in/x)" = x
+	if [ "$(id -u)" -eq 0 ]; then # the file is root's, the writer uid 65534
+		run_unpriv "$T/znippy-unpriv" create -q -o "$W/sticky/theirs.zn" -C "$W" in 2>"$T/stderr"
+		check "another user's file in a sticky directory is written in place" \
+			test "$("$Z" cat "$W/sticky/theirs.zn" in/x)" = x
+		check "...and stays theirs" test "$(stat -c %u "$W/sticky/theirs.zn")" = 0
+	fi
 	mkdir -m 777 "$W/ro" && printf 'old\n' >"$W/ro/ro.zn" && chmod 444 "$W/ro/ro.zn"
 	chown 65534 "$W/ro/ro.zn" 2>/dev/null
 	code 3 "a read-only archive is not replaced (as tar)" run_unpriv "$T/znippy-unpriv" create -q \
@@ -520,6 +524,11 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	code 0 "extract --overwrite again into a read-only directory it made" \
 		run_unpriv "$T/znippy-unpriv" extract -q --overwrite "$W/again/a.zn" -C "$W/again/x"
 	check "...which keeps its mode" test "$(stat -c %a "$W/again/x/src/ro")" = 555
+	mkdir -p "$W/perm/s/d" "$W/perm/x/d" && printf 'new\n' >"$W/perm/s/d/f" && printf 'old\n' >"$W/perm/x/d/f"
+	chmod 666 "$W/perm/x/d/f" && "$Z" create -q -o "$W/perm/a.zn" -C "$W/perm/s" d
+	code 3 "--overwrite where the old file cannot be removed" \
+		run_unpriv "$T/znippy-unpriv" extract -q --overwrite "$W/perm/a.zn" -C "$W/perm/x"
+	check "...says why, not to use --overwrite" grep -q "d/f: cannot create: Permission denied" "$T/stderr"
 fi
 
 # ---- layout: the index at a multiple of 64; archives from before that still read --------------------------------
