@@ -25,7 +25,7 @@ extern "C" {
 #define ZN_VERSION_MAJOR 0
 #define ZN_VERSION_MINOR 1
 #define ZN_VERSION_PATCH 0
-#define ZN_VERSION_STRING "0.1.0"
+#define ZN_VERSION_STRING "0.2.0"
 
 /* ------------------------------------------------------------------------------------------------
  * Results. One list for the whole library; the numeric values are pinned (append, never reorder).

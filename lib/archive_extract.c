@@ -1217,6 +1217,31 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 	return damaged || structure_damaged ? ZN_ERR_DAMAGED : ZN_OK;
 }
 
+/* The first row after row i whose path is at or after "PATH/" (PATH: row i's) in path order, where
+ * the rows below it begin: a binary search, as names "PATH" + a byte below '/' may come first, and
+ * a crafted archive may hold many of them. Rows whose path could not be read (no path, length 0)
+ * sort first; a crafted archive out of order only makes the count wrong. */
+static uint64_t below_start(const struct xjob *j, uint64_t i)
+{
+	const struct xent *e = &j->ents[i];
+	uint64_t lo = i + 1, hi = j->n;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		const struct xent *f = &j->ents[mid];
+		size_t n = ZN_MIN(f->path_len, e->path_len);
+		int c = n ? memcmp(f->path, e->path, n) : 0;
+		if (!c && f->path_len > e->path_len)
+			c = (unsigned char)f->path[e->path_len] < '/' ? -1 : 1;
+		else if (!c)
+			c = -1; /* f is a prefix of PATH (or PATH itself): before "PATH/" */
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent *e)
 {
 	char base[256];
@@ -1324,15 +1349,12 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			/* What is below it cannot be extracted either: said once, here. In path
 			 * order "d/..." follows "d" after the names "d" + a byte below '/'. */
 			uint64_t below = 0;
-			for (uint64_t k = i + 1; k < j.n; k++) {
+			for (uint64_t k = below_start(&j, i); k < j.n; k++) {
 				const struct xent *f = &j.ents[k];
-				if (f->path_len <= e->path_len ||
+				if (f->path_len <= e->path_len || f->path[e->path_len] != '/' ||
 				    memcmp(f->path, e->path, e->path_len))
 					break;
-				unsigned char c = (unsigned char)f->path[e->path_len];
-				if (c > '/')
-					break;
-				if (c == '/' && j.status[k] == ST_OK) {
+				if (j.status[k] == ST_OK) {
 					j.status[k] = ST_FAILED;
 					below++;
 				}

@@ -769,9 +769,11 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 			 * does, it is kept at the size it had, padded with zeros. */
 			uint64_t got = ended ? 0 : src->pos - done;
 			memset(s->in + got, 0, n - got);
-			if (!ended)
+			if (!ended) { /* zeros stand for its data: the exit status says so */
 				report(w, w->ents[idx].path, ZN_ERR_CHANGED,
 				       "file shrank while being read; padded with zeros (as tar)");
+				w->input_err = ZN_ERR_IO;
+			}
 			ended = w->ents[idx].shrunk = 1;
 		} else if (err) {
 			/* Earlier chunks are already queued; they stay as unreferenced bytes. */
@@ -1403,6 +1405,27 @@ static zn_result read_batch_plain(struct zn_writer *w)
 }
 
 #ifdef ZN_HAVE_URING
+/* Pending file k, of which the ring read `have` bytes, fewer than the walk saw: the rest with
+ * plain reads, as read_plain would go on (a short read is the end of a local file, but not
+ * always of a FUSE one). Returns how many bytes are in its room now. */
+static uint64_t read_rest(struct zn_writer *w, int k, uint64_t have)
+{
+	const struct went *e = &w->ents[w->pend[k].entry];
+	int fd = openat(w->pend_dirfd, w->pend[k].name,
+	                O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	while (fd >= 0 && have < e->size) {
+		ssize_t n = pread(fd, w->pend[k].room + have, e->size - have, (off_t)have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (uint64_t)n;
+	}
+	if (fd >= 0)
+		close(fd);
+	return have;
+}
+
 /* Submit the chains prepared for pend[from..to) and reap every completion.
  *
  * One submit-and-wait normally does it all. A signal can interrupt the submission or a wait
@@ -1451,13 +1474,15 @@ static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err,
 	for (int k = from; k < to; k++) {
 		struct went *e = &w->ents[w->pend[k].entry];
 		struct stat st;
+		uint64_t got = read_res[k] < 0 ? 0 : (uint64_t)read_res[k];
+		if (!open_err[k] && read_res[k] >= 0 && got < e->size)
+			got = read_rest(w, k, got); /* a short read is not always the end */
 		if (open_err[k])
 			report_open_failure(w, e, open_err[k], w->pend[k].room);
 		else if (read_res[k] < 0)
 			report_read_failure(w, e, -read_res[k], w->pend[k].room);
-		else if ((uint64_t)read_res[k] < e->size)
-			store_shrunk(w, w->pend[k].entry, (uint64_t)read_res[k], w->pend[k].room,
-			             1);
+		else if (got < e->size)
+			store_shrunk(w, w->pend[k].entry, got, w->pend[k].room, 1);
 		else if (!fstatat(w->pend_dirfd, w->pend[k].name, &st, AT_SYMLINK_NOFOLLOW))
 			check_unchanged(w, e, (uint64_t)st.st_size, &w->pend[k].mtim,
 			                st.st_mtim.tv_sec, st.st_mtim.tv_nsec);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -641,6 +642,9 @@ int cmd_extract(int argc, char **argv)
 	 * finished are removed first, then the signal takes its course. */
 	opt.stop = cli_stop_flag();
 	cli_defer_signals();
+	/* A file over the file size limit (ulimit -f) fails with EFBIG and is named, as tar
+	 * names it, instead of killing the extraction halfway. */
+	signal(SIGXFSZ, SIG_IGN);
 	res = zn_extract(r, dir, sel, &opt, cli_problem_cb,
 			 cli_progress_enabled() ? cli_progress_cb : NULL, NULL);
 	cli_progress_end();
