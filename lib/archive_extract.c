@@ -1255,7 +1255,7 @@ static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent 
 	struct stat st;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW))
 		return -1;
-	if (S_ISDIR(st.st_mode) && st.st_uid == j->euid && (st.st_mode & 0300) != 0300) {
+	if (S_ISDIR(st.st_mode) && j->euid && st.st_uid == j->euid && (st.st_mode & 0300) != 0300) {
 		/* Ours but closed to us (extracted before from a read-only directory): opened up
 		 * while its files are written, as tar does; its mode from the archive is set at the
 		 * end (apply_meta_dir). Through a descriptor, so a symlink put there is not
