@@ -1242,6 +1242,20 @@ static uint64_t below_start(const struct xjob *j, uint64_t i)
 	return lo;
 }
 
+/* Phase 4: directory modes and times, deepest (last in path order) first. */
+static void restore_dirs(struct xjob *j, struct dircache *dc)
+{
+	for (uint64_t i = j->n; i-- > 0;) {
+		const struct xent *e = &j->ents[i];
+		if (j->status[i] != ST_OK || e->type != ZN_TYPE_DIR)
+			continue;
+		char base[256];
+		int dfd = parent_fd(j, dc, e, base, sizeof(base));
+		if (dfd >= 0)
+			apply_meta_dir(j, dfd, base, e);
+	}
+}
+
 static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent *e)
 {
 	char base[256];
@@ -1386,12 +1400,14 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	}
 	/* Phase 2: contents. */
 	res = build_plan(&j);
-	if (res != ZN_OK)
-		goto out_dc;
-	j.fds = malloc((j.n ? j.n : 1) * sizeof(int));
-	j.left = malloc((j.n ? j.n : 1) * sizeof(*j.left));
-	if (!j.fds || !j.left) {
-		res = ZN_ERR_NOMEM;
+	if (res == ZN_OK) {
+		j.fds = malloc((j.n ? j.n : 1) * sizeof(int));
+		j.left = malloc((j.n ? j.n : 1) * sizeof(*j.left));
+		if (!j.fds || !j.left)
+			res = ZN_ERR_NOMEM;
+	}
+	if (res != ZN_OK) { /* the directories made or opened up still get their modes */
+		restore_dirs(&j, &dc);
 		goto out_dc;
 	}
 	for (uint64_t i = 0; i < j.n; i++) {
@@ -1508,16 +1524,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		if (dfd >= 0)
 			unlinkat(dfd, base, 0);
 	}
-	/* Phase 4: directory modes and times, deepest (last in path order) first. */
-	for (uint64_t i = j.n; i-- > 0;) {
-		struct xent *e = &j.ents[i];
-		if (j.status[i] != ST_OK || e->type != ZN_TYPE_DIR)
-			continue;
-		char base[256];
-		int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
-		if (dfd >= 0)
-			apply_meta_dir(&j, dfd, base, e);
-	}
+	restore_dirs(&j, &dc); /* Phase 4 */
 	if (j.progress)
 		j.progress(j.ctx, atomic_load(&j.done_bytes), r->content_bytes);
 	res = j.err;
