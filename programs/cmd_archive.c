@@ -1004,8 +1004,16 @@ int cmd_cat(int argc, char **argv)
 		}
 		if (res == ZN_ERR_NOT_FOUND)
 			cli_error("%s: not found in archive", argv[i]);
-		else if (res == ZN_ERR_INVALID_ARG)
-			cli_error("%s: not a regular file", argv[i]);
+		else if (res == ZN_ERR_INVALID_ARG) {
+			/* Worded as cat(1) words them; the entry read only now, as its other
+			 * columns cost a lookup pages of index. */
+			struct zn_entry e;
+			int dir = zn_reader_entry(r, idx, &e) == ZN_OK && e.type == ZN_TYPE_DIR;
+			cli_error("%s: %s", argv[i],
+			          dir ? "is a directory"
+			              : alen && arg[alen - 1] == '/' ? "not a directory"
+			                                             : "not a regular file");
+		}
 		else
 			cli_error("%s: %s", argv[i], zn_result_message(res));
 		int code = res == ZN_ERR_INVALID_ARG ? EXIT_DAMAGED : cli_exit_code(res);

@@ -458,7 +458,9 @@ check "hardlink beside a target that was not overwritten" test "$(cat "$R/hxo/hl
 check "...and the existing target is kept" test "$(cat "$R/hxo/dir/a.txt")" = old
 # cat: a trailing '/' names a directory (as for cat(1)); messages name the argument as given
 code 1 "cat of a file named with a trailing slash" "$Z" cat "$R/hx.zn" dir/a.txt/
-check "...is refused as not a regular file" grep -q '^znippy: dir/a.txt/: not a regular file' "$T/stderr"
+check "...is refused as not a directory, as cat(1) says" grep -q '^znippy: dir/a.txt/: not a directory' "$T/stderr"
+code 1 "cat of a directory" "$Z" cat "$R/hx.zn" dir
+check "...says it is one" grep -q '^znippy: dir: is a directory' "$T/stderr"
 code 1 "cat of a missing path" "$Z" cat "$R/hx.zn" ./no//such/
 check "...names it as given" grep -q '^znippy: ./no//such/: not found in archive' "$T/stderr"
 # a directory where a file goes: --overwrite would not help, so it is not suggested
