@@ -72,6 +72,15 @@ static zn_result parse(struct zn_reader *r)
 	    r->index_size > end - r->index_offset || r->index_size < ZN_INDEX_HEADER_SIZE)
 		return fail(r, ZN_ERR_CORRUPT, "index position out of bounds");
 	uint64_t npages = (r->index_size + ZN_IX_PAGE - 1) / ZN_IX_PAGE;
+	if (end - r->index_offset - r->index_size >
+	    npages * 8) /* the footer's archive is shorter */
+		return fail(
+		        r, ZN_ERR_CORRUPT,
+		        "the footer describes an archive of %llu bytes, the file has %llu: other "
+		        "data before it (archives concatenated?)",
+		        (unsigned long long)(r->index_offset + r->index_size + npages * 8 +
+		                             ZN_FOOTER_SIZE),
+		        (unsigned long long)size);
 	if (end - r->index_offset - r->index_size != npages * 8)
 		return fail(r, ZN_ERR_CORRUPT, "index page checksums out of bounds");
 	const uint8_t *ix = m + r->index_offset;

@@ -421,6 +421,9 @@ check "...does not make -C DIR" test ! -e "$R/none-made"
 check "--check-digest on an archive without digests warns" grep -q "has no file digests" "$T/stderr"
 code 3 "a directory as ARCHIVE" "$Z" list "$R"
 check "...says why" grep -q "not a regular file, a pipe or standard input" "$T/stderr"
+cat "$R.zn" "$R.zn" >"$R.twice"
+code 1 "two archives concatenated" "$Z" list "$R.twice"
+check "...says so" grep -q "other data before it (archives concatenated?)" "$T/stderr"
 if [ -w /dev/full ]; then
 	"$Z" cat "$R.zn" dir/a.txt >/dev/full 2>"$T/stderr"
 	check "cat to a full device: exit 3" test $? -eq 3
