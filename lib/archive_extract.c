@@ -158,10 +158,12 @@ static uint8_t get_status(struct xjob *j, uint64_t i)
 
 /* ST_OK -> st, and only from ST_OK: a file that was not overwritten (ST_FAILED) must never
  * become "damaged", which would have its pre-existing namesake removed. */
-static void downgrade_status(struct xjob *j, uint64_t i, uint8_t st)
+/* Returns whether this call made the change (so that one thread names what went wrong). */
+static int downgrade_status(struct xjob *j, uint64_t i, uint8_t st)
 {
 	uint8_t ok = ST_OK;
-	__atomic_compare_exchange_n(&j->status[i], &ok, st, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	return __atomic_compare_exchange_n(&j->status[i], &ok, st, 0, __ATOMIC_RELAXED,
+	                                   __ATOMIC_RELAXED);
 }
 
 static void system_error(struct xjob *j, zn_result r)
@@ -753,8 +755,10 @@ static void write_one(struct xjob *j, struct dircache *dc, uint64_t i, const str
 				continue;
 			if (k <= 0) {
 				int err = k < 0 ? errno : ENOSPC;
+				/* Named once, by the first of the workers writing its pieces. */
+				if (downgrade_status(j, i, ST_FAILED))
+					xreport_errno(j, e, "write failed", err);
 				set_status(j, i, ST_FAILED);
-				xreport_errno(j, e, "write failed", err);
 				/* Too large for this file system or limit: that file only, as tar.
 				 * Anything else (a full disk) ends the job. */
 				if (err != EFBIG)
