@@ -353,12 +353,19 @@ zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 		memcpy(e->sha256, sha, 32);
 		e->has_digest = 1;
 	}
-	/* Compressed bytes attributed to the file: its share of each block it touches. */
-	if (e->size) {
-		struct zn_blockinfo b;
-		if (zn_block_info(r, e->first_block, &b) == ZN_OK && b.usize)
-			e->stored_size = (uint64_t)((double)e->size * (double)b.csize / (double)b.usize);
+	/* Compressed bytes attributed to the file: its share of each block it touches (a file
+	 * larger than a block goes on in the blocks after its first, as the extractor reads it). */
+	double stored = 0;
+	uint64_t left = e->size, off = e->block_offset;
+	for (uint64_t b = e->first_block; left && b < r->nblocks; b++, off = 0) {
+		struct zn_blockinfo bi;
+		if (zn_block_info(r, b, &bi) != ZN_OK || off >= bi.usize)
+			break;
+		uint64_t in = ZN_MIN(left, bi.usize - off);
+		stored += (double)in * (double)bi.csize / (double)bi.usize;
+		left -= in;
 	}
+	e->stored_size = (uint64_t)stored;
 	return ZN_OK;
 }
 

@@ -403,7 +403,7 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 			op.test = 1;
 		} else if (!strcmp(a, "--quiet")) {
 			cli_quiet = 1;
-		} else if (!strcmp(a, "--decompress")) {
+		} else if (!strcmp(a, "--decompress") || !strcmp(a, "--no-name")) {
 		} else if (!strcmp(a, "--output") || !strncmp(a, "--output=", 9)) {
 			if (a[8] == '=')
 				op.out_path = a + 9;
@@ -433,7 +433,8 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 					cli_quiet = 1;
 					break;
 				case 'd':
-					break; /* gzip -d compatibility */
+				case 'n':
+					break; /* gzip -d, and -n (no name: nothing to do when decoding) */
 				case 'h':
 					fputs(gunzip_help, stdout);
 					free(files);
@@ -458,6 +459,14 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 	}
 	if (nfiles == 0)
 		files[nfiles++] = "-";
+	if (op.out_path && op.to_stdout && strcmp(op.out_path, "-")) {
+		free(files);
+		return cli_usage_error(cmd, "-c and -o OUT: choose one");
+	}
+	if (op.out_path && !strcmp(op.out_path, "-")) { /* -o -: standard output, as -c */
+		op.out_path = NULL;
+		op.to_stdout = 1;
+	}
 	if (op.out_path && !op.test) {
 		int orc = out_open(&out, op.out_path, op.force, 1);
 		if (orc != EXIT_OK) {

@@ -92,6 +92,12 @@ check "an identical file is an independent copy, not a link" \
 "$Z" create -o "$T/dedup.zn" --progress --chunk-size 64K -C "$S" . 2>"$T/dedup.err"
 check "create names how many identical files it stored once" grep -q '(3 identical files stored once)' "$T/dedup.err"
 check "info counts them" grep -q '^stored once: *3 files' <("$Z" info "$T/dedup.zn")
+mkdir -p "$T/big/e" && { head -c 200000 /dev/zero; head -c 300000 /dev/urandom; } >"$T/big/e/f" &&
+	seq 1 100000 >"$T/big/e/g"
+"$Z" create -q --chunk-size 64K -o "$T/big.zn" -C "$T/big" e
+check "list -l: the stored sizes of files over several blocks add up to the blocks" \
+	test "$("$Z" list -l "$T/big.zn" | awk '{s += $4} END {print s}')" = \
+	"$("$Z" info "$T/big.zn" | sed -n 's/^blocks: .*), \([0-9]*\) bytes$/\1/p')"
 check "list -l gives the copy no stored bytes, its original all of them" \
 	test "$("$Z" list -l "$T/dedup.zn" rand40k z-copy-of-rand40k | awk '{print ($4 > 30000) ($4 == 0)}' | tr -d '\n')" = "1001"
 "$Z" create -q -o "$T/nodedup.zn" --no-dedup --chunk-size 64K -C "$S" .

@@ -32,6 +32,10 @@ cat b.gz b.gz >bb.gz
 "$Z" gunzip -c <b.gz | cmp - b.orig || fail "gunzip -c from stdin"
 cat b.gz | "$Z" gunzip | cmp - b.orig || fail "gunzip from a pipe"
 "$Z" gunzip -o out b.gz && cmp out b.orig || fail "-o"
+"$Z" gunzip -o - b.gz | cmp - b.orig || fail "-o - is standard output"
+[ -e ./- ] && fail "-o - wrote a file named '-'"
+"$Z" gunzip -c -o out3 b.gz 2>/dev/null; [ $? -eq 2 ] || fail "-c with -o OUT is a usage error"
+"$Z" gunzip -n -c b.gz | cmp - b.orig || fail "-n (gzip's no-name) is accepted"
 "$Z" gunzip -t bb.gz || fail "-t on a good file"
 # trailing zeros are ignored; trailing garbage is a warning
 { cat b.gz; head -c 1000 /dev/zero; } >z.gz
