@@ -16,19 +16,22 @@ static const char gunzip_help[] =
         "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-q] [-o OUT] [FILE...]\n"
         "       znippy zcat [FILE...]          (the same as gunzip -c)\n"
         "Decompress gzip files. FILE.gz (or .z, -gz, -z, _z, in any case; .tgz and .taz give\n"
-        "FILE.tar) becomes FILE, with the mode and modification time of FILE.gz, which is then\n"
-        "removed. With no FILE, or when FILE is -, read standard input and write standard\n"
-        "output. Several gzip members in a row are decoded as one stream; zero bytes after the\n"
-        "last are ignored, other trailing bytes give a warning. Output files are written under\n"
-        "a temporary name and renamed into place once the stream checked out, so no partial\n"
-        "output is left (not even after a signal); only -f over a file in a directory this\n"
-        "user may not write writes that file in place.\n"
+        "FILE.tar) becomes FILE, with the mode (less set-id bits) and modification time of\n"
+        "FILE.gz, which is then removed; a FILE that does not exist and has none of these\n"
+        "suffixes is taken as FILE.gz. With no FILE, or when FILE is -, read standard input\n"
+        "and write standard output. Several gzip members in a row are decoded as one stream;\n"
+        "zero bytes after the last are ignored, other trailing bytes give a warning. Output\n"
+        "files are written under a temporary name and renamed into place once the stream\n"
+        "checked out, so no partial output is left (not even after a signal); only -f over a\n"
+        "file in a directory this user may not write writes that file in place.\n"
         "  -c, --stdout       write to standard output, keep the input files\n"
         "  -k, --keep         keep the input files\n"
         "  -f, --force        overwrite existing output files; also decode inputs that are\n"
-        "                     symlinks, have other links or set-id bits\n"
+        "                     symlinks, have other links or set-id bits; with -c, copy input\n"
+        "                     that is not gzip as it is (zcat -f)\n"
         "  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
-        "  -o, --output OUT   write all output to OUT\n"
+        "  -o, --output OUT   write all output to OUT ('-': standard output)\n"
+        "  -n, --no-name      accepted, and nothing to do when decompressing (as gzip)\n"
         "  -q, --quiet        no warnings\n"
         "  -h, --help         this help\n" EXIT_CODES_HELP;
 
@@ -42,11 +45,39 @@ struct opts {
 /* Describe a decoding fault: "bad stream header (at input byte 0)". */
 static void report(const char *name, zn_result r, uint64_t in_pos)
 {
-	cli_error("%s: %s (at input byte %llu)", name, zn_result_message(r),
-	          (unsigned long long)in_pos);
+	if (r == ZN_ERR_BAD_HEADER && in_pos <= 1) /* the magic: as gzip says it */
+		cli_error("%s: not in gzip format", name);
+	else
+		cli_error("%s: %s (at input byte %llu)", name, zn_result_message(r),
+		          (unsigned long long)in_pos);
 }
 
 static int write_failed; /* the last decode_fd's output failed (not its input) */
+static int pass_plain;	 /* zcat -f, gunzip -cf: input that is not gzip is copied as it is */
+
+/* The rest of the input, from in[pos..have) on, copied to out_fd as it is (pass_plain). */
+static int copy_plain(int in_fd, const uint8_t *in, size_t pos, size_t have, int eof, uint8_t *buf,
+                      size_t cap, int out_fd, const char *name, const char *out_name)
+{
+	for (;;) {
+		if (have > pos && out_fd >= 0 && cli_write_all(out_fd, in + pos, have - pos)) {
+			cli_error("%s: write error: %s", out_name, strerror(errno));
+			write_failed = 1;
+			return EXIT_SYSTEM;
+		}
+		if (eof)
+			return EXIT_OK;
+		ssize_t n = read(in_fd, buf, cap);
+		if (n < 0 && errno == EINTR)
+			n = 0;
+		else if (n < 0) {
+			cli_error("%s: read error: %s", name, strerror(errno));
+			return EXIT_SYSTEM;
+		} else if (n == 0)
+			eof = 1;
+		in = buf, pos = 0, have = (size_t)n;
+	}
+}
 
 /* Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). A regular file is mapped and
  * decoded in place; anything else is read in 1 MiB pieces. Returns an exit code. */
@@ -87,7 +118,7 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 			return EXIT_SYSTEM;
 		}
 	}
-	for (;;) {
+	for (int first = 1;; first = 0) {
 		const uint8_t *in = map ? map : buf;
 		if (!map && pos == have && !eof) {
 			ssize_t n = read(in_fd, buf, buf_cap);
@@ -105,6 +136,12 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 			}
 			have = (size_t)n, pos = 0;
 			eof = n == 0;
+		}
+		if (first && pass_plain &&
+		    (have - pos >= 2 ? in[pos] != 0x1f || in[pos + 1] != 0x8b : eof)) {
+			rc = copy_plain(in_fd, in, pos, have, eof, buf, buf_cap, out_fd, name, out_name);
+			pos = have;
+			break;
 		}
 		size_t used, olen;
 		const void *o;
@@ -361,7 +398,7 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 		/* As gzip does: the output takes the input's owner (where allowed), mode and
 		 * times. */
 		(void)!fchown(out.fd, st.st_uid, st.st_gid);
-		fchmod(out.fd, st.st_mode & 07777);
+		fchmod(out.fd, st.st_mode & 01777); /* set-id bits dropped, as gzip 1.12 does */
 		struct timespec ts[2] = {st.st_atim, st.st_mtim};
 		futimens(out.fd, ts);
 	}
@@ -459,6 +496,7 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 	}
 	if (nfiles == 0)
 		files[nfiles++] = "-";
+	pass_plain = op.force && !op.test && (op.to_stdout || (op.out_path && !strcmp(op.out_path, "-")));
 	if (op.out_path && op.to_stdout && strcmp(op.out_path, "-")) {
 		free(files);
 		return cli_usage_error(cmd, "-c and -o OUT: choose one");
@@ -483,7 +521,21 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 		rc = cli_exit_code(r);
 	}
 	for (int i = 0; r == ZN_OK && i < nfiles && !shared_out_failed; i++) {
-		int frc = do_file(d, files[i], &op);
+		/* As gzip: NAME that does not exist, without a known suffix, is NAME.gz. */
+		char *gz = NULL, *known = output_name(files[i]);
+		struct stat st;
+		if (strcmp(files[i], "-") && !known && lstat(files[i], &st) && errno == ENOENT &&
+		    (gz = malloc(strlen(files[i]) + 4)) != NULL) {
+			strcpy(gz, files[i]);
+			strcat(gz, ".gz");
+			if (lstat(gz, &st)) {
+				free(gz);
+				gz = NULL;
+			}
+		}
+		free(known);
+		int frc = do_file(d, gz ? gz : files[i], &op);
+		free(gz);
 		if (frc > rc)
 			rc = frc;
 	}
