@@ -57,6 +57,15 @@ static zn_result parse(struct zn_reader *r)
 	if (zn_get_le32(m + 12) != 0)
 		return fail(r, ZN_ERR_UNSUPPORTED, "unknown header flags 0x%x", zn_get_le32(m + 12));
 
+	/* Zero bytes after the footer (a copy padded to a block size, as `dd conv=sync` or a tape
+	 * pads) are passed over, up to 1 MiB of them, as tar passes over its zero blocks. */
+	if (memcmp(m + size - 8, ZN_FOOTER_MAGIC, 8) && !m[size - 1]) {
+		uint64_t z = size;
+		while (z > ZN_HEADER_SIZE + ZN_FOOTER_SIZE && size - z < (1u << 20) && !m[z - 1])
+			z--;
+		if (!memcmp(m + z - 8, ZN_FOOTER_MAGIC, 8))
+			size = z;
+	}
 	const uint8_t *f = m + size - ZN_FOOTER_SIZE;
 	if (memcmp(f + 56, ZN_FOOTER_MAGIC, 8))
 		return fail(r, ZN_ERR_TRUNCATED,
@@ -93,7 +102,8 @@ static zn_result parse(struct zn_reader *r)
 	if (!r->ix_ok || !r->ix_bad)
 		return fail(r, ZN_ERR_NOMEM, "out of memory");
 	if (!zn_ix_ensure(r, 0, ZN_INDEX_HEADER_SIZE))
-		return fail(r, ZN_ERR_CHECKSUM, "index checksum mismatch (index header damaged)");
+		return fail(r, ZN_ERR_CHECKSUM,
+		            "index checksum mismatch in its first page (which holds its header)");
 	if (memcmp(ix, ZN_INDEX_MAGIC, 4))
 		return fail(r, ZN_ERR_CORRUPT, "bad index magic");
 	uint32_t ncols = zn_get_le32(ix + 4);

@@ -430,6 +430,10 @@ check "...says why" grep -q "not a regular file, a pipe or standard input" "$T/s
 cat "$R.zn" "$R.zn" >"$R.twice"
 code 1 "two archives concatenated" "$Z" list "$R.twice"
 check "...says so" grep -q "other data before it (archives concatenated?)" "$T/stderr"
+{ cat "$R.zn"; head -c 10000 /dev/zero; } >"$R.padded"
+code 0 "an archive padded with zero bytes (dd conv=sync) still reads" "$Z" verify -q "$R.padded"
+{ cat "$R.zn"; printf 'x'; } >"$R.junk"
+code 1 "...but not one with other bytes after it" "$Z" list "$R.junk"
 if [ -w /dev/full ]; then
 	"$Z" cat "$R.zn" dir/a.txt >/dev/full 2>"$T/stderr"
 	check "cat to a full device: exit 3" test $? -eq 3

@@ -122,10 +122,15 @@ int main(int argc, char **argv)
 		CHECK(exercise(a, cut, &of));
 		CHECK(of);
 	}
-	/* Appended garbage moves the footer: also refused. */
-	uint8_t *longer = malloc(len + 3);
+	/* Appended garbage moves the footer: also refused; zero bytes (a copy padded to a block
+	 * size) are passed over, as tar passes over zero blocks, up to 1 MiB of them. */
+	const size_t pad = (1u << 20) + 1;
+	uint8_t *longer = calloc(len + pad, 1);
 	memcpy(longer, a, len);
-	memset(longer + len, 0, 3);
+	CHECK(!exercise(longer, len + 3, &of));
+	CHECK(!exercise(longer, len + pad - 1, &of));
+	CHECK(exercise(longer, len + pad, &of) && of);
+	longer[len + 1] = 'x';
 	CHECK(exercise(longer, len + 3, &of) && of);
 	free(longer);
 
