@@ -1028,6 +1028,8 @@ int cmd_cat(int argc, char **argv)
 
 /* ---- info -------------------------------------------------------------------------------------- */
 
+#define S(n) ((n) == 1 ? "" : "s")
+
 int cmd_info(int argc, char **argv)
 {
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -1048,17 +1050,22 @@ int cmd_info(int argc, char **argv)
 	zn_reader_info(r, &in);
 	zn_reader_close(r);
 	printf("format version:   %u\n", in.format_version);
-	printf("entries:          %llu (%llu files, %llu directories, %llu symlinks, %llu hardlinks)\n",
-	       (unsigned long long)in.entries, (unsigned long long)in.files,
-	       (unsigned long long)in.dirs, (unsigned long long)in.symlinks,
-	       (unsigned long long)in.hardlinks);
+	printf("entries:          %llu (%llu file%s, %llu director%s, %llu symlink%s, %llu "
+	       "hardlink%s)\n",
+	       (unsigned long long)in.entries, (unsigned long long)in.files, S(in.files),
+	       (unsigned long long)in.dirs, in.dirs == 1 ? "y" : "ies",
+	       (unsigned long long)in.symlinks, S(in.symlinks), (unsigned long long)in.hardlinks,
+	       S(in.hardlinks));
 	if (in.shared_files)
 		printf("stored once:      %llu files identical to another one\n",
 		       (unsigned long long)in.shared_files);
 	printf("content bytes:    %llu\n", (unsigned long long)in.content_bytes);
 	printf("archive bytes:    %llu\n", (unsigned long long)in.archive_bytes);
-	printf("ratio:            %.2f%% of content\n",
-	       in.content_bytes ? 100.0 * (double)in.archive_bytes / (double)in.content_bytes : 0.0);
+	if (in.content_bytes)
+		printf("ratio:            %.2f%% of content\n",
+		       100.0 * (double)in.archive_bytes / (double)in.content_bytes);
+	else
+		printf("ratio:            n/a (no content)\n");
 	printf("codec:            zstd level %d (blocks that do not shrink are stored)\n", in.level);
 	printf("blocks:           %llu (%llu stored), %llu bytes\n", (unsigned long long)in.blocks,
 	       (unsigned long long)in.stored_blocks, (unsigned long long)in.compressed_bytes);
