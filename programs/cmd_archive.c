@@ -812,6 +812,16 @@ int cmd_list(int argc, char **argv)
 			fprintf(f, ",\"size\":%llu,\"stored\":%llu,\"mtime_ns\":%lld",
 				(unsigned long long)e.size, (unsigned long long)e.stored_size,
 				(long long)e.mtime_ns);
+			/* The same as a string too: mtime_ns is above 2^53, where readers that hold
+			 * JSON numbers as doubles (jq 1.6, JavaScript) round it. */
+			int64_t sec = e.mtime_ns / 1000000000, ns = e.mtime_ns % 1000000000;
+			if (ns < 0)
+				ns += 1000000000, sec--;
+			time_t t = (time_t)sec;
+			struct tm tm;
+			char tbuf[64];
+			if (gmtime_r(&t, &tm) && strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm))
+				fprintf(f, ",\"mtime\":\"%s.%09lldZ\"", tbuf, (long long)ns);
 			if (e.link) {
 				fputc(',', f);
 				put_json_str(f, "link", e.link, e.link_len);

@@ -62,6 +62,8 @@ check "list has every entry" test "$(wc -l <"$T/list.txt")" -eq "$(cd "$S" && fi
 "$Z" list -l "$A" >"$T/long.txt"
 check "list -l shows symlink targets" grep -q 'symlink -> hello.txt' "$T/long.txt"
 check "list -l shows setuid" grep -q -- '-rwsr-xr-x .* empty-file' "$T/long.txt"
+check "list --json gives the mtime as a string too, to the nanosecond" \
+	"$Z" list --json "$A" hello.txt | grep -q '"mtime":"2001-02-03T[0-9][0-9]:05:06.123456789Z"'
 "$Z" list --json "$A" >"$T/list.json"
 if command -v python3 >/dev/null; then
 	check "list --json is valid JSON, one object per line" python3 -c '
