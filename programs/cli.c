@@ -201,20 +201,29 @@ void cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
 	(void)ctx;
 	if (!cli_progress_enabled())
 		return;
+	static uint64_t done_at_start;
 	double now = cli_now();
-	if (!progress_start)
+	if (!progress_start) { /* the rate is over what the line has seen pass */
 		progress_start = now;
-	if (now - progress_last < 0.2 && done < total)
+		done_at_start = done;
+	}
+	static uint64_t shown = UINT64_MAX;
+	if ((now - progress_last < 0.2 && (!total || done < total)) /* total 0: not known */ ||
+	    done == shown)
 		return;
+	shown = done;
 	progress_last = now;
 	double secs = now - progress_start;
 	double mb = (double)done / 1e6;
+	char rate[32] = "";
+	if (secs >= 0.05)
+		snprintf(rate, sizeof(rate), " %.1f MB/s",
+		         (double)(done - done_at_start) / 1e6 / secs);
 	if (total)
-		fprintf(stderr, "\r%s: %.1f / %.1f MB (%3.0f%%) %.1f MB/s   ", cli_prog, mb,
-			(double)total / 1e6, 100.0 * (double)done / (double)total,
-			secs > 0 ? mb / secs : 0.0);
+		fprintf(stderr, "\r%s: %.1f / %.1f MB (%3.0f%%)%s   ", cli_prog, mb,
+		        (double)total / 1e6, 100.0 * (double)done / (double)total, rate);
 	else
-		fprintf(stderr, "\r%s: %.1f MB %.1f MB/s   ", cli_prog, mb, secs > 0 ? mb / secs : 0.0);
+		fprintf(stderr, "\r%s: %.1f MB%s   ", cli_prog, mb, rate);
 	progress_shown = 1;
 }
 
