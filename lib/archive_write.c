@@ -2132,10 +2132,10 @@ static void index_row_of(const void *ctx, uint64_t i, struct zn_index_row *r)
 
 /* Once the threads are joined and the digests harvested, the pipeline's buffers and the sets
  * that found copies and hardlinks are done with: freed before the index is built, the peak of
- * a create of many files. */
+ * a create of many files (and by zn_writer_free, whatever the writer got to). */
 static void drop_work_memory(struct zn_writer *w)
 {
-	for (unsigned i = 0; i < w->nslots; i++) {
+	for (unsigned i = 0; w->slots && i < w->nslots; i++) {
 		struct slot *s = &w->slots[i];
 		free(s->in);
 		free(s->out);
@@ -2370,11 +2370,7 @@ void zn_writer_free(struct zn_writer *w)
 	if (w->ring_ok)
 		io_uring_queue_exit(&w->ring);
 #endif
-	for (unsigned i = 0; w->slots && i < w->nslots; i++) {
-		free(w->slots[i].in);
-		free(w->slots[i].out);
-		free(w->slots[i].segs);
-	}
+	drop_work_memory(w);
 	for (struct strchunk *c = w->strs, *next; c; c = next) {
 		next = c->next;
 		free(c);
@@ -2387,13 +2383,6 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->queue);
 	free(w->workers);
 	free(w->blocks);
-	free(w->contents);
-	free(w->larges);
-	free(w->lsums);
-	free(w->lwait);
-	free(w->aside);
-	free(w->inodes);
-	free(w->paths);
 	free(w->pathbuf);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv_free);
