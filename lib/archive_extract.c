@@ -992,7 +992,8 @@ struct init_range {
 static int read_entry(struct zn_reader *r, uint64_t i, struct xent *x)
 {
 	struct zn_entry e;
-	if (zn_reader_entry(r, i, &e) != ZN_OK || e.path_len > UINT32_MAX ||
+	const uint8_t *sha;
+	if (zn_entry_fields(r, i, &e, &sha) != ZN_OK || e.path_len > UINT32_MAX ||
 	    e.link_len > UINT32_MAX || e.uname_len > 255 || e.gname_len > 255)
 		return -1;
 	*x = (struct xent){
@@ -1000,7 +1001,7 @@ static int read_entry(struct zn_reader *r, uint64_t i, struct xent *x)
 	        .link = e.link,
 	        .uname = e.uname,
 	        .gname = e.gname,
-	        .sha256 = e.has_digest ? zn_row(r, ZN_COL_SHA256, i) : NULL,
+	        .sha256 = sha,
 	        .mtime_ns = e.mtime_ns,
 	        .size = e.size,
 	        .block_offset = e.block_offset,
@@ -1015,7 +1016,7 @@ static int read_entry(struct zn_reader *r, uint64_t i, struct xent *x)
 	        .uname_len = (uint8_t)e.uname_len,
 	        .gname_len = (uint8_t)e.gname_len,
 	};
-	return x->has_digest && !x->sha256;
+	return 0;
 }
 
 static void *read_entries(void *arg)
@@ -1388,8 +1389,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			if (err == EEXIST)
 				snprintf(msg, sizeof(msg),
 				         "not overwritten: a file or symlink stands where the "
-				         "archive has "
-				         "a directory (use --overwrite)%s",
+				         "archive has a directory (use --overwrite)%s",
 				         more);
 			else
 				snprintf(msg, sizeof(msg), "cannot create directory: %s%s",

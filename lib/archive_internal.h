@@ -119,6 +119,9 @@ int zn_ix_ensure(struct zn_reader *r, uint64_t off, uint64_t len);
 /* Row i of a fixed-width column (offsets columns have entry_count + 1 rows), its pages checked or
  * its column decoded; NULL if absent, out of range or damaged. */
 const uint8_t *zn_row(struct zn_reader *r, int id, uint64_t i);
+/* Row i (< nentries) as zn_reader_entry gives it, less the work a reader of every row does not
+ * need: the digest is left in the index (*sha points at it, or NULL) and stored_size is 0. */
+zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, const uint8_t **sha);
 
 /* Bytes [a, b) of a string-bytes column (checked or decoded); NULL if damaged. */
 const uint8_t *zn_bytes(struct zn_reader *r, int id, uint64_t a, uint64_t b);

@@ -81,15 +81,14 @@ static zn_result parse(struct zn_reader *r)
 	    r->index_size > end - r->index_offset || r->index_size < ZN_INDEX_HEADER_SIZE)
 		return fail(r, ZN_ERR_CORRUPT, "index position out of bounds");
 	uint64_t npages = (r->index_size + ZN_IX_PAGE - 1) / ZN_IX_PAGE;
-	if (end - r->index_offset - r->index_size >
-	    npages * 8) /* the footer's archive is shorter */
+	/* The footer's archive shorter than the file: something before it. */
+	const uint64_t described = r->index_offset + r->index_size + npages * 8 + ZN_FOOTER_SIZE;
+	if (described < size)
 		return fail(
 		        r, ZN_ERR_CORRUPT,
 		        "the footer describes an archive of %llu bytes, the file has %llu: other "
 		        "data before it (archives concatenated?)",
-		        (unsigned long long)(r->index_offset + r->index_size + npages * 8 +
-		                             ZN_FOOTER_SIZE),
-		        (unsigned long long)size);
+		        (unsigned long long)described, (unsigned long long)size);
 	if (end - r->index_offset - r->index_size != npages * 8)
 		return fail(r, ZN_ERR_CORRUPT, "index page checksums out of bounds");
 	const uint8_t *ix = m + r->index_offset;
@@ -330,11 +329,10 @@ static zn_result offsets_scan(struct zn_reader *r)
 	return ok ? ZN_OK : ZN_ERR_CORRUPT;
 }
 
-zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
+zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, const uint8_t **sha)
 {
-	if (!r || !e || i >= r->nentries)
-		return ZN_ERR_INVALID_ARG;
 	memset(e, 0, sizeof(*e));
+	*sha = NULL;
 	RETURN_IF_ERROR(offsets_scan(r));
 	const uint8_t *type = zn_row(r, ZN_COL_TYPE, i), *mode = zn_row(r, ZN_COL_MODE, i),
 		      *uid = zn_row(r, ZN_COL_UID, i), *gid = zn_row(r, ZN_COL_GID, i),
@@ -357,12 +355,21 @@ zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 	e->first_block = zn_get_le32(fb);
 	e->block_offset = zn_get_le32(bo);
 	if (r->digest == ZN_DIGEST_SHA256 && e->type == ZN_TYPE_FILE) {
-		const uint8_t *sha = zn_row(r, ZN_COL_SHA256, i);
-		if (!sha)
+		if (!(*sha = zn_row(r, ZN_COL_SHA256, i)))
 			return ZN_ERR_CORRUPT;
-		memcpy(e->sha256, sha, 32);
 		e->has_digest = 1;
 	}
+	return ZN_OK;
+}
+
+zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
+{
+	if (!r || !e || i >= r->nentries)
+		return ZN_ERR_INVALID_ARG;
+	const uint8_t *sha;
+	RETURN_IF_ERROR(zn_entry_fields(r, i, e, &sha));
+	if (sha)
+		memcpy(e->sha256, sha, 32);
 	/* Compressed bytes attributed to the file: its share of each block it touches (a file
 	 * larger than a block goes on in the blocks after its first, as the extractor reads it). */
 	double stored = 0;
