@@ -141,13 +141,10 @@ static zn_result open_reader(const char *path, struct zn_reader **r)
 
 static const char create_help[] =
 	"Usage: znippy create -o OUT [OPTIONS] PATH...\n"
-	"Pack files and directory trees into an archive. Stored paths are relative (a leading "
-	"'/',\n"
-	"'.' parts are removed, and everything up to a last '..' too, with a warning); "
-	"directories\n"
+	"Pack files and directory trees into an archive. Stored paths are relative (a leading '/',\n"
+	"'.' parts are removed, and everything up to a last '..' too, with a warning); directories\n"
 	"are walked in byte order of names. OUT is written under a temporary name and renamed\n"
-	"when complete, keeping an old OUT's mode (a device, FIFO, symlink, file with other "
-	"links,\n"
+	"when complete, keeping an old OUT's mode (a device, FIFO, symlink, file with other links,\n"
 	"a file in a directory this user may not write, or another user's file in a sticky\n"
 	"directory is written in place); a read-only OUT is refused.\n"
 	"\n"
@@ -680,6 +677,16 @@ static const char list_help[] =
 	"  -h, --help   this help\n"
 	"\n" STDIN_HELP EXIT_CODES_HELP;
 
+/* Seconds of an mtime in nanoseconds, rounded down (also before 1970), and the rest in *ns. */
+static time_t mtime_split(int64_t mtime_ns, long *ns)
+{
+	int64_t sec = mtime_ns / 1000000000, rest = mtime_ns % 1000000000;
+	if (rest < 0)
+		rest += 1000000000, sec--;
+	*ns = (long)rest;
+	return (time_t)sec;
+}
+
 static int valid_utf8(const unsigned char *s, size_t n)
 {
 	for (size_t i = 0; i < n;) {
@@ -814,14 +821,12 @@ int cmd_list(int argc, char **argv)
 				(long long)e.mtime_ns);
 			/* The same as a string too: mtime_ns is above 2^53, where readers that hold
 			 * JSON numbers as doubles (jq 1.6, JavaScript) round it. */
-			int64_t sec = e.mtime_ns / 1000000000, ns = e.mtime_ns % 1000000000;
-			if (ns < 0)
-				ns += 1000000000, sec--;
-			time_t t = (time_t)sec;
+			long ns;
+			time_t t = mtime_split(e.mtime_ns, &ns);
 			struct tm tm;
 			char tbuf[64];
 			if (gmtime_r(&t, &tm) && strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm))
-				fprintf(f, ",\"mtime\":\"%s.%09lldZ\"", tbuf, (long long)ns);
+				fprintf(f, ",\"mtime\":\"%s.%09ldZ\"", tbuf, ns);
 			if (e.link) {
 				fputc(',', f);
 				put_json_str(f, "link", e.link, e.link_len);
@@ -836,10 +841,8 @@ int cmd_list(int argc, char **argv)
 		} else if (lng) {
 			char ms[11], tbuf[32];
 			mode_string(&e, ms);
-			int64_t sec = e.mtime_ns / 1000000000; /* rounded down, also before 1970 */
-			if (e.mtime_ns % 1000000000 < 0)
-				sec--;
-			time_t t = (time_t)sec;
+			long ns;
+			time_t t = mtime_split(e.mtime_ns, &ns);
 			struct tm tm;
 			localtime_r(&t, &tm);
 			strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M", &tm);
@@ -1043,8 +1046,7 @@ int cmd_cat(int argc, char **argv)
 int cmd_info(int argc, char **argv)
 {
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs("Usage: znippy info ARCHIVE\nEntry counts, sizes, ratio, codec and level, "
-		      "chunk "
+		fputs("Usage: znippy info ARCHIVE\nEntry counts, sizes, ratio, codec and level, chunk "
 		      "size, index size.\n\n" STDIN_HELP EXIT_CODES_HELP,
 		      stdout);
 		return EXIT_OK;

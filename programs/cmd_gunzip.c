@@ -496,15 +496,15 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 	}
 	if (nfiles == 0)
 		files[nfiles++] = "-";
-	pass_plain = op.force && !op.test && (op.to_stdout || (op.out_path && !strcmp(op.out_path, "-")));
-	if (op.out_path && op.to_stdout && strcmp(op.out_path, "-")) {
-		free(files);
-		return cli_usage_error(cmd, "-c and -o OUT: choose one");
-	}
 	if (op.out_path && !strcmp(op.out_path, "-")) { /* -o -: standard output, as -c */
 		op.out_path = NULL;
 		op.to_stdout = 1;
 	}
+	if (op.out_path && op.to_stdout) {
+		free(files);
+		return cli_usage_error(cmd, "-c and -o OUT: choose one");
+	}
+	pass_plain = op.force && !op.test && op.to_stdout;
 	if (op.out_path && !op.test) {
 		int orc = out_open(&out, op.out_path, op.force, 1);
 		if (orc != EXIT_OK) {
