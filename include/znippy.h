@@ -277,6 +277,10 @@ struct zn_extract_options {
 	/* Owners as stored ids. Default (0): as tar, a stored user or group name that exists on
 	 * this system gives its id here; the stored id is used only for names this system lacks. */
 	int numeric_owner;
+	/* Runs of zero bytes (whole aligned 64 KiB, or a file's zero tail) are left as holes
+	 * instead of written, as zstd -d and cp --sparse=always do. zn_extract_options_init sets
+	 * it; 0 writes every byte (files to be rewritten in place, such as databases). */
+	int sparse;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 

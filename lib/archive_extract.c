@@ -63,6 +63,7 @@ struct xjob {
 	struct zn_reader *r;
 	const struct zn_extract_options *opt;
 	int verify; /* 1: hash instead of write */
+	int sparse; /* leave zero runs as holes (write_at) */
 	int rootfd;
 	zn_problem_fn problem;
 	zn_progress_fn progress;
@@ -714,6 +715,76 @@ static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
 	return fd;
 }
 
+/* Holes are made of whole runs of SPARSE_UNIT zero bytes at multiples of it in the file. */
+#define SPARSE_UNIT ((uint64_t)64 << 10)
+
+static int all_zero(const uint8_t *p, uint64_t n)
+{
+	uint64_t i = 0;
+	for (; i + 64 <= n; i += 64) { /* one vector OR per 64 bytes; most data leaves at once */
+		uint64_t w[8], acc = 0;
+		memcpy(w, p + i, 64);
+		for (int k = 0; k < 8; k++)
+			acc |= w[k];
+		if (acc)
+			return 0;
+	}
+	for (; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+/* Whether the run at file offset `off`, `n` bytes up to the next SPARSE_UNIT boundary or the
+ * end of a file of `size` bytes, may be left as a hole (size 0: no holes at all). */
+static int hole_run(const uint8_t *p, uint64_t n, uint64_t off, uint64_t size)
+{
+	return size && off % SPARSE_UNIT == 0 && (n == SPARSE_UNIT || off + n == size) &&
+	       all_zero(p, n);
+}
+
+/* Writes `len` bytes at file offset `off`; returns 0 or an errno. With `size`, the file's final
+ * size, runs of zero bytes (hole_run) are not written, as zstd and cp --sparse leave them: the
+ * file was made with O_EXCL, so skipped bytes read back as zeros, and a skipped tail is made
+ * part of the file by ftruncate (or, where that fails, by writing its last byte). */
+static int write_at(int fd, const uint8_t *p, uint64_t len, uint64_t off, uint64_t size)
+{
+	int tail_hole = 0;
+	while (len) {
+		uint64_t n = ZN_MIN(len, SPARSE_UNIT - off % SPARSE_UNIT);
+		if (hole_run(p, n, off, size)) {
+			tail_hole = off + n == size;
+			p += n, len -= n, off += n;
+			continue;
+		}
+		/* Non-zero runs that follow go in the same write, up to ZN_WRITE_PIECE. */
+		while (n < len && n < ZN_WRITE_PIECE) {
+			uint64_t m = ZN_MIN(len - n, SPARSE_UNIT);
+			if (hole_run(p + n, m, off + n, size))
+				break;
+			n += m;
+		}
+		ssize_t k = pwrite(fd, p, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? errno : ENOSPC;
+		p += k, len -= (uint64_t)k, off += (uint64_t)k;
+	}
+	if (tail_hole && ftruncate(fd, (off_t)size)) {
+		static const uint8_t zero;
+		for (;;) {
+			ssize_t k = pwrite(fd, &zero, 1, (off_t)(size - 1));
+			if (k == 1)
+				break;
+			if (k < 0 && errno == EINTR)
+				continue;
+			return k < 0 ? errno : ENOSPC;
+		}
+	}
+	return 0;
+}
+
 /* Writes one piece of a file. `data` is NULL when the block could not be used (damaged). When
  * that or a cancellation of the job stops the piece, nothing is created, and a file already
  * created for earlier pieces is only closed (the clean-up after the workers removes it, as its
@@ -747,27 +818,16 @@ static void write_one(struct xjob *j, struct dircache *dc, uint64_t i, const str
 		pthread_mutex_unlock(m);
 	}
 	if (fd >= 0 && usable) {
-		const uint8_t *p = data + s->boff;
-		uint64_t left = s->len, off = s->foff;
-		while (left) {
-			ssize_t k = pwrite(fd, p, ZN_MIN(left, ZN_WRITE_PIECE), (off_t)off);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0) {
-				int err = k < 0 ? errno : ENOSPC;
-				/* Named once, by the first of the workers writing its pieces. */
-				if (downgrade_status(j, i, ST_FAILED))
-					xreport_errno(j, e, "write failed", err);
-				set_status(j, i, ST_FAILED);
-				/* Too large for this file system or limit: that file only, as tar.
-				 * Anything else (a full disk) ends the job. */
-				if (err != EFBIG)
-					system_error(j, ZN_ERR_IO);
-				break;
-			}
-			p += k;
-			left -= (uint64_t)k;
-			off += (uint64_t)k;
+		int err = write_at(fd, data + s->boff, s->len, s->foff, j->sparse ? e->size : 0);
+		if (err) {
+			/* Named once, by the first of the workers writing its pieces. */
+			if (downgrade_status(j, i, ST_FAILED))
+				xreport_errno(j, e, "write failed", err);
+			set_status(j, i, ST_FAILED);
+			/* Too large for this file system or limit: that file only, as tar.
+			 * Anything else (a full disk) ends the job. */
+			if (err != EFBIG)
+				system_error(j, ZN_ERR_IO);
 		}
 		atomic_fetch_add(&j->done_bytes, s->len);
 	}
@@ -1117,6 +1177,7 @@ void zn_extract_options_init(struct zn_extract_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
 	opt->same_owner = geteuid() == 0;
+	opt->sparse = 1;
 }
 
 zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem,
@@ -1328,6 +1389,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	j.ctx = ctx;
 	j.same_owner = opt.same_owner;
 	j.by_name = !opt.numeric_owner;
+	j.sparse = opt.sparse;
 	j.umask = read_umask();
 	j.euid = geteuid();
 	j.egid = getegid();

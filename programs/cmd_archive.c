@@ -13,7 +13,8 @@
 #include "cli.h"
 
 enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
-       OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER, OPT_ONE_FS };
+       OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER, OPT_ONE_FS,
+       OPT_NO_SPARSE };
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -570,6 +571,9 @@ static const char extract_help[] =
 	"      --numeric-owner   owners by their stored ids; by default a stored user or group\n"
 	"                        name this system knows gives its id here, as with tar (owners\n"
 	"                        are applied when run as root)\n"
+	"      --no-sparse       write every byte; by default runs of zeros (whole aligned\n"
+	"                        64 KiB, or a file's zero end) are left as holes, as zstd -d\n"
+	"                        and cp --sparse=always leave them\n"
 	"      --progress        show a progress line on stderr\n"
 	"  -q, --quiet           no progress\n"
 	"  -h, --help            this help\n"
@@ -582,6 +586,7 @@ int cmd_extract(int argc, char **argv)
 		{"overwrite", no_argument, 0, OPT_OVERWRITE}, {"progress", no_argument, 0, OPT_PROGRESS},
 		{"check-digest", no_argument, 0, OPT_CHECK_DIGEST},
 		{"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
+		{"no-sparse", no_argument, 0, OPT_NO_SPARSE},
 		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -604,6 +609,7 @@ int cmd_extract(int argc, char **argv)
 		case OPT_OVERWRITE: opt.overwrite = 1; break;
 		case OPT_CHECK_DIGEST: opt.check_digest = 1; break;
 		case OPT_NUMERIC_OWNER: opt.numeric_owner = 1; break;
+		case OPT_NO_SPARSE: opt.sparse = 0; break;
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(extract_help, stdout); return EXIT_OK;

@@ -548,6 +548,25 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	check "...says why, not to use --overwrite" grep -q "d/f: cannot create: Permission denied" "$T/stderr"
 fi
 
+# ---- sparse output: zero runs are left as holes, and read back as the same bytes ------------------------------
+S=$T/sparse && mkdir -p "$S/in" && truncate -s 5M "$S/in/holes" && printf 'head' | dd of="$S/in/holes" conv=notrunc status=none
+printf 'mid' | dd of="$S/in/holes" bs=1 seek=3000000 conv=notrunc status=none
+truncate -s 1500K "$S/in/tail" && printf 't' | dd of="$S/in/tail" conv=notrunc status=none
+{ head -c 70000 /dev/urandom; head -c 200000 /dev/zero; printf 'x'; } >"$S/in/mixed"
+"$Z" create -q -o "$S/s.zn" -C "$S" in
+code 0 "extract a tree with zero runs" "$Z" extract -q "$S/s.zn" -C "$S/a"
+code 0 "...and with --no-sparse" "$Z" extract -q --no-sparse "$S/s.zn" -C "$S/b"
+check "...both give the same bytes" sh -c 'for f in holes tail mixed; do
+	cmp "$1/in/$f" "$1/a/in/$f" && cmp "$1/in/$f" "$1/b/in/$f" || exit 1; done' - "$S"
+truncate -s 1M "$S/probe"
+if [ "$(stat -c %b "$S/probe")" -eq 0 ]; then # this file system has holes
+	check "...the default leaves holes (5 MB file in under 200 KB)" \
+		test $(($(stat -c '%b*%B' "$S/a/in/holes"))) -lt 200000
+	check "...a zero tail is a hole too (1.5 MB in under 100 KB)" \
+		test $(($(stat -c '%b*%B' "$S/a/in/tail"))) -lt 100000
+	check "...--no-sparse writes every byte" test $(($(stat -c '%b*%B' "$S/b/in/holes"))) -ge 5242880
+fi
+
 # ---- layout: the index at a multiple of 64; archives from before that still read --------------------------------
 "$Z" create -q -o "$T/al.zn" -C "$(dirname "$0")" cli_archive.sh
 ioff=$(tail -c 64 "$T/al.zn" | od -An -t u8 -N 8 | tr -d ' ')
