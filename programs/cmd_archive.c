@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 
 enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
        OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER, OPT_ONE_FS,
-       OPT_NO_SPARSE };
+       OPT_NO_SPARSE, OPT_FILES_FROM, OPT_NULL };
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -173,6 +174,11 @@ static const char create_help[] =
 	"                        are always stored)\n"
 	"  -C, --directory DIR   change to DIR for the PATHs after it (as tar: may be repeated,\n"
 	"                        each relative to the one before)\n"
+	"      --files-from LIST take PATHs from the file LIST ('-': standard input; opened\n"
+	"                        from the starting directory), one per line, in this place\n"
+	"                        among the PATHs and -C options; every line but an empty one\n"
+	"                        is a PATH as it stands (none is an option); may be repeated\n"
+	"      --null            LIST names end with a NUL byte, not a newline (find -print0)\n"
 	"      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
 	"  -q, --quiet           no progress, no warnings\n"
 	"  -h, --help            this help\n"
@@ -242,6 +248,93 @@ static int may_replace(const char *out, const struct stat *st)
 	return ok;
 }
 
+struct op {
+	const char *arg;
+	enum { OP_PATH, OP_CHDIR, OP_LIST } kind;
+};
+
+/* Replaces each OP_LIST op by the PATHs its file names, in place among the others. The names
+ * stay in memory (static, reachable) until the command ends. Returns 0 or an exit status. */
+static int read_lists(struct op **ops, int *nops, int null_sep)
+{
+	static struct op *out;
+	static char **bufs;
+	size_t n = 0, cap = (size_t)*nops + 16, nbufs = 0;
+	out = malloc(cap * sizeof(*out));
+	bufs = calloc((size_t)*nops, sizeof(*bufs));
+	if (!out || !bufs)
+		return EXIT_SYSTEM;
+	for (int i = 0; i < *nops; i++) {
+		struct op o = (*ops)[i];
+		if (o.kind != OP_LIST) {
+			out[n++] = o;
+			continue;
+		}
+		int std = !strcmp(o.arg, "-");
+		FILE *f = std ? stdin : fopen(o.arg, "rb");
+		if (!f) {
+			cli_error("%s: cannot open: %s", o.arg, strerror(errno));
+			return EXIT_SYSTEM;
+		}
+		char *buf = NULL;
+		size_t len = 0, bcap = 0, got;
+		do {
+			if (bcap - len < 65536) {
+				char *nb = realloc(buf, bcap = bcap * 2 + 65536);
+				if (!nb) {
+					free(buf);
+					return EXIT_SYSTEM;
+				}
+				buf = nb;
+			}
+			got = fread(buf + len, 1, bcap - len - 1, f);
+			len += got;
+		} while (got);
+		int bad = ferror(f);
+		if (!std)
+			fclose(f);
+		if (bad) {
+			cli_error("%s: read failed: %s", std ? "(standard input)" : o.arg,
+				  strerror(errno));
+			free(buf);
+			return EXIT_SYSTEM;
+		}
+		buf[len] = '\0';
+		bufs[nbufs++] = buf;
+		char sep = null_sep ? '\0' : '\n';
+		uint64_t line = 1;
+		for (size_t at = 0; at < len; line++) {
+			char *end = memchr(buf + at, sep, len - at);
+			size_t stop = end ? (size_t)(end - buf) : len;
+			if (!null_sep && memchr(buf + at, '\0', stop - at)) {
+				cli_error("%s: line %llu: the name holds a NUL byte (--null reads names "
+					  "that end with one)",
+					  std ? "(standard input)" : o.arg, (unsigned long long)line);
+				return EXIT_DAMAGED;
+			}
+			buf[stop] = '\0';
+			if (stop > at) {
+				if (n == cap) {
+					struct op *no = realloc(out, (cap *= 2) * sizeof(*out));
+					if (!no)
+						return EXIT_SYSTEM;
+					out = no;
+				}
+				out[n++] = (struct op){buf + at, OP_PATH};
+			}
+			at = stop + 1;
+		}
+	}
+	if (n > INT_MAX) {
+		cli_error("create: more than %d PATHs", INT_MAX);
+		return EXIT_USAGE;
+	}
+	free(*ops);
+	*ops = out;
+	*nops = (int)n;
+	return 0;
+}
+
 int cmd_create(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -252,20 +345,18 @@ int cmd_create(int argc, char **argv)
 		{"directory", required_argument, 0, 'C'},  {"progress", no_argument, 0, OPT_PROGRESS},
 		{"quiet", no_argument, 0, 'q'},		   {"help", no_argument, 0, 'h'},
 		{"no-dedup", no_argument, 0, OPT_NO_DEDUP}, {"one-file-system", no_argument, 0, OPT_ONE_FS},
+		{"files-from", required_argument, 0, OPT_FILES_FROM}, {"null", no_argument, 0, OPT_NULL},
 		{0, 0, 0, 0},
 	};
 	struct zn_create_options opt;
 	zn_create_options_init(&opt);
 	const char *out = NULL;
 	/* PATHs and -C in command-line order: as with tar, each -C applies to the PATHs after it
-	 * and is relative to the directory of the one before. An op is a PATH, or a directory
-	 * when it comes from -C. */
-	static struct op {
-		const char *arg;
-		int chdir;
-	} *ops; /* static: still reachable at any early exit, no leak to report */
+	 * and is relative to the directory of the one before. An op is a PATH, a directory when
+	 * it comes from -C, or a --files-from LIST until read_lists() puts its PATHs there. */
+	static struct op *ops; /* static: still reachable at any early exit, no leak to report */
 	ops = calloc((size_t)argc + 1, sizeof(*ops));
-	int nops = 0, npaths = 0, chdir_failed = 0;
+	int nops = 0, npaths = 0, nlists = 0, null_sep = 0, chdir_failed = 0;
 	if (!ops)
 		return EXIT_SYSTEM;
 	struct create_ctx cc = {{NULL, 0}};
@@ -279,7 +370,7 @@ int cmd_create(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "-:o:l:T:C:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 1:
-			ops[nops++] = (struct op){optarg, 0};
+			ops[nops++] = (struct op){optarg, OP_PATH};
 			npaths++;
 			break;
 		case 'o': out = optarg; break;
@@ -321,7 +412,12 @@ int cmd_create(int argc, char **argv)
 			if (exclude_pattern(optarg, &cc.ex.pats[cc.ex.n++]))
 				return EXIT_SYSTEM;
 			break;
-		case 'C': ops[nops++] = (struct op){optarg, 1}; break;
+		case 'C': ops[nops++] = (struct op){optarg, OP_CHDIR}; break;
+		case OPT_FILES_FROM:
+			ops[nops++] = (struct op){optarg, OP_LIST};
+			nlists++;
+			break;
+		case OPT_NULL: null_sep = 1; break;
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(create_help, stdout); return EXIT_OK;
@@ -333,11 +429,16 @@ int cmd_create(int argc, char **argv)
 	if (!*out)
 		return cli_usage_error("create", "empty OUT name");
 	for (int i = optind; i < argc; i++) { /* after "--" */
-		ops[nops++] = (struct op){argv[i], 0};
+		ops[nops++] = (struct op){argv[i], OP_PATH};
 		npaths++;
 	}
-	if (!npaths)
+	if (nlists) {
+		int rc = read_lists(&ops, &nops, null_sep);
+		if (rc)
+			return rc;
+	} else if (!npaths) { /* an empty LIST makes an empty archive, as with tar */
 		return cli_usage_error("create", "no input PATH given");
+	}
 	/* Without --memory the default grows with a large chunk size instead of refusing it. */
 	uint64_t need = zn_create_memory_min(opt.chunk_size);
 	if (!memory_given && opt.memory_limit < need)
@@ -415,7 +516,7 @@ int cmd_create(int argc, char **argv)
 	if (out_exists && tmp) /* the old archive the new one replaces is not archived either */
 		zn_writer_skip_inode(w, (uint64_t)ost.st_dev, (uint64_t)ost.st_ino);
 	for (int i = 0; i < nops && res == ZN_OK; i++) {
-		if (!ops[i].chdir) {
+		if (ops[i].kind == OP_PATH) {
 			res = zn_writer_add_path(w, ops[i].arg, NULL);
 		} else if (chdir(ops[i].arg)) {
 			cli_error("%s: cannot change directory: %s", ops[i].arg, strerror(errno));

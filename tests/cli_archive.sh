@@ -548,6 +548,25 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	check "...says why, not to use --overwrite" grep -q "d/f: cannot create: Permission denied" "$T/stderr"
 fi
 
+# ---- --files-from: PATHs from a list, in place among -C and PATHs; --null for any name ---------------------------
+L=$T/lists && mkdir -p "$L/top/d" "$L/sub" && echo 1 >"$L/top/d/f" && echo 2 >"$L/top/sp ace" && echo 3 >"$L/sub/s"
+printf 'x\n' >"$L/top/nl
+name"
+printf 'd\n\nsp ace\n' >"$L/l1" && printf 's\n' >"$L/l2"
+code 0 "create --files-from, among -C and PATHs" sh -c 'cd "$1/top" && "$2" create -q -o "$1/a.zn" \
+	--files-from ../l1 -C ../sub --files-from ../l2' - "$L" "$Z"
+check "...stores those PATHs, each under its -C" test "$("$Z" list "$L/a.zn" | tr '\n' ,)" = "d,d/f,s,sp ace,"
+code 0 "--null --files-from - takes find -print0's names" sh -c 'cd "$1/top" && find . -name "nl*" -print0 |
+	"$2" create -q -o "$1/b.zn" --null --files-from -' - "$L" "$Z"
+check "...a name with a newline whole" test "$("$Z" list --json "$L/b.zn" | grep -c '"path":"nl\\u000aname"')" = 1
+code 0 "an empty LIST makes an empty archive (as tar)" "$Z" create -q -o "$L/c.zn" --files-from /dev/null
+check "...with no entries" sh -c '"$1" info "$2" | grep -q "^entries: *0 "' - "$Z" "$L/c.zn"
+code 3 "a missing LIST" "$Z" create -q -o "$L/d.zn" --files-from "$L/nope"
+check "...is named" grep -q "nope: cannot open: No such file or directory" "$T/stderr"
+printf 'a\0b\n' >"$L/l3"
+code 1 "a NUL in a newline LIST" "$Z" create -q -o "$L/e.zn" --files-from "$L/l3"
+check "...is named, with the way out" grep -q "l3: line 1: the name holds a NUL byte (--null" "$T/stderr"
+
 # ---- sparse output: zero runs are left as holes, and read back as the same bytes ------------------------------
 S=$T/sparse && mkdir -p "$S/in" && truncate -s 5M "$S/in/holes" && printf 'head' | dd of="$S/in/holes" conv=notrunc status=none
 printf 'mid' | dd of="$S/in/holes" bs=1 seek=3000000 conv=notrunc status=none
