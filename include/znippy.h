@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define ZN_VERSION_MAJOR 0
-#define ZN_VERSION_MINOR 1
+#define ZN_VERSION_MINOR  2
 #define ZN_VERSION_PATCH 0
 #define ZN_VERSION_STRING "0.2.0"
 
@@ -158,8 +158,12 @@ typedef void (*zn_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 struct zn_writer;
 
 /* Start an archive written to `fd` (a file or a pipe; it is written sequentially and never
- * seeked). The writer does not close `fd`. On success *out owns worker threads until
- * zn_writer_finish() or zn_writer_free(). */
+ * seeked). A regular file must be at offset 0, and empty if opened with O_APPEND
+ * (ZN_ERR_INVALID_ARG otherwise: the archive's offsets count from the file's start). Writing to a
+ * pipe whose reader has gone raises SIGPIPE, which kills a process that does not ignore or handle
+ * it; ignored, the write fails with EPIPE and the writer's calls return ZN_ERR_IO. The writer does
+ * not close `fd`. On success *out owns worker threads until zn_writer_finish() or zn_writer_free().
+ */
 ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt);
 
 /* Hooks for problems with inputs, filtering and progress; any may be NULL. Call before adding. */
@@ -191,6 +195,22 @@ ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, co
  * that is not a directory (a file or symlink "a", and "a/b"), are left out, reported, and make
  * zn_writer_finish() return ZN_ERR_IO. */
 ZN_API zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data);
+
+/* Reads up to n bytes of an entry's content into buf. Returns how many (0 only at its end), or
+ * -1 on failure, with errno saying why if it can. */
+typedef int64_t (*zn_read_fn)(void *ctx, void *buf, size_t n);
+
+/* As zn_writer_add_memory(), but a regular file's e->size bytes come from `read`, called on this
+ * thread as they are needed, so that an entry of any size (a download whose length is known)
+ * is added with no more memory than the writer's own buffers; entries of other types read
+ * nothing. Exactly e->size bytes are read: whatever follows is left unread. If `read` fails or
+ * ends early, the entry is left out, reported through the problem hook, and the call returns
+ * ZN_ERR_IO or ZN_ERR_TRUNCATED; the archive stays valid without it (chunks already written
+ * for it remain as unreferenced bytes), and zn_writer_finish() is not affected. A streamed
+ * file of at least the chunk size is always stored: it is not compared with earlier files,
+ * which needs its bytes twice. */
+ZN_API zn_result zn_writer_add_stream(struct zn_writer *w, const struct zn_entry *e,
+                                      zn_read_fn read, void *ctx);
 
 /* Flush all blocks, write the index and the footer. Returns the first error that happened. */
 ZN_API zn_result zn_writer_finish(struct zn_writer *w);

@@ -185,9 +185,10 @@ static struct zn_reader *reader_new(void)
 zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t size, char *err,
 			     size_t err_len)
 {
+	if (out)
+		*out = NULL;
 	if (!out || (!data && size))
 		return ZN_ERR_INVALID_ARG;
-	*out = NULL;
 	struct zn_reader *r = reader_new();
 	if (!r)
 		return ZN_ERR_NOMEM;
@@ -239,9 +240,10 @@ zn_result zn_reader_open_fd(struct zn_reader **out, int fd, char *err, size_t er
 
 zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, size_t err_len)
 {
+	if (out)
+		*out = NULL;
 	if (!out || !path)
 		return ZN_ERR_INVALID_ARG;
-	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (err)

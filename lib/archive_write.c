@@ -643,23 +643,36 @@ static zn_result add_seg(struct zn_writer *w, struct slot *s, uint64_t entry, ui
 	return ZN_OK;
 }
 
-/* Where a file's bytes come from. */
+/* Where a file's bytes come from: a file, memory, or a caller's stream (read). */
 struct source {
-	int fd;		    /* -1 for memory */
+	int fd; /* -1 for memory or a stream */
 	const uint8_t *mem;
+	zn_read_fn read;
+	void *rctx;
 	uint64_t pos;
 };
 
 /* Read exactly n bytes. Returns 0, or an errno value (EIO-like), or -1 if the file ended early. */
 static int source_read(struct source *src, uint8_t *dst, uint64_t n)
 {
-	if (src->fd < 0) {
+	if (src->fd < 0 && !src->read) {
 		memcpy(dst, src->mem + src->pos, n);
 		src->pos += n;
 		return 0;
 	}
 	while (n) {
-		ssize_t k = read(src->fd, dst, n > (1u << 30) ? (1u << 30) : n);
+		size_t want = n > (1u << 30) ? (1u << 30) : (size_t)n;
+		int64_t k;
+		if (src->read) {
+			errno = 0;
+			k = src->read(src->rctx, dst, want);
+			if (k > (int64_t)want) /* more than asked for: nothing sane to do with it */
+				return EINVAL;
+			if (k < 0 && !errno)
+				errno = EIO;
+		} else {
+			k = read(src->fd, dst, want);
+		}
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
@@ -672,6 +685,25 @@ static int source_read(struct source *src, uint8_t *dst, uint64_t n)
 		src->pos += (uint64_t)k;
 	}
 	return 0;
+}
+
+/* An entry from a caller's stream that failed (err: an errno value) or ended early (-1) is
+ * left out and named; the caller gets the result. Its room in a block, if any, is zeroed. */
+static zn_result stream_failed(struct zn_writer *w, uint64_t idx, int err, uint8_t *room)
+{
+	struct went *e = &w->ents[idx];
+	if (room)
+		memset(room, 0, e->size);
+	e->dropped = 1;
+	if (err == -1) {
+		report(w, e->path, ZN_ERR_TRUNCATED,
+		       "stream ended before the entry's size; not stored");
+		return ZN_ERR_TRUNCATED;
+	}
+	char msg[256];
+	snprintf(msg, sizeof(msg), "stream read failed: %s; not stored", strerror(err));
+	report(w, e->path, ZN_ERR_IO, msg);
+	return ZN_ERR_IO;
 }
 
 /* A file that could not be read is left out. A small one keeps its room in the block being
@@ -730,6 +762,7 @@ static zn_result place_aside(struct zn_writer *w, uint64_t idx, const uint8_t *p
 static void judge(struct zn_writer *w, uint64_t idx, const uint8_t *p);
 static void compact(struct zn_writer *w, struct slot *s);
 static int large_copy(struct zn_writer *w, uint64_t idx, const struct source *src);
+static uint8_t *aside_buffer(struct zn_writer *w);
 
 /* Place the content of entry `idx` (e->size bytes from src) into blocks. */
 static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *src)
@@ -747,16 +780,27 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 		uint64_t off;
 		int full;
 		RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
-		if (full)
+		if (full && !src->read)
 			return place_aside(w, idx, src->mem + src->pos);
-		source_read(src, s->in + off, size);
+		uint8_t *dst = full ? aside_buffer(w) : s->in + off;
+		if (!dst)
+			return ZN_ERR_NOMEM;
+		int err = source_read(src, dst, size); /* from memory: always 0 */
+		if (err) {
+			zn_result r = stream_failed(w, idx, err, full ? NULL : dst);
+			compact(w, full ? NULL : s);
+			return r;
+		}
+		if (full)
+			return place_aside(w, idx, dst);
 		judge(w, idx, s->in + off);
 		compact(w, s);
 		return ZN_OK;
 	}
-	/* A large file: whole chunks of its own, in order, unless it is a copy of one stored. */
+	/* A large file: whole chunks of its own, in order, unless it is a copy of one stored (a
+	 * stream cannot be read twice: it is always stored). */
 	e->block_offset = 0;
-	if (large_copy(w, idx, src))
+	if (!src->read && large_copy(w, idx, src))
 		return ZN_OK;
 	int ended = 0;
 	for (uint64_t done = 0; done < size;) {
@@ -764,6 +808,10 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 		struct slot *s;
 		RETURN_IF_ERROR(acquire_slot(w, klass, &s));
 		int err = ended ? -1 : source_read(src, s->in, n);
+		if (err && src->read) { /* earlier chunks stay as unreferenced bytes */
+			release_slot(w, s);
+			return stream_failed(w, idx, err, NULL);
+		}
 		if (err == -1) {
 			/* The file shrank since the walk: its earlier chunks are queued, so, as tar
 			 * does, it is kept at the size it had, padded with zeros. */
@@ -1817,13 +1865,18 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	if (opt.memory_limit < zn_create_memory_min(opt.chunk_size))
 		return ZN_ERR_INVALID_ARG; /* a smaller bound could not be kept */
 
+	struct stat ost;
+	int regular = !fstat(fd, &ost) && S_ISREG(ost.st_mode);
+	/* Offsets count from the archive's start: that of the file. */
+	if (regular &&
+	    (lseek(fd, 0, SEEK_CUR) > 0 || ((fcntl(fd, F_GETFL) & O_APPEND) && ost.st_size)))
+		return ZN_ERR_INVALID_ARG;
 	struct zn_writer *w = calloc(1, sizeof(*w));
 	if (!w)
 		return ZN_ERR_NOMEM;
 	w->opt = opt;
 	w->fd = fd;
-	struct stat ost;
-	if (!fstat(fd, &ost) && S_ISREG(ost.st_mode)) {
+	if (regular) {
 		w->out_dev = ost.st_dev;
 		w->out_ino = ost.st_ino;
 	}
@@ -1964,7 +2017,8 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 	return r;
 }
 
-zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data)
+/* Adds entry e, whose content (a file's) comes from src. */
+static zn_result add_entry(struct zn_writer *w, const struct zn_entry *e, struct source *src)
 {
 	if (!w || !e || !e->path || w->finished || e->type > ZN_TYPE_HARDLINK)
 		return ZN_ERR_INVALID_ARG;
@@ -1972,9 +2026,15 @@ zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, co
 		return first_error(w);
 	if (!zn_path_is_safe(e->path, e->path_len))
 		return ZN_ERR_UNSAFE_PATH;
-	if ((e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) && (!e->link || !e->link_len))
+	if (e->path_len > UINT32_MAX || e->link_len > UINT32_MAX || e->size > (uint64_t)PTRDIFF_MAX)
+		return ZN_ERR_LIMIT;
+	if ((e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) &&
+	    (!e->link || !e->link_len || memchr(e->link, 0, e->link_len)))
 		return ZN_ERR_INVALID_ARG;
-	if (e->type == ZN_TYPE_FILE && e->size && !data)
+	/* A hardlink names an entry of the archive: a stored path. */
+	if (e->type == ZN_TYPE_HARDLINK && !zn_path_is_safe(e->link, e->link_len))
+		return ZN_ERR_UNSAFE_PATH;
+	if (e->type == ZN_TYPE_FILE && e->size && !src->mem && !src->read)
 		return ZN_ERR_INVALID_ARG;
 	/* Owner names: at most 255 bytes and no NUL (the name table holds C strings); refused
 	 * rather than cut short. */
@@ -2006,8 +2066,22 @@ zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, co
 		return ZN_OK;
 	d->size = e->size;
 	d->has_digest = w->opt.digest == ZN_DIGEST_SHA256;
+	return emit_content(w, idx, src);
+}
+
+zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data)
+{
 	struct source src = {.fd = -1, .mem = data};
-	return emit_content(w, idx, &src);
+	return add_entry(w, e, &src);
+}
+
+zn_result zn_writer_add_stream(struct zn_writer *w, const struct zn_entry *e, zn_read_fn read,
+                               void *ctx)
+{
+	if (!read)
+		return ZN_ERR_INVALID_ARG;
+	struct source src = {.fd = -1, .read = read, .rctx = ctx};
+	return add_entry(w, e, &src);
 }
 
 /* ------------------------------------------------------------------------------------------------

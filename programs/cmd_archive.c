@@ -500,6 +500,16 @@ int cmd_create(int argc, char **argv)
 			return EXIT_SYSTEM;
 		}
 	}
+	struct stat sst;
+	off_t at;
+	if (fd == 1 && !fstat(1, &sst) && S_ISREG(sst.st_mode) &&
+	    ((at = lseek(1, 0, SEEK_CUR)) > 0 ||
+	     ((fcntl(1, F_GETFL) & O_APPEND) && (at = sst.st_size) > 0))) {
+		cli_error("standard output is a file already %lld bytes in: an archive must start at "
+			  "the beginning of its file (redirect with '>', not '>>')",
+			  (long long)at);
+		return EXIT_USAGE;
+	}
 	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct zn_writer *w;
 	zn_result res = zn_writer_open(&w, fd, &opt);

@@ -567,6 +567,13 @@ printf 'a\0b\n' >"$L/l3"
 code 1 "a NUL in a newline LIST" "$Z" create -q -o "$L/e.zn" --files-from "$L/l3"
 check "...is named, with the way out" grep -q "l3: line 1: the name holds a NUL byte (--null" "$T/stderr"
 
+# ---- -o - into a file that already holds something (>>): refused, as the offsets would be wrong ---------------
+echo junk >"$T/app.zn"
+code 2 "create -o - appended to a file" sh -c '"$1" create -q -o - "$2" >>"$3"' - "$Z" "$L/l1" "$T/app.zn"
+check "...says why" grep -q "already 5 bytes in: an archive must start at the beginning" "$T/stderr"
+code 0 "...appended to an empty file it works" sh -c 'rm -f "$3"; "$1" create -q -o - "$2" >>"$3" &&
+	"$1" verify -q "$3"' - "$Z" "$L/l1" "$T/app2.zn"
+
 # ---- sparse output: zero runs are left as holes, and read back as the same bytes ------------------------------
 S=$T/sparse && mkdir -p "$S/in" && truncate -s 5M "$S/in/holes" && printf 'head' | dd of="$S/in/holes" conv=notrunc status=none
 printf 'mid' | dd of="$S/in/holes" bs=1 seek=3000000 conv=notrunc status=none

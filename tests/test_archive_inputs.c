@@ -2,6 +2,7 @@
  * timer interrupting the batched reads of small files, and a small file that disappears between
  * the walk and its read (both with io_uring and with plain reads); names that normalise to
  * nothing; and a path added twice. */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -431,6 +432,95 @@ static void given_twice(const char *root)
 	zn_reader_close(r);
 }
 
+/* A stream that fails after `good` bytes: with errno EIO, or by ending (fail_eof). */
+struct bad_stream {
+	uint64_t good;
+	int fail_eof;
+};
+
+static int64_t bad_read(void *ctx, void *buf, size_t n)
+{
+	struct bad_stream *b = ctx;
+	if (!b->good) {
+		errno = EIO;
+		return b->fail_eof ? 0 : -1;
+	}
+	size_t k = n < b->good ? n : (size_t)b->good;
+	memset(buf, 'x', k);
+	b->good -= k;
+	return (int64_t)k;
+}
+
+/* Streams that fail or end early leave their entry out, say so, and keep the archive whole;
+ * arguments the format cannot hold are refused when given. */
+static void stream_failures(const char *root)
+{
+	char out[4096];
+	snprintf(out, sizeof(out), "%s/streams.zn", root);
+	int fd;
+	struct problems p = {0};
+	struct zn_create_options o = tu_small_blocks(2);
+	struct zn_writer *w = open_writer(out, &o, NULL, &p, &fd);
+	static const char ok_data[] = "kept";
+	struct zn_entry ok = {
+	        .path = "ok", .path_len = 2, .type = ZN_TYPE_FILE, .mode = 0644, .size = 4};
+	CHECK_OK(zn_writer_add_memory(w, &ok, ok_data));
+	const uint64_t sizes[] = {1000, o.chunk_size * 3 + 5}; /* small (packed) and large */
+	for (int k = 0; k < 4; k++) {
+		char name[16];
+		snprintf(name, sizeof(name), "bad%d", k);
+		struct zn_entry e = {.path = name,
+		                     .path_len = strlen(name),
+		                     .type = ZN_TYPE_FILE,
+		                     .mode = 0644,
+		                     .size = sizes[k & 1]};
+		struct bad_stream b = {.good = sizes[k & 1] / 2 + (k & 1) * o.chunk_size,
+		                       .fail_eof = k >> 1};
+		int before = p.n;
+		CHECK(zn_writer_add_stream(w, &e, bad_read, &b) ==
+		      (k >> 1 ? ZN_ERR_TRUNCATED : ZN_ERR_IO));
+		CHECK(p.n == before + 1 && !strcmp(p.last, name));
+	}
+	struct zn_entry e = {
+	        .path = "after", .path_len = 5, .type = ZN_TYPE_FILE, .mode = 0644, .size = 3};
+	CHECK_OK(zn_writer_add_memory(w, &e, "abc"));
+	/* A hardlink to a path that could not be stored; a symlink target with a NUL; a size no
+	 * memory holds; a NULL reader. */
+	struct zn_entry h = {.path = "h",
+	                     .path_len = 1,
+	                     .type = ZN_TYPE_HARDLINK,
+	                     .link = "../ok",
+	                     .link_len = 5};
+	CHECK(zn_writer_add_memory(w, &h, NULL) == ZN_ERR_UNSAFE_PATH);
+	struct zn_entry l = {
+	        .path = "l", .path_len = 1, .type = ZN_TYPE_SYMLINK, .link = "a\0b", .link_len = 3};
+	CHECK(zn_writer_add_memory(w, &l, NULL) == ZN_ERR_INVALID_ARG);
+	struct zn_entry huge = {
+	        .path = "huge", .path_len = 4, .type = ZN_TYPE_FILE, .size = UINT64_MAX};
+	CHECK(zn_writer_add_memory(w, &huge, "x") == ZN_ERR_LIMIT);
+	CHECK(zn_writer_add_stream(w, &e, NULL, NULL) == ZN_ERR_INVALID_ARG);
+	CHECK_OK(zn_writer_finish(w)); /* the callers were told: not an input error */
+	zn_writer_free(w);
+	close(fd);
+	struct zn_reader *r = (struct zn_reader *)1;
+	CHECK(zn_reader_open(&r, NULL, NULL, 0) == ZN_ERR_INVALID_ARG && !r);
+	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
+	CHECK_EQ_U64(zn_reader_count(r), 2);
+	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	uint64_t i;
+	CHECK_OK(zn_reader_find(r, "after", 5, &i));
+	static struct collect c;
+	CHECK_OK(zn_reader_read_entry(r, i, collect, &c));
+	CHECK(c.n == 3 && !memcmp(c.buf, "abc", 3));
+	zn_reader_close(r);
+
+	/* A file not at its start cannot hold an archive whose offsets count from it. */
+	fd = open(out, O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0 && write(fd, "stub", 4) == 4);
+	CHECK(zn_writer_open(&w, fd, NULL) == ZN_ERR_INVALID_ARG && !w);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_archive_inputs");
@@ -445,6 +535,7 @@ int main(int argc, char **argv)
 	empty_names(root);
 	given_twice(root);
 	hardlink_to_unread(root);
+	stream_failures(root);
 	tu_rmtree(root);
 	free(root);
 	puts("ok");
