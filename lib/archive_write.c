@@ -1612,11 +1612,21 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b); /* byte order */
 }
 
-static zn_result walk(struct zn_writer *w, int dirfd, const char *name, size_t rel_len, int depth);
+/* Directories a walk keeps open: one per level down to this depth. Below it, a directory's
+ * descriptor is closed while a subdirectory is walked and opened again from that through "..",
+ * so that a tree of any depth needs few (tar archives trees 2,000 deep under a limit of 1,024
+ * open files). */
+#define WALK_OPEN_LEVELS 64
 
-static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_t rel_len,
-			 const struct stat *st, int depth)
+static zn_result walk(struct zn_writer *w, int *parentfd, const struct stat *parent_st,
+                      const char *name, size_t rel_len, int depth);
+
+/* Adds what `name` in *dirfd is. The walk of a directory below WALK_OPEN_LEVELS may replace
+ * *dirfd (the same directory, opened again), or set it to -1 if that failed (reported). */
+static zn_result add_one(struct zn_writer *w, int *dirfdp, const struct stat *dir_st,
+                         const char *name, size_t rel_len, const struct stat *st, int depth)
 {
+	int dirfd = *dirfdp;
 	const char *rel = w->pathbuf;
 	uint64_t idx;
 	if (S_ISDIR(st->st_mode)) {
@@ -1626,7 +1636,7 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 			if (idx != NO_ENTRY)
 				fill_stat(w, &w->ents[idx], st);
 		}
-		return walk(w, dirfd, name, rel_len, depth + 1);
+		return walk(w, dirfdp, dir_st, name, rel_len, depth + 1);
 	}
 	if (!rel_len)
 		return ZN_OK;
@@ -1715,9 +1725,32 @@ static zn_result add_one(struct zn_writer *w, int dirfd, const char *name, size_
 	return r;
 }
 
-static zn_result walk(struct zn_writer *w, int parentfd, const char *name, size_t rel_len, int depth)
+/* The parent of directory fd, which must be the one seen as `st`; -1 (reported) if not, or if
+ * fd is -1 (lost below, and reported there). */
+static int reopen_parent(struct zn_writer *w, int fd, const struct stat *st, size_t rel_len)
 {
-	int fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int pfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat now;
+	if (pfd >= 0 && !fstat(pfd, &now) && now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+		return pfd;
+	if (pfd >= 0)
+		close(pfd);
+	/* What follows in the directories above, up to where they were kept open, is left out:
+	 * the error says so. */
+	w->pathbuf[rel_len] = 0;
+	report(w, w->pathbuf, ZN_ERR_CHANGED,
+	       "moved while being archived; what follows it in the directories above is not "
+	       "stored");
+	w->input_err = ZN_ERR_IO;
+	return -1;
+}
+
+static zn_result walk(struct zn_writer *w, int *parentfd, const struct stat *parent_st,
+                      const char *name, size_t rel_len, int depth)
+{
+	int fd = openat(*parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		report_errno(w, rel_len ? w->pathbuf : name, "cannot open directory", errno);
 		return ZN_OK;
@@ -1725,10 +1758,18 @@ static zn_result walk(struct zn_writer *w, int parentfd, const char *name, size_
 	struct stat here;
 	if (fstat(fd, &here))
 		here.st_dev = 0;
+	/* Deep down, the parent's descriptor is given back while this directory is walked. */
+	int parent_closed = depth > WALK_OPEN_LEVELS && parent_st && *parentfd >= 0;
+	if (parent_closed) {
+		close(*parentfd);
+		*parentfd = -1;
+	}
 	DIR *d = fdopendir(fd);
 	if (!d) {
-		close(fd);
 		report_errno(w, w->pathbuf, "cannot read directory", errno);
+		if (parent_closed)
+			*parentfd = reopen_parent(w, fd, parent_st, rel_len);
+		close(fd);
 		return ZN_OK;
 	}
 	char **names = NULL;
@@ -1748,7 +1789,16 @@ static zn_result walk(struct zn_writer *w, int parentfd, const char *name, size_
 	}
 	if (n)
 		qsort(names, n, sizeof(char *), cmp_names);
-	for (size_t i = 0; i < n && r == ZN_OK; i++) {
+	/* The names are read: the directory is used through a descriptor of its own, which the
+	 * walks of subdirectories may replace. */
+	fd = dup(dirfd(d));
+	if (fd < 0) {
+		report_errno(w, w->pathbuf, "cannot read directory", errno);
+		goto out;
+	}
+	closedir(d);
+	d = NULL;
+	for (size_t i = 0; i < n && r == ZN_OK && fd >= 0; i++) {
 		size_t nlen = strlen(names[i]);
 		size_t child_len = rel_len + (rel_len ? 1 : 0) + nlen;
 		if (grow((void **)&w->pathbuf, &w->pathbuf_cap, child_len + 1, 1)) {
@@ -1772,7 +1822,7 @@ static zn_result walk(struct zn_writer *w, int parentfd, const char *name, size_
 			    idx != NO_ENTRY)
 				fill_stat(w, &w->ents[idx], &st);
 		} else if (!w->filter || w->filter(w->hook_ctx, w->pathbuf, S_ISDIR(st.st_mode))) {
-			r = add_one(w, fd, names[i], child_len, &st, depth);
+			r = add_one(w, &fd, &here, names[i], child_len, &st, depth);
 		}
 		w->pathbuf[rel_len] = 0;
 		if (atomic_load(&w->cancel) && r == ZN_OK)
@@ -1780,11 +1830,19 @@ static zn_result walk(struct zn_writer *w, int parentfd, const char *name, size_
 	}
 	if (r == ZN_OK)
 		r = flush_pending(w); /* the names and the directory are about to go */
+	if (parent_closed)
+		*parentfd = reopen_parent(w, fd, parent_st, rel_len);
+	if (fd >= 0)
+		close(fd);
 out:
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	closedir(d);
+	if (d) { /* the names could not be read or kept: nothing of them is stored */
+		if (parent_closed)
+			*parentfd = reopen_parent(w, dirfd(d), parent_st, rel_len);
+		closedir(d);
+	}
 	return r;
 }
 
@@ -2000,9 +2058,10 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 		base = ".";
 	zn_result r;
 	if (S_ISDIR(st.st_mode) && slash && !*(slash + 1)) {
-		r = walk(w, AT_FDCWD, "/", 0, 0);
+		int cwd = AT_FDCWD;
+		r = walk(w, &cwd, NULL, "/", 0, 0);
 	} else {
-		r = add_one(w, dirfd, base, rel_len, &st, 0);
+		r = add_one(w, &dirfd, NULL, base, rel_len, &st, 0);
 	}
 	if (r == ZN_OK)
 		r = flush_pending(w); /* before the parent directory's descriptor goes */

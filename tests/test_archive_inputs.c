@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <sys/time.h>
@@ -26,7 +27,7 @@ static void on_alarm(int sig)
 
 struct problems {
 	int n;
-	char last[256];
+	char last[2048];
 	/* for touch_victim: when the filter sees `trigger`, `victim` is removed, or grown */
 	const char *trigger, *victim;
 	int grow;
@@ -432,6 +433,80 @@ static void given_twice(const char *root)
 	zn_reader_close(r);
 }
 
+/* For deep_tree: moves directory `victim` to another directory, `moved_to`, when the filter
+ * sees `trigger`. */
+static const char *moved_to;
+
+static int move_victim(void *ctx, const char *rel, int is_dir)
+{
+	(void)is_dir;
+	const struct problems *p = ctx;
+	if (!strcmp(rel, p->trigger))
+		CHECK(!rename(p->victim, moved_to));
+	return 1;
+}
+
+/* A tree deeper than the directories a walk keeps open (WALK_OPEN_LEVELS) is archived whole
+ * under a limit of 100 open files; a deep directory moved away while it is walked is named,
+ * and what followed it is left out with exit status 3, never archived from the wrong place. */
+static void deep_tree(const char *root)
+{
+	enum { DEPTH = 300 };
+	char *dir = tu_fmt("%s/deep", root), *out = tu_fmt("%s/deep.zn", root);
+	size_t len = strlen(dir);
+	char *p = malloc(len + DEPTH * 2 + 64), *rel = malloc(DEPTH * 2 + 64);
+	memcpy(p, dir, len + 1);
+	CHECK(!mkdir(p, 0755) && !tu_write_file(tu_str("%s/e", dir), "e", 1));
+	strcpy(rel, "t");
+	int fd = open(p, O_RDONLY | O_DIRECTORY);
+	for (int i = 0; i < DEPTH; i++) { /* relative steps: the path outgrows PATH_MAX */
+		CHECK(fd >= 0 && !mkdirat(fd, "d", 0755));
+		int next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+		close(fd);
+		fd = next;
+		strcat(rel, "/d");
+	}
+	CHECK(!mkdirat(fd, "a", 0755) && !mkdirat(fd, "b", 0755));
+	int f = openat(fd, "a/x", O_WRONLY | O_CREAT, 0644);
+	CHECK(f >= 0 && write(f, "x", 1) == 1 && !close(f));
+	f = openat(fd, "c", O_WRONLY | O_CREAT, 0644);
+	CHECK(f >= 0 && !close(f));
+	close(fd);
+
+	struct rlimit old, low;
+	CHECK(!getrlimit(RLIMIT_NOFILE, &old));
+	low = old;
+	low.rlim_cur = 100;
+	CHECK(!setrlimit(RLIMIT_NOFILE, &low));
+	struct problems pr = {0};
+	struct zn_write_stats st;
+	struct zn_create_options o = tu_small_blocks(2);
+	CHECK_OK(archive(dir, out, &o, NULL, &pr, &st, NULL));
+	CHECK(pr.n == 0);
+	CHECK_EQ_U64(st.entries, 1 + 1 + DEPTH + 4); /* t, t/e, the d's, a, a/x, b, c */
+
+	/* Moved while walked: "a" is found at its new place through "..", which must not pass. */
+	char *victim = tu_fmt("%s/%s/a", dir, rel + 2);
+	struct problems mv = {.trigger = tu_str("%s/a/x", rel), .victim = victim};
+	moved_to = tu_str("%s/moved", root);
+	CHECK(archive(dir, out, &o, move_victim, &mv, &st, NULL) == ZN_ERR_IO);
+	CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
+	CHECK(mv.n == 1 && !strcmp(mv.last, tu_str("%s/a", rel)));
+	struct zn_reader *rd;
+	CHECK_OK(zn_reader_open(&rd, out, NULL, 0));
+	CHECK_OK(zn_verify(rd, 2, NULL, NULL, NULL));
+	uint64_t i;
+	CHECK_OK(zn_reader_find(rd, tu_str("%s/a/x", rel), strlen(rel) + 4, &i));
+	CHECK_OK(zn_reader_find(rd, "t/e", 3, &i)); /* above the levels kept open: walked on */
+	CHECK(zn_reader_find(rd, tu_str("%s/b", rel), strlen(rel) + 2, &i) == ZN_ERR_NOT_FOUND);
+	zn_reader_close(rd);
+	free(victim);
+	free(p);
+	free(rel);
+	free(dir);
+	free(out);
+}
+
 /* A stream that fails after `good` bytes: with errno EIO, or by ending (fail_eof). */
 struct bad_stream {
 	uint64_t good;
@@ -536,6 +611,7 @@ int main(int argc, char **argv)
 	given_twice(root);
 	hardlink_to_unread(root);
 	stream_failures(root);
+	deep_tree(root);
 	tu_rmtree(root);
 	free(root);
 	puts("ok");
