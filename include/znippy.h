@@ -144,7 +144,9 @@ ZN_API uint64_t zn_create_memory_min(uint64_t chunk_size);
 typedef void (*zn_problem_fn)(void *ctx, const char *path, zn_result r, const char *what);
 
 /* Decides whether a path found while walking a tree is included: return 0 to skip it (and, for a
- * directory, everything below it). `rel` is the path as it will be stored. */
+ * directory, everything below it). `rel` is the path as it will be stored. For the path given
+ * to zn_writer_add_path(), each directory above it in its stored name is asked about first
+ * (is_dir 1), as a walk from the top would have: one left out takes the path with it. */
 typedef int (*zn_filter_fn)(void *ctx, const char *rel, int is_dir);
 
 /* Progress: bytes of content processed so far, and the total (0 when it is not known: the

@@ -2002,6 +2002,24 @@ void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_f
 	w->hook_ctx = ctx;
 }
 
+/* Whether the filter keeps a PATH stored as w->pathbuf: it and each directory above it in
+ * the stored path, as a walk would have asked on its way down (an excluded directory takes
+ * everything below it along, even when given by a PATH of its own). */
+static int filter_path(struct zn_writer *w, size_t rel_len, int is_dir)
+{
+	char *p = w->pathbuf;
+	for (size_t i = 0; i < rel_len; i++) {
+		if (p[i] != '/')
+			continue;
+		p[i] = 0;
+		int keep = w->filter(w->hook_ctx, p, 1);
+		p[i] = '/';
+		if (!keep)
+			return 0;
+	}
+	return w->filter(w->hook_ctx, p, is_dir);
+}
+
 zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name)
 {
 	if (!w || !fs_path || w->finished)
@@ -2036,7 +2054,7 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 		free(copy);
 		return ZN_ERR_INVALID_ARG;
 	}
-	if (rel_len && w->filter && !w->filter(w->hook_ctx, w->pathbuf, S_ISDIR(st.st_mode))) {
+	if (rel_len && w->filter && !filter_path(w, rel_len, S_ISDIR(st.st_mode))) {
 		free(copy);
 		return ZN_OK;
 	}

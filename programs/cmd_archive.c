@@ -390,7 +390,7 @@ int cmd_create(int argc, char **argv)
 			opt.chunk_size = v;
 			break;
 		case OPT_MEMORY:
-			if (cli_parse_size(optarg, &v) || v < (1u << 20))
+			if (cli_parse_size(optarg, &v) || !v)
 				return cli_usage_error("create", "invalid memory size '%s'", optarg);
 			opt.memory_limit = v;
 			memory_given = 1;
@@ -444,9 +444,9 @@ int cmd_create(int argc, char **argv)
 	if (!memory_given && opt.memory_limit < need)
 		opt.memory_limit = need;
 	if (opt.memory_limit < need)
-		return cli_usage_error("create", "--memory must be at least %lluM for this chunk size "
+		return cli_usage_error("create", "--memory must be at least %lluK for this chunk size "
 						 "(4 buffers of input and compressed output)",
-				       (unsigned long long)((need + (1u << 20) - 1) >> 20));
+				       (unsigned long long)((need + 1023) >> 10));
 
 	/* A new or plain OUT is written under a temporary name beside it (cli_open_replacement)
 	 * and renamed on success, so a failed run never leaves a half-written archive under the
@@ -576,7 +576,7 @@ int cmd_create(int argc, char **argv)
 	else if (res != ZN_OK && res != ZN_ERR_IO)
 		cli_error("create: %s", zn_result_message(res));
 	else if (res == ZN_ERR_IO && complete)
-		cli_error("create: some inputs were left out (see above); archive written without them");
+		cli_error("create: archive written; exit status 3 for the inputs named above");
 	else if (res == ZN_ERR_IO)
 		cli_error("create: I/O error");
 	if (res == ZN_OK && cli_progress_enabled()) {

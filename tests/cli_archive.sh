@@ -158,6 +158,11 @@ check "exclude with a leading / is anchored: it leaves u/tmp alone" test "$("$Z"
 "$Z" create -q -o "$T/ex5.zn" --exclude tmp/ -C "$T/ex" u
 check "exclude with a trailing / leaves out directories only" \
 	test "$("$Z" list "$T/ex5.zn" | tr '\n' ' ')" = "u u/d u/d/tmp "
+"$Z" create -q -o "$T/ex6.zn" --exclude t/a -C "$T/ex" t/a/b t/a/keep t
+check "a PATH below an excluded directory is left out too (as tar)" \
+	test "$("$Z" list "$T/ex6.zn" | tr '\n' ' ')" = "t "
+"$Z" create -q -o "$T/ex7.zn" --exclude b -C "$T/ex" t/a/b/f.o t/a/keep
+check "...whichever part of its path the pattern matches" test "$("$Z" list "$T/ex7.zn")" = t/a/keep
 
 mkdir -p "$T/self" && printf 'x\n' >"$T/self/x"
 (cd "$T/self" && "$Z" create -q -o self.zn .) 2>"$T/stderr"
