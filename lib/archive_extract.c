@@ -143,7 +143,7 @@ static void xreport_errno(struct xjob *j, const struct xent *e, const char *what
 {
 	char msg[256];
 	snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err));
-	xreport(j, e, ZN_ERR_IO, msg);
+	xreport(j, e, err == EEXIST ? ZN_ERR_EXISTS : ZN_ERR_IO, msg);
 }
 
 static void set_status(struct xjob *j, uint64_t i, uint8_t st)

@@ -169,6 +169,9 @@ static const char create_help[] =
 	"                        directory, as tar does; a leading '/' anchors it to the start\n"
 	"                        of the stored path, a trailing '/' matches directories only;\n"
 	"                        repeatable\n"
+	"  -X, --exclude-from FILE\n"
+	"                        --exclude each line of FILE ('-': standard input) but empty\n"
+	"                        ones, as tar -X\n"
 	"      --one-file-system stay on the file system of each directory walked, as tar:\n"
 	"                        a mount point is stored as an empty directory (PATHs given\n"
 	"                        are always stored)\n"
@@ -192,8 +195,8 @@ struct exclude {
 };
 
 struct excludes {
-	struct exclude *pats;
-	int n;
+	struct exclude *pats; /* static: reachable until the command ends */
+	int n, cap;
 };
 
 /* As tar's --exclude: a pattern matches the stored path or any tail of it that starts at a
@@ -216,14 +219,86 @@ static int filter_cb(void *ctx, const char *rel, int is_dir)
 	return 1;
 }
 
-/* Parses one --exclude: "./t/a", "t//a" and "/abs/t/a/" become "t/a" and "abs/t/a" (anchored,
+/* Adds one --exclude: "./t/a", "t//a" and "/abs/t/a/" become "t/a" and "abs/t/a" (anchored,
  * directories only), matching the names PATHs are stored under. */
-static int exclude_pattern(const char *arg, struct exclude *e)
+static int exclude_pattern(struct excludes *x, const char *arg)
 {
+	if (x->n == x->cap) {
+		struct exclude *np = realloc(x->pats, (size_t)(x->cap = x->cap * 2 + 16) * sizeof(*np));
+		if (!np)
+			return -1;
+		x->pats = np;
+	}
+	struct exclude *e = &x->pats[x->n];
 	e->anchored = arg[0] == '/';
 	while (arg[0] == '/' && arg[1])
 		arg++;
-	return (e->glob = cli_pattern(arg, &e->dir_only)) ? 0 : -1;
+	if (!(e->glob = cli_pattern(arg, &e->dir_only)))
+		return -1;
+	x->n++;
+	return 0;
+}
+
+/* The whole of file `name` ('-': standard input) with a NUL after it, or NULL with the
+ * problem named and *rc set to the exit status. */
+static char *slurp(const char *name, size_t *len, int *rc)
+{
+	int std = !strcmp(name, "-");
+	FILE *f = std ? stdin : fopen(name, "rb");
+	if (!f) {
+		cli_error("%s: cannot open: %s", name, strerror(errno));
+		*rc = EXIT_SYSTEM;
+		return NULL;
+	}
+	char *buf = NULL;
+	size_t n = 0, cap = 0, got;
+	do {
+		if (cap - n < 65536) {
+			char *nb = realloc(buf, cap = cap * 2 + 65536);
+			if (!nb) {
+				free(buf);
+				*rc = EXIT_SYSTEM;
+				return NULL;
+			}
+			buf = nb;
+		}
+		got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+	} while (got);
+	int bad = ferror(f);
+	if (!std)
+		fclose(f);
+	if (bad) {
+		cli_error("%s: read failed: %s", std ? "(standard input)" : name, strerror(errno));
+		free(buf);
+		*rc = EXIT_SYSTEM;
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* --exclude-from: one pattern per line; empty lines are none. */
+static int exclude_from(struct excludes *x, const char *name)
+{
+	size_t len;
+	int rc = 0;
+	char *buf = slurp(name, &len, &rc);
+	if (!buf)
+		return rc;
+	for (char *line = buf, *end; line < buf + len; line = end + 1) {
+		end = memchr(line, '\n', (size_t)(buf + len - line));
+		if (!end)
+			end = buf + len;
+		*end = 0;
+		if (*line && exclude_pattern(x, line)) {
+			free(buf);
+			return EXIT_SYSTEM;
+		}
+	}
+	free(buf); /* cli_pattern made copies */
+	return 0;
 }
 
 struct create_ctx {
@@ -270,36 +345,11 @@ static int read_lists(struct op **ops, int *nops, int null_sep)
 			out[n++] = o;
 			continue;
 		}
-		int std = !strcmp(o.arg, "-");
-		FILE *f = std ? stdin : fopen(o.arg, "rb");
-		if (!f) {
-			cli_error("%s: cannot open: %s", o.arg, strerror(errno));
-			return EXIT_SYSTEM;
-		}
-		char *buf = NULL;
-		size_t len = 0, bcap = 0, got;
-		do {
-			if (bcap - len < 65536) {
-				char *nb = realloc(buf, bcap = bcap * 2 + 65536);
-				if (!nb) {
-					free(buf);
-					return EXIT_SYSTEM;
-				}
-				buf = nb;
-			}
-			got = fread(buf + len, 1, bcap - len - 1, f);
-			len += got;
-		} while (got);
-		int bad = ferror(f);
-		if (!std)
-			fclose(f);
-		if (bad) {
-			cli_error("%s: read failed: %s", std ? "(standard input)" : o.arg,
-				  strerror(errno));
-			free(buf);
-			return EXIT_SYSTEM;
-		}
-		buf[len] = '\0';
+		int std = !strcmp(o.arg, "-"), rc = 0;
+		size_t len;
+		char *buf = slurp(o.arg, &len, &rc);
+		if (!buf)
+			return rc;
 		bufs[nbufs++] = buf;
 		char sep = null_sep ? '\0' : '\n';
 		uint64_t line = 1;
@@ -346,6 +396,7 @@ int cmd_create(int argc, char **argv)
 		{"quiet", no_argument, 0, 'q'},		   {"help", no_argument, 0, 'h'},
 		{"no-dedup", no_argument, 0, OPT_NO_DEDUP}, {"one-file-system", no_argument, 0, OPT_ONE_FS},
 		{"files-from", required_argument, 0, OPT_FILES_FROM}, {"null", no_argument, 0, OPT_NULL},
+		{"exclude-from", required_argument, 0, 'X'},
 		{0, 0, 0, 0},
 	};
 	struct zn_create_options opt;
@@ -359,15 +410,13 @@ int cmd_create(int argc, char **argv)
 	int nops = 0, npaths = 0, nlists = 0, null_sep = 0, chdir_failed = 0;
 	if (!ops)
 		return EXIT_SYSTEM;
-	struct create_ctx cc = {{NULL, 0}};
-	static struct exclude pats[1024];
-	cc.ex.pats = pats;
+	static struct create_ctx cc; /* static: the patterns stay reachable to the end */
 	uint64_t v;
 	int memory_given = 0;
 	int c;
 	optind = 1;
 	/* "-": non-options come back in order (as argument 1), so -C can be positional. */
-	while ((c = getopt_long(argc, argv, "-:o:l:T:C:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-:o:l:T:C:X:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 1:
 			ops[nops++] = (struct op){optarg, OP_PATH};
@@ -407,11 +456,15 @@ int cmd_create(int argc, char **argv)
 				return cli_usage_error("create", "unknown digest '%s'", optarg);
 			break;
 		case OPT_EXCLUDE:
-			if (cc.ex.n == 1024)
-				return cli_usage_error("create", "too many --exclude options");
-			if (exclude_pattern(optarg, &cc.ex.pats[cc.ex.n++]))
+			if (exclude_pattern(&cc.ex, optarg))
 				return EXIT_SYSTEM;
 			break;
+		case 'X': {
+			int rc = exclude_from(&cc.ex, optarg);
+			if (rc)
+				return rc;
+			break;
+		}
 		case 'C': ops[nops++] = (struct op){optarg, OP_CHDIR}; break;
 		case OPT_FILES_FROM:
 			ops[nops++] = (struct op){optarg, OP_LIST};

@@ -163,6 +163,11 @@ check "a PATH below an excluded directory is left out too (as tar)" \
 	test "$("$Z" list "$T/ex6.zn" | tr '\n' ' ')" = "t "
 "$Z" create -q -o "$T/ex7.zn" --exclude b -C "$T/ex" t/a/b/f.o t/a/keep
 check "...whichever part of its path the pattern matches" test "$("$Z" list "$T/ex7.zn")" = t/a/keep
+printf 'keep\n\n*.o\n' >"$T/ex/patterns"
+"$Z" create -q -o "$T/ex8.zn" -X "$T/ex/patterns" -C "$T/ex" t
+check "-X FILE: a pattern a line" test "$("$Z" list "$T/ex8.zn" | tr '\n' ' ')" = "t t/a t/a/b "
+code 3 "-X with a missing FILE" "$Z" create -q -o "$T/ex9.zn" -X "$T/ex/nope" -C "$T/ex" t
+check "...names it" grep -q "ex/nope: cannot open: No such file" "$T/stderr"
 
 mkdir -p "$T/self" && printf 'x\n' >"$T/self/x"
 (cd "$T/self" && "$Z" create -q -o self.zn .) 2>"$T/stderr"
