@@ -303,6 +303,13 @@ struct zn_extract_options {
 	 * instead of written, as zstd -d and cp --sparse=always do. zn_extract_options_init sets
 	 * it; 0 writes every byte (files to be rewritten in place, such as databases). */
 	int sparse;
+	/* Leave this many leading components off each stored path, as tar --strip-components:
+	 * "a/b/c" with 1 is extracted as "b/c", and an entry with no more components than that
+	 * is left out. Patterns (`select`) still see stored paths; hardlink targets are stripped
+	 * alike, symlink targets are kept as stored. Two entries that become one path are as two
+	 * entries of the same path: the second is refused as existing (with overwrite, one of
+	 * them is left). */
+	unsigned strip_components;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 

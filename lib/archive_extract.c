@@ -57,6 +57,7 @@ struct xent {
 	uint64_t size, block_offset;
 	uint32_t path_len, link_len, mode, uid, gid, first_block;
 	uint8_t type, has_digest, uname_len, gname_len;
+	uint32_t strip; /* bytes of the stored path before `path` (strip_components) */
 };
 
 struct xjob {
@@ -64,6 +65,7 @@ struct xjob {
 	const struct zn_extract_options *opt;
 	int verify; /* 1: hash instead of write */
 	int sparse; /* leave zero runs as holes (write_at) */
+	unsigned strip; /* leading path components left off (strip_components) */
 	int rootfd;
 	zn_problem_fn problem;
 	zn_progress_fn progress;
@@ -1079,6 +1081,25 @@ static int read_entry(struct zn_reader *r, uint64_t i, struct xent *x)
 	return 0;
 }
 
+/* Leaves the first n components off e's path, as tar --strip-components; non-zero if that is
+ * all of it. */
+static int strip_path(struct xent *e, unsigned n)
+{
+	uint32_t at = 0;
+	for (unsigned k = 0; k < n; k++) {
+		const char *slash = memchr(e->path + at, '/', e->path_len - at);
+		if (!slash)
+			return -1;
+		at = (uint32_t)(slash - e->path) + 1;
+	}
+	if (at == e->path_len)
+		return -1;
+	e->path += at;
+	e->path_len -= at;
+	e->strip = at;
+	return 0;
+}
+
 static void *read_entries(void *arg)
 {
 	struct init_range *p = arg;
@@ -1091,6 +1112,8 @@ static void *read_entries(void *arg)
 			 * (it was reported as unreadable once, in job_init). */
 			memset(&j->ents[i], 0, sizeof(j->ents[i]));
 			j->status[i] = ST_DAMAGED;
+		} else if (j->strip && strip_path(&j->ents[i], j->strip)) {
+			j->status[i] = ST_SKIPPED; /* nothing is left of its path */
 		}
 	}
 	return NULL;
@@ -1289,15 +1312,20 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
  * sort first; a crafted archive out of order only makes the count wrong. */
 static uint64_t below_start(const struct xjob *j, uint64_t i)
 {
+	/* In the order of the stored paths, before any strip_components, which may not keep it. */
 	const struct xent *e = &j->ents[i];
+	const char *ep = e->path - e->strip;
+	size_t elen = e->path_len + e->strip;
 	uint64_t lo = i + 1, hi = j->n;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		const struct xent *f = &j->ents[mid];
-		size_t n = ZN_MIN(f->path_len, e->path_len);
-		int c = n ? memcmp(f->path, e->path, n) : 0;
-		if (!c && f->path_len > e->path_len)
-			c = (unsigned char)f->path[e->path_len] < '/' ? -1 : 1;
+		const char *fp = f->path - f->strip;
+		size_t flen = f->path_len + f->strip;
+		size_t n = ZN_MIN(flen, elen);
+		int c = n ? memcmp(fp, ep, n) : 0;
+		if (!c && flen > elen)
+			c = (unsigned char)fp[elen] < '/' ? -1 : 1;
 		else if (!c)
 			c = -1; /* f is a prefix of PATH (or PATH itself): before "PATH/" */
 		if (c < 0)
@@ -1390,6 +1418,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	j.same_owner = opt.same_owner;
 	j.by_name = !opt.numeric_owner;
 	j.sparse = opt.sparse;
+	j.strip = opt.strip_components;
 	j.umask = read_umask();
 	j.euid = geteuid();
 	j.egid = getegid();

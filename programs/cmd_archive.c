@@ -15,7 +15,7 @@
 
 enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
        OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER, OPT_ONE_FS,
-       OPT_NO_SPARSE, OPT_FILES_FROM, OPT_NULL };
+       OPT_NO_SPARSE, OPT_FILES_FROM, OPT_NULL, OPT_STRIP };
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -735,6 +735,10 @@ static const char extract_help[] =
 	"      --numeric-owner   owners by their stored ids; by default a stored user or group\n"
 	"                        name this system knows gives its id here, as with tar (owners\n"
 	"                        are applied when run as root)\n"
+	"      --strip-components N\n"
+	"                        leave the first N components off each path, as tar: 'a/b/c'\n"
+	"                        with 1 becomes 'b/c', and entries with no more components\n"
+	"                        than N are left out (PATTERNs match the stored paths)\n"
 	"      --no-sparse       write every byte; by default runs of zeros (whole aligned\n"
 	"                        64 KiB, or a file's zero end) are left as holes, as zstd -d\n"
 	"                        and cp --sparse=always leave them\n"
@@ -751,6 +755,7 @@ int cmd_extract(int argc, char **argv)
 		{"check-digest", no_argument, 0, OPT_CHECK_DIGEST},
 		{"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
 		{"no-sparse", no_argument, 0, OPT_NO_SPARSE},
+		{"strip-components", required_argument, 0, OPT_STRIP},
 		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -774,6 +779,15 @@ int cmd_extract(int argc, char **argv)
 		case OPT_CHECK_DIGEST: opt.check_digest = 1; break;
 		case OPT_NUMERIC_OWNER: opt.numeric_owner = 1; break;
 		case OPT_NO_SPARSE: opt.sparse = 0; break;
+		case OPT_STRIP: {
+			uint64_t v;
+			if (cli_parse_uint(optarg, 0, 4096, &v))
+				return cli_usage_error("extract", "invalid number '%s' for "
+								  "--strip-components (0..4096)",
+						       optarg);
+			opt.strip_components = (unsigned)v;
+			break;
+		}
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(extract_help, stdout); return EXIT_OK;

@@ -577,6 +577,23 @@ printf 'a\0b\n' >"$L/l3"
 code 1 "a NUL in a newline LIST" "$Z" create -q -o "$L/e.zn" --files-from "$L/l3"
 check "...is named, with the way out" grep -q "l3: line 1: the name holds a NUL byte (--null" "$T/stderr"
 
+# ---- --strip-components: as tar; hardlinks follow their stripped targets, or get the content ------------------
+K=$T/strip && mkdir -p "$K/in/pkg-1.0/src" "$K/in/pkg-1.0/doc" && echo main >"$K/in/pkg-1.0/src/main.c"
+echo readme >"$K/in/pkg-1.0/README" && ln "$K/in/pkg-1.0/README" "$K/in/pkg-1.0/doc/README.hard"
+ln -s ../README "$K/in/pkg-1.0/doc/link" && echo top >"$K/in/toplevel"
+"$Z" create -q -o "$K/s.zn" -C "$K/in" .
+code 0 "extract --strip-components 1" "$Z" extract -q --strip-components 1 "$K/s.zn" -C "$K/o1"
+check "...drops the first component, and what has no more" test "$(cd "$K/o1" && find . | sort | tr '\n' ' ')" = \
+	". ./README ./doc ./doc/README.hard ./doc/link ./src ./src/main.c "
+check "...a hardlink to its stripped target" test "$(stat -c %h "$K/o1/doc/README.hard")" = 2
+check "...a symlink as stored" test "$(readlink "$K/o1/doc/link")" = ../README
+code 0 "--strip-components 2, the hardlink's target stripped away" \
+	"$Z" extract -q --strip-components 2 "$K/s.zn" -C "$K/o2"
+check "...gets the content instead" test "$(cat "$K/o2/README.hard")" = readme
+code 0 "a PATTERN matches the stored path" "$Z" extract -q --strip-components 2 "$K/s.zn" -C "$K/o3" pkg-1.0/src
+check "...and the file lands stripped" test "$(cd "$K/o3" && find . | sort | tr '\n' ' ')" = ". ./main.c "
+code 2 "--strip-components x" "$Z" extract --strip-components x "$K/s.zn" -C "$K/o4"
+
 # ---- -o - into a file that already holds something (>>): refused, as the offsets would be wrong ---------------
 echo junk >"$T/app.zn"
 code 2 "create -o - appended to a file" sh -c '"$1" create -q -o - "$2" >>"$3"' - "$Z" "$L/l1" "$T/app.zn"
