@@ -112,7 +112,7 @@ struct zn_entry {
 struct zn_create_options {
 	int level;		 /* zstd level, 1..22 (ZSTD_maxCLevel); default 3; the command allows
 				    1..19 */
-	unsigned threads;	 /* worker threads; 0 = one per online CPU */
+	unsigned threads;	 /* worker threads; 0 = one per online CPU; at most 256 are used */
 	uint64_t chunk_size;	 /* block size in bytes; default 2 MiB; 64 KiB .. 256 MiB (from
 				    about 31 MiB up, raise memory_limit: see below) */
 	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default; at
@@ -230,10 +230,13 @@ struct zn_write_stats {
 	int complete;	 /* 1 when the whole archive (blocks, index, footer) was written */
 	int write_errno; /* errno of the first failed write of the archive; 0 if none */
 };
+/* The counts describe the archive once zn_writer_finish() has completed it (complete = 1);
+ * before that, or when it failed, they are 0 or partial, and only write_errno is meaningful. */
 ZN_API void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st);
 
 /* Never archive the file with this device and inode number (the archive's own output file is
- * skipped anyway): for a program that writes a new archive beside an old one it will replace. */
+ * skipped anyway): for a program that writes a new archive beside an old one it will replace.
+ * One file: a later call replaces the one before. */
 ZN_API void zn_writer_skip_inode(struct zn_writer *w, uint64_t dev, uint64_t ino);
 
 /* ------------------------------------------------------------------------------------------------
