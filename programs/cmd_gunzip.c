@@ -1,4 +1,5 @@
 /* cmd_gunzip.c - `znippy gunzip` and `znippy zcat`: gzip's conventions on znippy's decoder. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 #include "cli.h"
 
 static const char gunzip_help[] =
-        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-q] [-o OUT] [FILE...]\n"
+        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-q] [-r] [-S SUF] [-o OUT] [FILE...]\n"
         "       znippy zcat [FILE...]          (the same as gunzip -c)\n"
         "Decompress gzip files. FILE.gz (or .z, -gz, -z, _z, in any case; .tgz and .taz give\n"
         "FILE.tar) becomes FILE, with the mode (less set-id bits) and modification time of\n"
@@ -31,6 +32,9 @@ static const char gunzip_help[] =
         "                     that is not gzip as it is (zcat -f)\n"
         "  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
         "  -o, --output OUT   write all output to OUT ('-': standard output)\n"
+        "  -r, --recursive    decode the files below each directory FILE whose names end\n"
+        "                     in a suffix above (others are passed over, as by gzip -r)\n"
+        "  -S, --suffix SUF   also take SUF as a gzip suffix, before the others\n"
         "  -n, --no-name      accepted, and nothing to do when decompressing (as gzip)\n"
         "  -q, --quiet        no warnings\n"
         "  -h, --help         this help\n" EXIT_CODES_HELP;
@@ -184,12 +188,15 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 }
 
 /* FILE.gz -> FILE; NULL for an unknown suffix. */
+static const char *user_suffix; /* -S */
+
 static char *output_name(const char *in)
 {
-	static const struct {
+	static struct {
 		const char *from, *to;
-	} sfx[] = {{".gz", ""}, {".tgz", ".tar"}, {".taz", ".tar"}, {".z", ""},
-	           {"-gz", ""}, {"-z", ""},       {"_z", ""}}; /* any case, as gzip */
+	} sfx[] = {{"", ""},     {".gz", ""}, {".tgz", ".tar"}, {".taz", ".tar"},
+	           {".z", ""},   {"-gz", ""}, {"-z", ""},       {"_z", ""}}; /* any case, as gzip */
+	sfx[0].from = user_suffix ? user_suffix : ".gz";
 	size_t n = strlen(in);
 	const char *base = strrchr(in, '/');
 	base = base ? base + 1 : in;
@@ -409,12 +416,81 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 	return rc;
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* -r: the files below directory `dir` whose names have a gzip suffix (others are passed over,
+ * as gzip -r passes them), in byte order of names; symlinks are not followed. Returns the
+ * worst exit status. */
+static int do_tree(struct zn_inflater *d, const char *dir, const struct opts *op)
+{
+	DIR *dp = opendir(dir);
+	if (!dp) {
+		cli_error("%s: %s", dir, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = EXIT_OK;
+	struct dirent *de;
+	while ((de = readdir(dp))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap * 2 + 64) * sizeof(*nn));
+			if (!nn)
+				break;
+			names = nn;
+		}
+		if (!(names[n] = strdup(de->d_name)))
+			break;
+		n++;
+	}
+	if (de) {
+		cli_error("%s: out of memory", dir);
+		rc = EXIT_SYSTEM;
+	}
+	closedir(dp);
+	qsort(names, n, sizeof(*names), cmp_names);
+	size_t i = 0;
+	for (; i < n && !shared_out_failed; i++) {
+		char *path = malloc(strlen(dir) + strlen(names[i]) + 2);
+		struct stat st;
+		int frc = EXIT_OK;
+		if (!path) {
+			frc = EXIT_SYSTEM;
+		} else {
+			sprintf(path, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);
+			char *known;
+			if (lstat(path, &st)) {
+				cli_error("%s: %s", path, strerror(errno));
+				frc = EXIT_SYSTEM;
+			} else if (S_ISDIR(st.st_mode)) {
+				frc = do_tree(d, path, op);
+			} else if (S_ISREG(st.st_mode) && (known = output_name(path)) != NULL) {
+				free(known);
+				frc = do_file(d, path, op);
+			}
+		}
+		free(path);
+		free(names[i]);
+		if (frc > rc)
+			rc = frc;
+	}
+	for (; i < n; i++) /* not tried: the shared output failed */
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
 int cmd_gunzip(int argc, char **argv, int zcat)
 {
 	struct opts op = {.to_stdout = zcat};
 	struct out out;
 	const char *cmd = zcat ? "zcat" : "gunzip";
-	int nfiles = 0, only_files = 0;
+	int nfiles = 0, only_files = 0, recursive = 0;
 	char **files = calloc((size_t)argc + 1, sizeof(char *));
 	if (!files)
 		return EXIT_SYSTEM;
@@ -440,6 +516,15 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 			op.test = 1;
 		} else if (!strcmp(a, "--quiet")) {
 			cli_quiet = 1;
+		} else if (!strcmp(a, "--recursive")) {
+			recursive = 1;
+		} else if (!strcmp(a, "--suffix") || !strncmp(a, "--suffix=", 9)) {
+			if (a[8] == '=')
+				user_suffix = a + 9;
+			else if (i + 1 < argc)
+				user_suffix = argv[++i];
+			else
+				goto missing_suffix;
 		} else if (!strcmp(a, "--decompress") || !strcmp(a, "--no-name")) {
 		} else if (!strcmp(a, "--output") || !strncmp(a, "--output=", 9)) {
 			if (a[8] == '=')
@@ -472,6 +557,18 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 				case 'd':
 				case 'n':
 					break; /* gzip -d, and -n (no name: nothing to do when decoding) */
+				case 'r':
+					recursive = 1;
+					break;
+				case 'S':
+					if (p[1])
+						user_suffix = p + 1;
+					else if (i + 1 < argc)
+						user_suffix = argv[++i];
+					else
+						goto missing_suffix;
+					p = " ";
+					break;
 				case 'h':
 					fputs(gunzip_help, stdout);
 					free(files);
@@ -493,6 +590,10 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 					break;
 			}
 		}
+	}
+	if (user_suffix && (!*user_suffix || strchr(user_suffix, '/'))) {
+		free(files);
+		return cli_usage_error(cmd, "invalid suffix '%s'", user_suffix);
 	}
 	if (nfiles == 0)
 		files[nfiles++] = "-";
@@ -534,7 +635,11 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 			}
 		}
 		free(known);
-		int frc = do_file(d, gz ? gz : files[i], &op);
+		int frc;
+		if (recursive && !gz && !lstat(files[i], &st) && S_ISDIR(st.st_mode))
+			frc = do_tree(d, files[i], &op);
+		else
+			frc = do_file(d, gz ? gz : files[i], &op);
 		free(gz);
 		if (frc > rc)
 			rc = frc;
@@ -548,4 +653,7 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 missing:
 	free(files);
 	return cli_usage_error(cmd, "option requires an argument -- 'o'");
+missing_suffix:
+	free(files);
+	return cli_usage_error(cmd, "option requires an argument -- 'S'");
 }

@@ -132,6 +132,18 @@ grep -q 'at input byte 13)' err1 || fail "position of a truncation: $(cat err1)"
 # a failed standard output ends the run: the other FILEs are not tried
 (trap '' PIPE; "$Z" zcat b.gz b.gz b.gz 2>err | head -c 10 >/dev/null)
 [ "$(grep -c 'write error' err)" = 1 ] || fail "write errors after a closed pipe: $(cat err)"
+# -r decodes the files with a gzip suffix below a directory, and passes over the others; -S adds
+# a suffix, tried before the usual ones
+mkdir -p rt/sub/deeper && echo one >rt/a && echo two >rt/sub/b && echo three >rt/sub/deeper/c
+echo plain >rt/sub/plain.txt && gzip rt/a rt/sub/b && gzip -S .zz rt/sub/deeper/c
+"$Z" gunzip -r rt 2>err || fail "-r: $(cat err)"
+[ "$(cat rt/a rt/sub/b rt/sub/plain.txt)" = "$(printf 'one\ntwo\nplain')" ] || fail "-r: content"
+[ -e rt/a.gz ] || [ -e rt/sub/b.gz ] && fail "-r: inputs left"
+[ -e rt/sub/deeper/c.zz ] || fail "-r: a file without a gzip suffix was touched"
+"$Z" gunzip -rS .zz rt || fail "-r -S .zz"
+[ "$(cat rt/sub/deeper/c)" = three ] || fail "-S .zz: content"
+gzip -S .zz rt/sub/deeper/c && [ "$("$Z" zcat -r -S .zz rt)" = three ] || fail "zcat -r -S"
+"$Z" gunzip -S '' rt/a 2>/dev/null; [ $? = 2 ] || fail "-S '': usage error"
 "$Z" gunzip --help | grep -q Usage || fail "--help"
 "$Z" gunzip --bogus 2>/dev/null; [ $? = 2 ] || fail "usage error exit code"
 echo ok
