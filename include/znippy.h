@@ -23,9 +23,9 @@ extern "C" {
 #endif
 
 #define ZN_VERSION_MAJOR 0
-#define ZN_VERSION_MINOR  2
+#define ZN_VERSION_MINOR  3
 #define ZN_VERSION_PATCH 0
-#define ZN_VERSION_STRING "0.2.0"
+#define ZN_VERSION_STRING "0.3.0"
 
 /* ------------------------------------------------------------------------------------------------
  * Results. One list for the whole library; the numeric values are pinned (append, never reorder).
@@ -161,11 +161,11 @@ struct zn_writer;
 
 /* Start an archive written to `fd` (a file or a pipe; it is written sequentially and never
  * seeked). A regular file must be at offset 0, and empty if opened with O_APPEND
- * (ZN_ERR_INVALID_ARG otherwise: the archive's offsets count from the file's start). Writing to a
- * pipe whose reader has gone raises SIGPIPE, which kills a process that does not ignore or handle
- * it; ignored, the write fails with EPIPE and the writer's calls return ZN_ERR_IO. The writer does
- * not close `fd`. On success *out owns worker threads until zn_writer_finish() or zn_writer_free().
- */
+ * (ZN_ERR_INVALID_ARG otherwise: the archive's offsets count from the file's start); one that
+ * held more is cut at the archive's end by zn_writer_finish(). Writing to a pipe whose reader
+ * has gone raises SIGPIPE, which kills a process that does not ignore or handle it; ignored, the
+ * write fails with EPIPE and the writer's calls return ZN_ERR_IO. The writer does not close
+ * `fd`. On success *out owns worker threads until zn_writer_finish() or zn_writer_free(). */
 ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt);
 
 /* Hooks for problems with inputs, filtering and progress; any may be NULL. Call before adding. */

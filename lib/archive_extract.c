@@ -307,6 +307,15 @@ static int remove_old(int dfd, const char *base)
 	return errno == EISDIR && !unlinkat(dfd, base, AT_REMOVEDIR) ? 0 : -1;
 }
 
+/* Whether name a in directory afd and name b in bfd are one file (not following symlinks). */
+static int same_file(int afd, const char *a, int bfd, const char *b)
+{
+	struct stat x, y;
+	return !fstatat(afd, a, &x, AT_SYMLINK_NOFOLLOW) &&
+	       !fstatat(bfd, b, &y, AT_SYMLINK_NOFOLLOW) && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
 /* Create the file for writing: never through a symlink, never over an existing file unless
  * overwrite, in which case the old one (or an empty directory) is removed first. */
 static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode)
@@ -1554,7 +1563,12 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 						if (tfd >= 0) {
 							rc = linkat(tfd, tbase, dfd, base, 0);
 							if (rc && errno == EEXIST &&
-							    opt.overwrite && !remove_old(dfd, base))
+							    same_file(tfd, tbase, dfd, base))
+								rc = 0; /* the name is it
+								           (strip_components) */
+							else if (rc && errno == EEXIST &&
+							         opt.overwrite &&
+							         !remove_old(dfd, base))
 								rc = linkat(tfd, tbase, dfd, base, 0);
 						}
 						dircache_drop(&tdc);

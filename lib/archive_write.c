@@ -47,6 +47,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -183,6 +184,7 @@ struct zn_writer {
 	zn_result input_err;
 	int finished;
 	char *pathbuf; /* stored path being built during a walk */
+	int walk_levels; /* directory levels a walk keeps open (struct level) */
 	size_t pathbuf_cap;
 	struct pending pend[BATCH]; /* small files of directory pend_dirfd not read yet */
 	uint8_t *aside; /* chunk_size bytes read outside the slots: a small file before it has a
@@ -1612,21 +1614,29 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b); /* byte order */
 }
 
-/* Directories a walk keeps open: one per level down to this depth. Below it, a directory's
- * descriptor is closed while a subdirectory is walked and opened again from that through "..",
- * so that a tree of any depth needs few (tar archives trees 2,000 deep under a limit of 1,024
- * open files). */
-#define WALK_OPEN_LEVELS 64
+/* A directory being walked. Down to w->walk_levels levels each keeps its descriptor open; below,
+ * a directory's descriptor is closed while one of its subdirectories is walked, and opened
+ * again afterwards (open_level), so that a tree of any depth needs few (tar archives trees
+ * 2,000 deep under a limit of 1,024 open files). */
+struct level {
+	struct level *up; /* NULL: where a PATH starts, never closed */
+	const char *name; /* its name in up (up's list of names stays while it is walked) */
+	int fd;           /* -1 while closed */
+	dev_t dev;
+	ino_t ino;
+	size_t rel_len; /* its stored path is pathbuf[0..rel_len) */
+};
 
-static zn_result walk(struct zn_writer *w, int *parentfd, const struct stat *parent_st,
-                      const char *name, size_t rel_len, int depth);
+static zn_result walk(struct zn_writer *w, struct level *parent, const char *name, size_t rel_len,
+                      int depth);
 
-/* Adds what `name` in *dirfd is. The walk of a directory below WALK_OPEN_LEVELS may replace
- * *dirfd (the same directory, opened again), or set it to -1 if that failed (reported). */
-static zn_result add_one(struct zn_writer *w, int *dirfdp, const struct stat *dir_st,
-                         const char *name, size_t rel_len, const struct stat *st, int depth)
+/* Adds what `name` in directory `dir` is. Walking a subdirectory below w->walk_levels may
+ * replace dir->fd (the same directory, opened again), or leave it -1 if that failed
+ * (reported). */
+static zn_result add_one(struct zn_writer *w, struct level *dir, const char *name, size_t rel_len,
+                         const struct stat *st, int depth)
 {
-	int dirfd = *dirfdp;
+	int dirfd = dir->fd;
 	const char *rel = w->pathbuf;
 	uint64_t idx;
 	if (S_ISDIR(st->st_mode)) {
@@ -1636,7 +1646,7 @@ static zn_result add_one(struct zn_writer *w, int *dirfdp, const struct stat *di
 			if (idx != NO_ENTRY)
 				fill_stat(w, &w->ents[idx], st);
 		}
-		return walk(w, dirfdp, dir_st, name, rel_len, depth + 1);
+		return walk(w, dir, name, rel_len, depth + 1);
 	}
 	if (!rel_len)
 		return ZN_OK;
@@ -1725,51 +1735,84 @@ static zn_result add_one(struct zn_writer *w, int *dirfdp, const struct stat *di
 	return r;
 }
 
-/* The parent of directory fd, which must be the one seen as `st`; -1 (reported) if not, or if
- * fd is -1 (lost below, and reported there). */
-static int reopen_parent(struct zn_writer *w, int fd, const struct stat *st, size_t rel_len)
+/* Level l (closed) opened again by its name from the nearest level above that is open, each
+ * step checked to be the directory the walk went through; -1 with *err set (0: one of them was
+ * moved or replaced meanwhile). */
+static int open_level(const struct level *l, int *err)
 {
-	if (fd < 0)
+	if (!l->up) { /* not reached: a PATH's start is never closed */
+		*err = EBADF;
 		return -1;
-	int pfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct stat now;
-	if (pfd >= 0 && !fstat(pfd, &now) && now.st_dev == st->st_dev && now.st_ino == st->st_ino)
-		return pfd;
-	if (pfd >= 0)
+	}
+	int pfd = l->up->fd;
+	if (pfd < 0 && (pfd = open_level(l->up, err)) < 0)
+		return -1;
+	int fd = openat(pfd, l->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	*err = errno;
+	if (pfd != l->up->fd)
 		close(pfd);
-	/* What follows in the directories above, up to where they were kept open, is left out:
-	 * the error says so. */
-	w->pathbuf[rel_len] = 0;
-	report(w, w->pathbuf, ZN_ERR_CHANGED,
-	       "moved while being archived; what follows it in the directories above is not "
-	       "stored");
-	w->input_err = ZN_ERR_IO;
-	return -1;
+	struct stat now;
+	if (fd >= 0 && (fstat(fd, &now) || now.st_dev != l->dev || now.st_ino != l->ino)) {
+		close(fd);
+		*err = 0;
+		return -1;
+	}
+	return fd;
 }
 
-static zn_result walk(struct zn_writer *w, int *parentfd, const struct stat *parent_st,
-                      const char *name, size_t rel_len, int depth)
+/* Gives level l (closed while its subdirectory `child` was walked) its descriptor again: through
+ * the child's "..", or else down from the levels above. If neither reaches the same directory,
+ * the rest of l is not stored, and the error says so. */
+static void reopen_level(struct zn_writer *w, const struct level *child, struct level *l)
 {
-	int fd = openat(*parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
+	int fd = child->fd < 0 ? -1 : openat(child->fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat now;
+	if (fd >= 0 && !fstat(fd, &now) && now.st_dev == l->dev && now.st_ino == l->ino) {
+		l->fd = fd;
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	int err;
+	if ((l->fd = open_level(l, &err)) >= 0)
+		return;
+	char msg[256];
+	snprintf(msg, sizeof(msg), "%s%s; the rest of it is not stored",
+	         err ? "cannot open it again after a subdirectory: " : "moved while being archived",
+	         err ? strerror(err) : "");
+	char keep = w->pathbuf[l->rel_len];
+	w->pathbuf[l->rel_len] = 0;
+	report(w, l->rel_len ? w->pathbuf : ".", ZN_ERR_IO, msg);
+	w->pathbuf[l->rel_len] = keep;
+	w->input_err = ZN_ERR_IO;
+}
+
+static zn_result walk(struct zn_writer *w, struct level *parent, const char *name, size_t rel_len,
+                      int depth)
+{
+	struct level me = {.up = parent, .name = name, .rel_len = rel_len};
+	me.fd = openat(parent->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (me.fd < 0) {
 		report_errno(w, rel_len ? w->pathbuf : name, "cannot open directory", errno);
 		return ZN_OK;
 	}
 	struct stat here;
-	if (fstat(fd, &here))
-		here.st_dev = 0;
+	if (fstat(me.fd, &here))
+		memset(&here, 0, sizeof(here));
+	me.dev = here.st_dev;
+	me.ino = here.st_ino;
 	/* Deep down, the parent's descriptor is given back while this directory is walked. */
-	int parent_closed = depth > WALK_OPEN_LEVELS && parent_st && *parentfd >= 0;
+	int parent_closed = depth > w->walk_levels && parent->up && parent->fd >= 0;
 	if (parent_closed) {
-		close(*parentfd);
-		*parentfd = -1;
+		close(parent->fd);
+		parent->fd = -1;
 	}
-	DIR *d = fdopendir(fd);
+	DIR *d = fdopendir(me.fd);
 	if (!d) {
 		report_errno(w, w->pathbuf, "cannot read directory", errno);
 		if (parent_closed)
-			*parentfd = reopen_parent(w, fd, parent_st, rel_len);
-		close(fd);
+			reopen_level(w, &me, parent);
+		close(me.fd);
 		return ZN_OK;
 	}
 	char **names = NULL;
@@ -1791,14 +1834,14 @@ static zn_result walk(struct zn_writer *w, int *parentfd, const struct stat *par
 		qsort(names, n, sizeof(char *), cmp_names);
 	/* The names are read: the directory is used through a descriptor of its own, which the
 	 * walks of subdirectories may replace. */
-	fd = dup(dirfd(d));
-	if (fd < 0) {
+	me.fd = dup(dirfd(d));
+	if (me.fd < 0) {
 		report_errno(w, w->pathbuf, "cannot read directory", errno);
 		goto out;
 	}
 	closedir(d);
 	d = NULL;
-	for (size_t i = 0; i < n && r == ZN_OK && fd >= 0; i++) {
+	for (size_t i = 0; i < n && r == ZN_OK && me.fd >= 0; i++) {
 		size_t nlen = strlen(names[i]);
 		size_t child_len = rel_len + (rel_len ? 1 : 0) + nlen;
 		if (grow((void **)&w->pathbuf, &w->pathbuf_cap, child_len + 1, 1)) {
@@ -1809,7 +1852,7 @@ static zn_result walk(struct zn_writer *w, int *parentfd, const struct stat *par
 			w->pathbuf[rel_len] = '/';
 		memcpy(w->pathbuf + rel_len + (rel_len ? 1 : 0), names[i], nlen + 1);
 		struct stat st;
-		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW)) {
+		if (fstatat(me.fd, names[i], &st, AT_SYMLINK_NOFOLLOW)) {
 			report_errno(w, w->pathbuf, "cannot stat", errno);
 		} else if (w->opt.one_file_system && S_ISDIR(st.st_mode) &&
 		           st.st_dev != here.st_dev) {
@@ -1822,7 +1865,7 @@ static zn_result walk(struct zn_writer *w, int *parentfd, const struct stat *par
 			    idx != NO_ENTRY)
 				fill_stat(w, &w->ents[idx], &st);
 		} else if (!w->filter || w->filter(w->hook_ctx, w->pathbuf, S_ISDIR(st.st_mode))) {
-			r = add_one(w, &fd, &here, names[i], child_len, &st, depth);
+			r = add_one(w, &me, names[i], child_len, &st, depth);
 		}
 		w->pathbuf[rel_len] = 0;
 		if (atomic_load(&w->cancel) && r == ZN_OK)
@@ -1831,16 +1874,18 @@ static zn_result walk(struct zn_writer *w, int *parentfd, const struct stat *par
 	if (r == ZN_OK)
 		r = flush_pending(w); /* the names and the directory are about to go */
 	if (parent_closed)
-		*parentfd = reopen_parent(w, fd, parent_st, rel_len);
-	if (fd >= 0)
-		close(fd);
+		reopen_level(w, &me, parent);
+	if (me.fd >= 0)
+		close(me.fd);
 out:
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
 	if (d) { /* the names could not be read or kept: nothing of them is stored */
-		if (parent_closed)
-			*parentfd = reopen_parent(w, dirfd(d), parent_st, rel_len);
+		if (parent_closed) {
+			me.fd = dirfd(d);
+			reopen_level(w, &me, parent);
+		}
 		closedir(d);
 	}
 	return r;
@@ -1934,6 +1979,12 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		return ZN_ERR_NOMEM;
 	w->opt = opt;
 	w->fd = fd;
+	/* A quarter of the open-file limit for the directories a walk keeps open, at most 64: deep
+	 * trees under `ulimit -n 1024` as tar, and under much lower limits too. */
+	struct rlimit nofile;
+	w->walk_levels = 64;
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur != RLIM_INFINITY)
+		w->walk_levels = (int)ZN_MAX(4, ZN_MIN(64, nofile.rlim_cur / 4));
 	if (regular) {
 		w->out_dev = ost.st_dev;
 		w->out_ino = ost.st_ino;
@@ -2076,10 +2127,11 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 		base = ".";
 	zn_result r;
 	if (S_ISDIR(st.st_mode) && slash && !*(slash + 1)) {
-		int cwd = AT_FDCWD;
-		r = walk(w, &cwd, NULL, "/", 0, 0);
+		struct level top = {.fd = AT_FDCWD};
+		r = walk(w, &top, "/", 0, 0);
 	} else {
-		r = add_one(w, &dirfd, NULL, base, rel_len, &st, 0);
+		struct level top = {.fd = dirfd};
+		r = add_one(w, &top, base, rel_len, &st, 0);
 	}
 	if (r == ZN_OK)
 		r = flush_pending(w); /* before the parent directory's descriptor goes */
@@ -2103,7 +2155,8 @@ static zn_result add_entry(struct zn_writer *w, const struct zn_entry *e, struct
 		return first_error(w);
 	if (!zn_path_is_safe(e->path, e->path_len))
 		return ZN_ERR_UNSAFE_PATH;
-	if (e->path_len > UINT32_MAX || e->link_len > UINT32_MAX || e->size > (uint64_t)PTRDIFF_MAX)
+	if (e->path_len > UINT32_MAX || e->link_len > UINT32_MAX ||
+	    (e->type == ZN_TYPE_FILE && e->size > (uint64_t)PTRDIFF_MAX))
 		return ZN_ERR_LIMIT;
 	if ((e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) &&
 	    (!e->link || !e->link_len || memchr(e->link, 0, e->link_len)))
@@ -2478,12 +2531,19 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		r = zn_write_all(w->fd, io.sums, io.npages * 8);
 	if (r == ZN_OK)
 		r = zn_write_all(w->fd, foot, sizeof(foot));
+	/* A regular file that held more before (opened without O_TRUNC) ends with the archive:
+	 * the footer must be its last bytes. */
+	const uint64_t end = index_off + index_len + io.npages * 8 + ZN_FOOTER_SIZE;
+	struct stat ost;
+	if (r == ZN_OK && w->out_ino && !fstat(w->fd, &ost) && (uint64_t)ost.st_size > end &&
+	    ftruncate(w->fd, (off_t)end))
+		r = ZN_ERR_IO;
 	if (r == ZN_ERR_IO && !w->out_errno)
 		w->out_errno = errno;
 	free(io.sums);
 	w->stats.entries = m;
 	w->stats.content_bytes = in.content_bytes;
-	w->stats.archive_bytes = index_off + index_len + io.npages * 8 + ZN_FOOTER_SIZE;
+	w->stats.archive_bytes = end;
 	w->stats.blocks = w->write_seq;
 	w->stats.stored_blocks = w->stored_blocks;
 	w->stats.index_bytes = index_len;

@@ -244,6 +244,11 @@ static int exclude_pattern(struct excludes *x, const char *arg)
 static char *slurp(const char *name, size_t *len, int *rc)
 {
 	int std = !strcmp(name, "-");
+	static int stdin_taken; /* by an earlier -X - or --files-from - */
+	if (std && stdin_taken++) {
+		*rc = cli_usage_error("create", "standard input ('-') given as a list twice");
+		return NULL;
+	}
 	FILE *f = std ? stdin : fopen(name, "rb");
 	if (!f) {
 		cli_error("%s: cannot open: %s", name, strerror(errno));
@@ -1125,8 +1130,9 @@ int cmd_verify(int argc, char **argv)
 		return cli_exit_code(res);
 	}
 	if (!cli_quiet)
-		fprintf(stderr, "%s: %s: OK (%llu entries, %llu blocks, %.1f MB checked)\n", cli_prog,
-			path, (unsigned long long)info.entries, (unsigned long long)info.blocks,
+		fprintf(stderr, "%s: %s: OK (%llu entr%s, %llu block%s, %.1f MB checked)\n", cli_prog,
+			path, (unsigned long long)info.entries, info.entries == 1 ? "y" : "ies",
+			(unsigned long long)info.blocks, info.blocks == 1 ? "" : "s",
 			(double)info.content_bytes / 1e6);
 	return EXIT_OK;
 }

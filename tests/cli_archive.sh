@@ -593,6 +593,11 @@ check "...gets the content instead" test "$(cat "$K/o2/README.hard")" = readme
 code 0 "a PATTERN matches the stored path" "$Z" extract -q --strip-components 2 "$K/s.zn" -C "$K/o3" pkg-1.0/src
 check "...and the file lands stripped" test "$(cd "$K/o3" && find . | sort | tr '\n' ' ')" = ". ./main.c "
 code 2 "--strip-components x" "$Z" extract --strip-components x "$K/s.zn" -C "$K/o4"
+mkdir -p "$K/h/a" "$K/h/b" && echo AF >"$K/h/a/f" && ln "$K/h/a/f" "$K/h/b/f"
+"$Z" create -q -o "$K/h.zn" -C "$K/h" a b
+code 0 "a hardlink stripped onto its own target's name, with --overwrite" \
+	"$Z" extract -q --overwrite --strip-components 1 "$K/h.zn" -C "$K/o5"
+check "...leaves the file" test "$(cat "$K/o5/f")" = AF
 
 # ---- -o - into a file that already holds something (>>): refused, as the offsets would be wrong ---------------
 echo junk >"$T/app.zn"

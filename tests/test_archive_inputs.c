@@ -433,22 +433,26 @@ static void given_twice(const char *root)
 	zn_reader_close(r);
 }
 
-/* For deep_tree: moves directory `victim` to another directory, `moved_to`, when the filter
- * sees `trigger`. */
-static const char *moved_to;
+/* For deep_tree: when the filter sees `trigger`, moves directory `victim` (being walked) to
+ * `moved_to`, and its parent, `parent`, to `parent_to`, putting a new directory in its place. */
+static const char *moved_to, *parent, *parent_to; /* parent_to NULL: the parent stays */
 
 static int move_victim(void *ctx, const char *rel, int is_dir)
 {
 	(void)is_dir;
 	const struct problems *p = ctx;
-	if (!strcmp(rel, p->trigger))
+	if (!strcmp(rel, p->trigger)) {
 		CHECK(!rename(p->victim, moved_to));
+		CHECK(!parent_to || (!rename(parent, parent_to) && !mkdir(parent, 0755)));
+	}
 	return 1;
 }
 
-/* A tree deeper than the directories a walk keeps open (WALK_OPEN_LEVELS) is archived whole
- * under a limit of 100 open files; a deep directory moved away while it is walked is named,
- * and what followed it is left out with exit status 3, never archived from the wrong place. */
+/* A tree deeper than the directories a walk keeps open is archived whole under a limit of 100
+ * open files, also when a directory cannot be opened again through a subdirectory's "..": one
+ * moved away while it was walked is passed over. A directory replaced by another while its
+ * subdirectory was walked is named, and the rest of it is left out with exit status 3, never
+ * archived from the wrong place. */
 static void deep_tree(const char *root)
 {
 	enum { DEPTH = 300 };
@@ -485,13 +489,20 @@ static void deep_tree(const char *root)
 	CHECK(pr.n == 0);
 	CHECK_EQ_U64(st.entries, 1 + 1 + DEPTH + 4); /* t, t/e, the d's, a, a/x, b, c */
 
-	/* Moved while walked: "a" is found at its new place through "..", which must not pass. */
+	/* "a" moved away while walked: its ".." is another directory, and "b" and "c" are still
+	 * found, down from the levels above. Then the same, with a's parent replaced too. */
 	char *victim = tu_fmt("%s/%s/a", dir, rel + 2);
 	struct problems mv = {.trigger = tu_str("%s/a/x", rel), .victim = victim};
 	moved_to = tu_str("%s/moved", root);
+	parent = tu_str("%s/%s", dir, rel + 2);
+	CHECK_OK(archive(dir, out, &o, move_victim, &mv, &st, NULL));
+	CHECK(mv.n == 0);
+	CHECK_EQ_U64(st.entries, 1 + 1 + DEPTH + 4);
+	CHECK(!rename(moved_to, victim));
+	parent_to = tu_str("%s/parent", root);
 	CHECK(archive(dir, out, &o, move_victim, &mv, &st, NULL) == ZN_ERR_IO);
 	CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
-	CHECK(mv.n == 1 && !strcmp(mv.last, tu_str("%s/a", rel)));
+	CHECK(mv.n == 1 && !strcmp(mv.last, rel));
 	struct zn_reader *rd;
 	CHECK_OK(zn_reader_open(&rd, out, NULL, 0));
 	CHECK_OK(zn_verify(rd, 2, NULL, NULL, NULL));
@@ -589,6 +600,18 @@ static void stream_failures(const char *root)
 	CHECK(c.n == 3 && !memcmp(c.buf, "abc", 3));
 	zn_reader_close(r);
 
+	/* Written over a longer file without truncating it (sh's 1<>FILE): the file is cut at the
+	 * archive's end. */
+	fd = open(out, O_WRONLY);
+	CHECK(fd >= 0);
+	CHECK_OK(zn_writer_open(&w, fd, NULL));
+	CHECK_OK(zn_writer_add_memory(w, &e, "abc"));
+	CHECK_OK(zn_writer_finish(w));
+	zn_writer_free(w);
+	close(fd);
+	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
+	CHECK_EQ_U64(zn_reader_count(r), 1);
+	zn_reader_close(r);
 	/* A file not at its start cannot hold an archive whose offsets count from it. */
 	fd = open(out, O_WRONLY | O_TRUNC);
 	CHECK(fd >= 0 && write(fd, "stub", 4) == 4);

@@ -18,6 +18,9 @@ int main(int argc, char **argv)
 	CHECK_EQ_U64(ZN_ERR_HEADER_CHECKSUM, 25);
 	CHECK(!strcmp(zn_result_name(ZN_ERR_HEADER_CHECKSUM), "ZN_ERR_HEADER_CHECKSUM"));
 	CHECK(!strcmp(zn_version(), ZN_VERSION_STRING));
+	char v[32]; /* the numbers and the string agree */
+	snprintf(v, sizeof(v), "%d.%d.%d", ZN_VERSION_MAJOR, ZN_VERSION_MINOR, ZN_VERSION_PATCH);
+	CHECK(!strcmp(v, ZN_VERSION_STRING));
 	puts("ok");
 	return 0;
 }
