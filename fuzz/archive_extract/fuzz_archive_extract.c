@@ -1,0 +1,103 @@
+/* fuzz_archive_extract.c - libFuzzer target: extract an archive from memory into a fresh
+ * directory, with options taken from the input's size (threads, --overwrite over a first
+ * extraction, --strip-components, sparse or not), then check that nothing was made beside that
+ * directory, and remove it. The planning of directories, links, copies and holes, and the
+ * clean-up after damage, all run on what the input says. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "znippy.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void problem(void *ctx, const char *path, zn_result r, const char *what)
+{
+	size_t *n = ctx;
+	*n += strlen(path) + strlen(what) + (size_t)r;
+}
+
+/* Removes everything in directory fd (which it closes), whatever the modes left on it. */
+static void empty_dir(int fd)
+{
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!unlinkat(dirfd(d), de->d_name, 0))
+			continue;
+		fchmodat(dirfd(d), de->d_name, 0700, 0);
+		int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+		if (sub >= 0)
+			empty_dir(sub);
+		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+/* Whether `root` holds nothing but "out". */
+static int only_out(const char *root)
+{
+	DIR *d = opendir(root);
+	if (!d)
+		return 0;
+	int ok = 1;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, "out"))
+			ok = 0;
+	closedir(d);
+	return ok;
+}
+
+static char root[64], out[80];
+
+static void remove_root(void)
+{
+	rmdir(root);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!root[0]) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(root, sizeof(root), "%s/znfx.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(root))
+			abort();
+		snprintf(out, sizeof(out), "%s/out", root);
+		atexit(remove_root);
+	}
+	struct zn_reader *r;
+	char err[256];
+	if (zn_reader_open_mem(&r, data, size, err, sizeof(err)) != ZN_OK)
+		return 0;
+	struct zn_extract_options opt;
+	zn_extract_options_init(&opt);
+	opt.threads = 1 + size % 2;
+	opt.strip_components = (unsigned)(size / 2 % 3);
+	opt.sparse = size / 6 % 2;
+	size_t reported = 0;
+	zn_extract(r, out, NULL, &opt, problem, NULL, &reported);
+	if (size / 12 % 2) { /* again over the first: --overwrite's removals and replacements */
+		opt.overwrite = 1;
+		zn_extract(r, out, NULL, &opt, problem, NULL, &reported);
+	}
+	zn_reader_close(r);
+	if (!only_out(root))
+		abort(); /* something was written beside the target */
+	int fd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	if (fd >= 0)
+		empty_dir(fd);
+	rmdir(out);
+	return 0;
+}
