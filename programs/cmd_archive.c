@@ -15,7 +15,8 @@
 
 enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
        OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER, OPT_ONE_FS,
-       OPT_NO_SPARSE, OPT_FILES_FROM, OPT_NULL, OPT_STRIP };
+       OPT_NO_SPARSE, OPT_FILES_FROM, OPT_NULL, OPT_STRIP,
+       OPT_SKIP_OLD };
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -735,6 +736,8 @@ static const char extract_help[] =
 	"  -T, --threads N       worker threads (default or 0: one per CPU)\n"
 	"      --overwrite       replace existing files and empty directories (default:\n"
 	"                        refuse)\n"
+	"      --skip-old-files  pass over files and links that exist already, silently,\n"
+	"                        keeping them as they are (as tar)\n"
 	"      --check-digest    also check each file's SHA-256 before it is kept (every\n"
 	"                        block is always checked by its XXH3)\n"
 	"      --numeric-owner   owners by their stored ids; by default a stored user or group\n"
@@ -761,6 +764,7 @@ int cmd_extract(int argc, char **argv)
 		{"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
 		{"no-sparse", no_argument, 0, OPT_NO_SPARSE},
 		{"strip-components", required_argument, 0, OPT_STRIP},
+		{"skip-old-files", no_argument, 0, OPT_SKIP_OLD},
 		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -784,6 +788,7 @@ int cmd_extract(int argc, char **argv)
 		case OPT_CHECK_DIGEST: opt.check_digest = 1; break;
 		case OPT_NUMERIC_OWNER: opt.numeric_owner = 1; break;
 		case OPT_NO_SPARSE: opt.sparse = 0; break;
+		case OPT_SKIP_OLD: opt.skip_existing = 1; break;
 		case OPT_STRIP: {
 			uint64_t v;
 			if (cli_parse_uint(optarg, 0, 4096, &v))
@@ -799,6 +804,8 @@ int cmd_extract(int argc, char **argv)
 		default: return cli_option_error("extract", c, argv);
 		}
 	}
+	if (opt.overwrite && opt.skip_existing)
+		return cli_usage_error("extract", "--overwrite and --skip-old-files: choose one");
 	if (optind >= argc)
 		return cli_usage_error("extract", "missing ARCHIVE");
 	const char *path = argv[optind++];

@@ -599,6 +599,16 @@ code 0 "a hardlink stripped onto its own target's name, with --overwrite" \
 	"$Z" extract -q --overwrite --strip-components 1 "$K/h.zn" -C "$K/o5"
 check "...leaves the file" test "$(cat "$K/o5/f")" = AF
 
+# ---- --skip-old-files: existing files and links are kept, silently; missing ones are extracted ----------------
+O=$T/skipold && mkdir -p "$O/in/d" && echo new1 >"$O/in/d/a" && echo new2 >"$O/in/d/b" && ln -s a "$O/in/d/l"
+head -c 300000 /dev/urandom >"$O/in/d/big"
+"$Z" create -q --chunk-size 64K -o "$O/s.zn" -C "$O" in && "$Z" extract -q "$O/s.zn" -C "$O/x"
+echo old >"$O/x/in/d/a" && echo oldbig >"$O/x/in/d/big" && rm "$O/x/in/d/b"
+code 0 "extract --skip-old-files over an earlier extraction" "$Z" extract --skip-old-files "$O/s.zn" -C "$O/x"
+check "...keeps the files there, fills in the missing one, names nothing" \
+	test "$(cat "$O/x/in/d/a" "$O/x/in/d/big" "$O/x/in/d/b")$(wc -c <"$T/stderr")" = "$(printf 'old\noldbig\nnew2')0"
+code 2 "--skip-old-files with --overwrite" "$Z" extract --skip-old-files --overwrite "$O/s.zn" -C "$O/x"
+
 # ---- -o - into a file that already holds something (>>): refused, as the offsets would be wrong ---------------
 echo junk >"$T/app.zn"
 code 2 "create -o - appended to a file" sh -c '"$1" create -q -o - "$2" >>"$3"' - "$Z" "$L/l1" "$T/app.zn"

@@ -1,8 +1,8 @@
 /* fuzz_archive_extract.c - libFuzzer target: extract an archive from memory into a fresh
  * directory, with options taken from the input's size (threads, --overwrite over a first
- * extraction, --strip-components, sparse or not), then check that nothing was made beside that
- * directory, and remove it. The planning of directories, links, copies and holes, and the
- * clean-up after damage, all run on what the input says. */
+ * extraction or --skip-old-files, --strip-components, sparse or not), then check that nothing was
+ * made beside that directory, and remove it. The planning of directories, links, copies and holes,
+ * and the clean-up after damage, all run on what the input says. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -88,8 +88,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt.sparse = size / 6 % 2;
 	size_t reported = 0;
 	zn_extract(r, out, NULL, &opt, problem, NULL, &reported);
-	if (size / 12 % 2) { /* again over the first: --overwrite's removals and replacements */
-		opt.overwrite = 1;
+	if (size / 12 % 3) { /* again over the first: --overwrite's removals and replacements, or
+		                what --skip-old-files passes over */
+		opt.overwrite = size / 12 % 3 == 1;
+		opt.skip_existing = !opt.overwrite;
 		zn_extract(r, out, NULL, &opt, problem, NULL, &reported);
 	}
 	zn_reader_close(r);
