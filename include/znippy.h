@@ -313,9 +313,10 @@ struct zn_extract_options {
 	 * entries of the same path: the second is refused as existing (with overwrite, one of
 	 * them is left). */
 	unsigned strip_components;
-	/* A file, symlink or hardlink whose name exists already is passed over, silently, and the
-	 * existing one kept as it is (tar --skip-old-files); a directory in its place is still an
-	 * error. Without it and without overwrite, such an entry is reported as ZN_ERR_EXISTS. */
+	/* A file, symlink or hardlink whose name exists already (as anything, a directory too) is
+	 * passed over, silently, and what is there kept as it is (tar --skip-old-files). A file or
+	 * link where the archive has a directory is still an error. Without it and without
+	 * overwrite, such an entry is reported as ZN_ERR_EXISTS; with both, overwrite wins. */
 	int skip_existing;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);

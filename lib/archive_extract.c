@@ -717,7 +717,8 @@ static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
 	char base[256];
 	int dfd = parent_fd(j, dc, e, base, sizeof(base));
 	int fd = dfd < 0 ? -1 : create_file(j, dfd, base, e->mode);
-	if (fd < 0 && dfd >= 0 && errno == EEXIST && j->opt->skip_existing) {
+	if (fd < 0 && dfd >= 0 && (errno == EEXIST || errno == EISDIR) && j->opt->skip_existing &&
+	    !j->opt->overwrite) {
 		set_status(j, i, ST_SKIPPED); /* kept as it is, and not named */
 	} else if (fd < 0) {
 		set_status(j, i, ST_FAILED);
@@ -1603,7 +1604,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			if (rc && why) {
 				xreport(&j, e, ZN_ERR_IO, why);
 				j.status[i] = ST_FAILED;
-			} else if (rc && errno == EEXIST && opt.skip_existing) {
+			} else if (rc && errno == EEXIST && opt.skip_existing && !opt.overwrite) {
 				j.status[i] = ST_SKIPPED; /* kept as it is, and not named */
 			} else if (rc && errno == EEXIST && !opt.overwrite) {
 				report_create_failure(&j, e); /* "not overwritten (use --overwrite)" */

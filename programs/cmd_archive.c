@@ -143,7 +143,7 @@ static zn_result open_reader(const char *path, struct zn_reader **r)
 /* ---- create ------------------------------------------------------------------------------------ */
 
 static const char create_help[] =
-	"Usage: znippy create -o OUT [OPTIONS] PATH...\n"
+	"Usage: znippy create -o OUT [OPTIONS] PATH...    (or --files-from LIST)\n"
 	"Pack files and directory trees into an archive. Stored paths are relative (a leading '/',\n"
 	"'.' parts are removed, and everything up to a last '..' too, with a warning); directories\n"
 	"are walked in byte order of names. OUT is written under a temporary name and renamed\n"
@@ -157,7 +157,7 @@ static const char create_help[] =
 	"      --chunk-size SIZE block size, 64K..256M (default 2M); small files are packed\n"
 	"                        together into blocks of this size, larger files cut into chunks\n"
 	"      --memory SIZE     bound on pipeline buffers: at least 4 x (chunk + its compressed\n"
-	"                        bound), about 8.3 x the chunk size (default 256M, or that);\n"
+	"                        bound), about 8 x the chunk size (default 256M, or that);\n"
 	"                        each thread's zstd context comes on top (2M chunks: 1.3 MB at\n"
 	"                        level 3, 13 MB at 9, 26-35 MB from 12 up)\n"
 	"      --no-skip         compress known-compressed types too (jar, png, gz, ...)\n"
@@ -736,14 +736,15 @@ static const char extract_help[] =
 	"  -T, --threads N       worker threads (default or 0: one per CPU)\n"
 	"      --overwrite       replace existing files and empty directories (default:\n"
 	"                        refuse)\n"
-	"      --skip-old-files  pass over files and links that exist already, silently,\n"
-	"                        keeping them as they are (as tar)\n"
+	"      --skip-old-files  pass over files and links whose name exists already (as a\n"
+	"                        file, link or directory), silently, keeping what is there\n"
+	"                        (as tar)\n"
 	"      --check-digest    also check each file's SHA-256 before it is kept (every\n"
 	"                        block is always checked by its XXH3)\n"
 	"      --numeric-owner   owners by their stored ids; by default a stored user or group\n"
 	"                        name this system knows gives its id here, as with tar (owners\n"
 	"                        are applied when run as root)\n"
-	"      --strip-components N\n"
+	"      --strip-components N  (0..4096)\n"
 	"                        leave the first N components off each path, as tar: 'a/b/c'\n"
 	"                        with 1 becomes 'b/c', and entries with no more components\n"
 	"                        than N are left out (PATTERNs match the stored paths)\n"
@@ -751,7 +752,7 @@ static const char extract_help[] =
 	"                        64 KiB, or a file's zero end) are left as holes, as zstd -d\n"
 	"                        and cp --sparse=always leave them\n"
 	"      --progress        show a progress line on stderr\n"
-	"  -q, --quiet           no progress\n"
+	"  -q, --quiet           no progress, no warnings\n"
 	"  -h, --help            this help\n"
 	"\n" STDIN_HELP EXIT_CODES_HELP;
 

@@ -14,17 +14,18 @@
 #include "cli.h"
 
 static const char gunzip_help[] =
-        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-q] [-r] [-S SUF] [-o OUT] [FILE...]\n"
+        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-q] [-n] [-r] [-S SUF] [-o OUT] [FILE...]\n"
         "       znippy zcat [FILE...]          (the same as gunzip -c)\n"
         "Decompress gzip files. FILE.gz (or .z, -gz, -z, _z, in any case; .tgz and .taz give\n"
         "FILE.tar) becomes FILE, with the mode (less set-id bits) and modification time of\n"
         "FILE.gz, which is then removed; a FILE that does not exist and has none of these\n"
-        "suffixes is taken as FILE.gz. With no FILE, or when FILE is -, read standard input\n"
-        "and write standard output. Several gzip members in a row are decoded as one stream;\n"
-        "zero bytes after the last are ignored, other trailing bytes give a warning. Output\n"
-        "files are written under a temporary name and renamed into place once the stream\n"
-        "checked out, so no partial output is left (not even after a signal); only -f over a\n"
-        "file in a directory this user may not write writes that file in place.\n"
+        "suffixes is FILE with the first of them (-S SUF first) that exists. With no FILE, or\n"
+        "when FILE is -, read standard input and write standard output. Several gzip members\n"
+        "in a row are decoded as one stream; zero bytes after the last are ignored, other\n"
+        "trailing bytes give a warning. Output files are written under a temporary name and\n"
+        "renamed into place once the stream checked out, so no partial output is left (not\n"
+        "even after a signal); only -f over a file in a directory this user may not write\n"
+        "writes that file in place.\n"
         "  -c, --stdout       write to standard output, keep the input files\n"
         "  -k, --keep         keep the input files\n"
         "  -f, --force        overwrite existing output files; also decode inputs that are\n"
@@ -622,16 +623,21 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 		rc = cli_exit_code(r);
 	}
 	for (int i = 0; r == ZN_OK && i < nfiles && !shared_out_failed; i++) {
-		/* As gzip: NAME that does not exist, without a known suffix, is NAME.gz. */
+		/* As gzip: NAME that does not exist, without a known suffix, is NAME with the first
+		 * of them (-S SUF first) that exists. */
 		char *gz = NULL, *known = output_name(files[i]);
 		struct stat st;
-		if (strcmp(files[i], "-") && !known && lstat(files[i], &st) && errno == ENOENT &&
-		    (gz = malloc(strlen(files[i]) + 4)) != NULL) {
-			strcpy(gz, files[i]);
-			strcat(gz, ".gz");
-			if (lstat(gz, &st)) {
-				free(gz);
-				gz = NULL;
+		if (strcmp(files[i], "-") && !known && lstat(files[i], &st) && errno == ENOENT) {
+			const char *try[] = {user_suffix, ".gz", ".z", "-gz", "-z", "_z"};
+			for (size_t k = 0; k < sizeof(try) / sizeof(try[0]) && !gz; k++) {
+				if (!try[k] || !(gz = malloc(strlen(files[i]) + strlen(try[k]) + 1)))
+					continue;
+				strcpy(gz, files[i]);
+				strcat(gz, try[k]);
+				if (lstat(gz, &st)) {
+					free(gz);
+					gz = NULL;
+				}
 			}
 		}
 		free(known);

@@ -608,6 +608,10 @@ code 0 "extract --skip-old-files over an earlier extraction" "$Z" extract --skip
 check "...keeps the files there, fills in the missing one, names nothing" \
 	test "$(cat "$O/x/in/d/a" "$O/x/in/d/big" "$O/x/in/d/b")$(wc -c <"$T/stderr")" = "$(printf 'old\noldbig\nnew2')0"
 code 2 "--skip-old-files with --overwrite" "$Z" extract --skip-old-files --overwrite "$O/s.zn" -C "$O/x"
+rm "$O/x/in/d/a" && mkdir "$O/x/in/d/a"
+code 0 "--skip-old-files passes over a directory where the archive has a file" \
+	"$Z" extract --skip-old-files "$O/s.zn" -C "$O/x"
+check "...and keeps it" test -d "$O/x/in/d/a"
 
 # ---- -o - into a file that already holds something (>>): refused, as the offsets would be wrong ---------------
 echo junk >"$T/app.zn"

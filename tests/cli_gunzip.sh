@@ -144,6 +144,9 @@ echo plain >rt/sub/plain.txt && gzip rt/a rt/sub/b && gzip -S .zz rt/sub/deeper/
 [ "$(cat rt/sub/deeper/c)" = three ] || fail "-S .zz: content"
 gzip -S .zz rt/sub/deeper/c && [ "$("$Z" zcat -r -S .zz rt)" = three ] || fail "zcat -r -S"
 "$Z" gunzip -S '' rt/a 2>/dev/null; [ $? = 2 ] || fail "-S '': usage error"
+# NAME without its suffix finds NAME + SUF, and NAME.z, as gzip does
+echo v >rt/v && gzip -S .zz rt/v && "$Z" gunzip -S .zz rt/v && [ "$(cat rt/v)" = v ] || fail "-S: NAME"
+echo m >rt/m && gzip -S .z rt/m && "$Z" gunzip rt/m && [ "$(cat rt/m)" = m ] || fail "NAME.z as NAME"
 "$Z" gunzip --help | grep -q Usage || fail "--help"
 "$Z" gunzip --bogus 2>/dev/null; [ $? = 2 ] || fail "usage error exit code"
 echo ok
