@@ -203,14 +203,17 @@ ZN_API zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry
 typedef int64_t (*zn_read_fn)(void *ctx, void *buf, size_t n);
 
 /* As zn_writer_add_memory(), but a regular file's e->size bytes come from `read`, called on this
- * thread as they are needed, so that an entry of any size (a download whose length is known)
- * is added with no more memory than the writer's own buffers; entries of other types read
- * nothing. Exactly e->size bytes are read: whatever follows is left unread. If `read` fails or
- * ends early, the entry is left out, reported through the problem hook, and the call returns
- * ZN_ERR_IO or ZN_ERR_TRUNCATED; the archive stays valid without it (chunks already written
- * for it remain as unreferenced bytes), and zn_writer_finish() is not affected. A streamed
- * file of at least the chunk size is always stored: it is not compared with earlier files,
- * which needs its bytes twice. */
+ * thread as they are needed, so that an entry of any size (a download) is added with no more
+ * memory than the writer's own buffers; entries of other types read nothing. Exactly e->size
+ * bytes are read: whatever follows is left unread. With e->size = ZN_SIZE_UNKNOWN, `read` is
+ * called until it returns 0, and the entry's size is what it gave (each chunk is then copied
+ * once more, from a buffer read a chunk ahead). If `read` fails or ends early, the entry is
+ * left out, reported through the problem hook, and the call returns ZN_ERR_IO or
+ * ZN_ERR_TRUNCATED; the archive stays valid without it (chunks already written for it remain
+ * as unreferenced bytes), and zn_writer_finish() is not affected. A streamed file of at least
+ * the chunk size is always stored: it is not compared with earlier files, which needs its
+ * bytes twice. */
+#define ZN_SIZE_UNKNOWN UINT64_MAX
 ZN_API zn_result zn_writer_add_stream(struct zn_writer *w, const struct zn_entry *e,
                                       zn_read_fn read, void *ctx);
 

@@ -766,11 +766,79 @@ static void compact(struct zn_writer *w, struct slot *s);
 static int large_copy(struct zn_writer *w, uint64_t idx, const struct source *src);
 static uint8_t *aside_buffer(struct zn_writer *w);
 
+/* Up to `max` bytes from a caller's stream: fewer only at its end. 0 or an errno value. */
+static int read_upto(struct source *src, uint8_t *dst, uint64_t max, uint64_t *got)
+{
+	for (*got = 0; *got < max;) {
+		size_t want = (size_t)ZN_MIN(max - *got, (uint64_t)1 << 30);
+		errno = 0;
+		int64_t k = src->read(src->rctx, dst + *got, want);
+		if (k == 0)
+			break;
+		if (k < 0)
+			return errno ? errno : EIO;
+		if (k > (int64_t)want)
+			return EINVAL;
+		*got += (uint64_t)k;
+	}
+	src->pos += *got;
+	return 0;
+}
+
+static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *src);
+
+/* A stream of unknown length (ZN_SIZE_UNKNOWN). The first chunk is read into the aside buffer:
+ * less than a chunk in all is a small file, placed from there. A longer one goes into slots a
+ * chunk behind the reading, copied from the aside buffer, so that whether a chunk is the file's
+ * last is known when it is queued. */
+static zn_result emit_unsized(struct zn_writer *w, uint64_t idx, struct source *src)
+{
+	const uint64_t chunk = w->opt.chunk_size;
+	uint8_t *buf = aside_buffer(w);
+	if (!buf)
+		return ZN_ERR_NOMEM;
+	uint64_t n;
+	int err = read_upto(src, buf, chunk, &n);
+	if (err)
+		return stream_failed(w, idx, err, NULL);
+	if (n < chunk) {
+		w->ents[idx].size = n;
+		struct source mem = {.fd = -1, .mem = buf};
+		return emit_content(w, idx, &mem);
+	}
+	int klass = class_of(w, &w->ents[idx]);
+	w->ents[idx].block_offset = 0;
+	uint64_t done = 0;
+	for (int first = 1;; first = 0) {
+		struct slot *s;
+		RETURN_IF_ERROR(acquire_slot(w, klass, &s));
+		memcpy(s->in, buf, n);
+		uint64_t next = 0;
+		if (n == chunk && (err = read_upto(src, buf, chunk, &next)) != 0) {
+			release_slot(w, s); /* earlier chunks stay as unreferenced bytes */
+			return stream_failed(w, idx, err, NULL);
+		}
+		RETURN_IF_ERROR(add_seg(w, s, idx, n, first, next == 0));
+		s->usize = n;
+		queue_slot(w, s);
+		done += n;
+		w->ents[idx].slot = (uint32_t)(s - w->slots);
+		w->ents[idx].gen = s->gen;
+		if (!next)
+			break;
+		n = next;
+	}
+	w->ents[idx].size = done;
+	return ZN_OK;
+}
+
 /* Place the content of entry `idx` (e->size bytes from src) into blocks. */
 static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *src)
 {
 	struct went *e = &w->ents[idx];
 	uint64_t size = e->size, chunk = w->opt.chunk_size;
+	if (size == ZN_SIZE_UNKNOWN && src->read)
+		return emit_unsized(w, idx, src);
 	int klass = class_of(w, e);
 	if (size == 0) {
 		if (e->has_digest)
@@ -2156,7 +2224,8 @@ static zn_result add_entry(struct zn_writer *w, const struct zn_entry *e, struct
 	if (!zn_path_is_safe(e->path, e->path_len))
 		return ZN_ERR_UNSAFE_PATH;
 	if (e->path_len > UINT32_MAX || e->link_len > UINT32_MAX ||
-	    (e->type == ZN_TYPE_FILE && e->size > (uint64_t)PTRDIFF_MAX))
+	    (e->type == ZN_TYPE_FILE && e->size > (uint64_t)PTRDIFF_MAX &&
+	     !(e->size == ZN_SIZE_UNKNOWN && src->read)))
 		return ZN_ERR_LIMIT;
 	if ((e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) &&
 	    (!e->link || !e->link_len || memchr(e->link, 0, e->link_len)))

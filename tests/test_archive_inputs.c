@@ -567,6 +567,16 @@ static void stream_failures(const char *root)
 		      (k >> 1 ? ZN_ERR_TRUNCATED : ZN_ERR_IO));
 		CHECK(p.n == before + 1 && !strcmp(p.last, name));
 	}
+	/* Of unknown length, failing in its third chunk. */
+	struct zn_entry u = {.path = "unsized",
+	                     .path_len = 7,
+	                     .type = ZN_TYPE_FILE,
+	                     .mode = 0644,
+	                     .size = ZN_SIZE_UNKNOWN};
+	struct bad_stream ub = {.good = o.chunk_size * 2 + 100};
+	CHECK(zn_writer_add_stream(w, &u, bad_read, &ub) == ZN_ERR_IO);
+	CHECK(!strcmp(p.last, "unsized"));
+	CHECK(zn_writer_add_memory(w, &u, "x") == ZN_ERR_LIMIT); /* only a stream has no size */
 	struct zn_entry e = {
 	        .path = "after", .path_len = 5, .type = ZN_TYPE_FILE, .mode = 0644, .size = 3};
 	CHECK_OK(zn_writer_add_memory(w, &e, "abc"));
