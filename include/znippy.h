@@ -211,8 +211,8 @@ typedef int64_t (*zn_read_fn)(void *ctx, void *buf, size_t n);
  * left out, reported through the problem hook, and the call returns ZN_ERR_IO or
  * ZN_ERR_TRUNCATED; the archive stays valid without it (chunks already written for it remain
  * as unreferenced bytes), and zn_writer_finish() is not affected. A streamed file of at least
- * the chunk size is always stored: it is not compared with earlier files, which needs its
- * bytes twice. */
+ * the chunk size is always stored, and later files are not compared with it: that needs its
+ * bytes twice. A callback failing with errno EINTR is called again. */
 #define ZN_SIZE_UNKNOWN UINT64_MAX
 ZN_API zn_result zn_writer_add_stream(struct zn_writer *w, const struct zn_entry *e,
                                       zn_read_fn read, void *ctx);
@@ -317,9 +317,10 @@ struct zn_extract_options {
 	 * them is left). */
 	unsigned strip_components;
 	/* A file, symlink or hardlink whose name exists already (as anything, a directory too) is
-	 * passed over, silently, and what is there kept as it is (tar --skip-old-files). A file or
-	 * link where the archive has a directory is still an error. Without it and without
-	 * overwrite, such an entry is reported as ZN_ERR_EXISTS; with both, overwrite wins. */
+	 * passed over, silently, and what is there kept as it is (tar --skip-old-files); so is an
+	 * existing directory's mode and time. A file or link where the archive has a directory is
+	 * still an error. Without it and without overwrite, an existing file or link is reported
+	 * (ZN_ERR_EXISTS; a directory in its place ZN_ERR_IO); with both, overwrite wins. */
 	int skip_existing;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);

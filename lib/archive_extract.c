@@ -1375,6 +1375,8 @@ static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent 
 	struct stat st;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW))
 		return -1;
+	if (S_ISDIR(st.st_mode) && j->opt->skip_existing && !j->opt->overwrite)
+		return 1; /* kept as it is: neither opened up nor given the archive's mode */
 	if (S_ISDIR(st.st_mode) && j->euid && st.st_uid == j->euid && (st.st_mode & 0300) != 0300) {
 		/* Ours but closed to us (extracted before from a read-only directory): opened up
 		 * while its files are written, as tar does; its mode from the archive is set at the
@@ -1465,7 +1467,10 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		struct xent *e = &j.ents[i];
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_DIR)
 			continue;
-		if (mkdir_beneath(&j, &dc, e)) {
+		int made = mkdir_beneath(&j, &dc, e);
+		if (made > 0) {
+			j.status[i] = ST_SKIPPED; /* --skip-old-files: an existing directory */
+		} else if (made < 0) {
 			int err = errno;
 			j.status[i] = ST_FAILED;
 			/* What is below it cannot be extracted either: said once, here. In path
@@ -1504,6 +1509,18 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		 * (--overwrite, remove_old), which a valid archive never also has below a path.
 		 * A crafted one that does gets a timing-dependent result, never a write outside
 		 * the target: a removed directory's descriptor creates nothing. */
+	}
+	/* --skip-old-files: what exists is passed over before any block is read, so that damage in
+	 * blocks only such files use does not count, whatever the timing. */
+	for (uint64_t i = 0; opt.skip_existing && !opt.overwrite && i < j.n && !halted(&j); i++) {
+		struct xent *e = &j.ents[i];
+		if (j.status[i] != ST_OK || e->type == ZN_TYPE_DIR)
+			continue;
+		char base[256];
+		int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
+		struct stat st;
+		if (dfd >= 0 && !fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW))
+			j.status[i] = ST_SKIPPED;
 	}
 	/* Phase 2: contents. */
 	res = build_plan(&j);
@@ -1604,7 +1621,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			if (rc && why) {
 				xreport(&j, e, ZN_ERR_IO, why);
 				j.status[i] = ST_FAILED;
-			} else if (rc && errno == EEXIST && opt.skip_existing && !opt.overwrite) {
+			} else if (rc && (errno == EEXIST || errno == EISDIR) &&
+			           opt.skip_existing && !opt.overwrite) {
 				j.status[i] = ST_SKIPPED; /* kept as it is, and not named */
 			} else if (rc && errno == EEXIST && !opt.overwrite) {
 				report_create_failure(&j, e); /* "not overwritten (use --overwrite)" */

@@ -775,6 +775,8 @@ static int read_upto(struct source *src, uint8_t *dst, uint64_t max, uint64_t *g
 		int64_t k = src->read(src->rctx, dst + *got, want);
 		if (k == 0)
 			break;
+		if (k < 0 && errno == EINTR)
+			continue;
 		if (k < 0)
 			return errno ? errno : EIO;
 		if (k > (int64_t)want)

@@ -608,10 +608,18 @@ code 0 "extract --skip-old-files over an earlier extraction" "$Z" extract --skip
 check "...keeps the files there, fills in the missing one, names nothing" \
 	test "$(cat "$O/x/in/d/a" "$O/x/in/d/big" "$O/x/in/d/b")$(wc -c <"$T/stderr")" = "$(printf 'old\noldbig\nnew2')0"
 code 2 "--skip-old-files with --overwrite" "$Z" extract --skip-old-files --overwrite "$O/s.zn" -C "$O/x"
-rm "$O/x/in/d/a" && mkdir "$O/x/in/d/a"
-code 0 "--skip-old-files passes over a directory where the archive has a file" \
-	"$Z" extract --skip-old-files "$O/s.zn" -C "$O/x"
-check "...and keeps it" test -d "$O/x/in/d/a"
+ln "$O/in/d/big" "$O/in/d/hl" && "$Z" create -q --chunk-size 64K -o "$O/s2.zn" -C "$O" in/d/big in/d/hl in/d/a
+rm "$O/x/in/d/a" && mkdir "$O/x/in/d/a" "$O/x/in/d/hl" && chmod 700 "$O/x/in/d" && touch -d 1997-01-01 "$O/x/in/d"
+code 0 "--skip-old-files passes over a directory where the archive has a file or hardlink" \
+	sh -c '"$1" extract --skip-old-files "$2/s.zn" -C "$2/x" && "$1" extract --skip-old-files "$2/s2.zn" -C "$2/x"' \
+	- "$Z" "$O"
+check "...keeps them, and the existing directory's mode and time" test -d "$O/x/in/d/a" -a -d "$O/x/in/d/hl" \
+	-a "$(stat -c %a-%Y "$O/x/in/d")" = "700-$(date -d 1997-01-01 +%s)"
+"$Z" create -q --chunk-size 64K -o "$O/s3.zn" -C "$O" in/d/big
+printf 'X' | dd of="$O/s3.zn" bs=1 seek=1000 conv=notrunc status=none # in big's first block
+code 0 "--skip-old-files over a file whose blocks are damaged: they are not needed" \
+	"$Z" extract --skip-old-files -T 4 "$O/s3.zn" -C "$O/x"
+code 1 "...without it, the damage is named" "$Z" extract --overwrite -T 4 "$O/s3.zn" -C "$O/x"
 
 # ---- -o - into a file that already holds something (>>): refused, as the offsets would be wrong ---------------
 echo junk >"$T/app.zn"

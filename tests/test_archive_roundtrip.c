@@ -107,6 +107,8 @@ static int64_t stream_read(void *ctx, void *buf, size_t n)
 	uint64_t k = 1 + (st->calls++ * 7919) % 50000;
 	k = k < n ? k : n;
 	k = k < st->left ? k : st->left;
+	if (!k)
+		return 0; /* the end (and no bytes to copy from a NULL p) */
 	memcpy(buf, st->p, k);
 	st->p += k;
 	st->left -= k;

@@ -4,6 +4,8 @@
  * made beside that directory, and remove it. The planning of directories, links, copies and holes,
  * and the clean-up after damage, all run on what the input says. */
 #include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,25 +47,29 @@ static void empty_dir(int fd)
 	closedir(d);
 }
 
-/* Whether `root` holds nothing but "out". */
-static int only_out(const char *root)
+/* Whether directory `dir` holds nothing but `only`. */
+static int holds_only(const char *dir, const char *only)
 {
-	DIR *d = opendir(root);
+	DIR *d = opendir(dir);
 	if (!d)
 		return 0;
 	int ok = 1;
 	struct dirent *de;
 	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, "out"))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, only))
 			ok = 0;
 	closedir(d);
 	return ok;
 }
 
-static char root[64], out[80];
+/* The target is root/a/b/c/out: a write that climbs out of it by up to four levels lands
+ * beside one of them, where holds_only() sees it. */
+static char root[PATH_MAX], lvl[3][PATH_MAX], out[PATH_MAX];
 
 static void remove_root(void)
 {
+	for (int k = 2; k >= 0; k--)
+		rmdir(lvl[k]);
 	rmdir(root);
 }
 
@@ -74,7 +80,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(root, sizeof(root), "%s/znfx.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(root))
 			abort();
-		snprintf(out, sizeof(out), "%s/out", root);
+		const char *name[3] = {"a", "b", "c"};
+		for (int k = 0; k < 3; k++)
+			if (snprintf(lvl[k], sizeof(lvl[k]), "%s/%s", k ? lvl[k - 1] : root,
+			             name[k]) >= (int)sizeof(lvl[k]) ||
+			    mkdir(lvl[k], 0700))
+				abort();
+		if (snprintf(out, sizeof(out), "%s/out", lvl[2]) >= (int)sizeof(out))
+			abort();
 		atexit(remove_root);
 	}
 	struct zn_reader *r;
@@ -95,11 +108,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		zn_extract(r, out, NULL, &opt, problem, NULL, &reported);
 	}
 	zn_reader_close(r);
-	if (!only_out(root))
-		abort(); /* something was written beside the target */
+	if (!holds_only(root, "a") || !holds_only(lvl[0], "b") || !holds_only(lvl[1], "c") ||
+	    !holds_only(lvl[2], "out"))
+		abort(); /* something was written outside the target */
 	int fd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 	if (fd >= 0)
 		empty_dir(fd);
-	rmdir(out);
+	if (rmdir(out) && errno != ENOENT)
+		abort(); /* not emptied: the next input would start from it */
 	return 0;
 }
