@@ -14,7 +14,7 @@
 #include "cli.h"
 
 static const char gunzip_help[] =
-        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-q] [-n] [-r] [-S SUF] [-o OUT] [FILE...]\n"
+        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-l] [-q] [-n] [-r] [-S SUF] [-o OUT] [FILE...]\n"
         "       znippy zcat [FILE...]          (the same as gunzip -c)\n"
         "Decompress gzip files. FILE.gz (or .z, -gz, -z, _z, in any case; .tgz and .taz give\n"
         "FILE.tar) becomes FILE, with the mode (less set-id bits) and modification time of\n"
@@ -33,6 +33,9 @@ static const char gunzip_help[] =
         "                     that is not gzip as it is (zcat -f)\n"
         "  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
         "  -o, --output OUT   write all output to OUT ('-': standard output)\n"
+        "  -l, --list         for each FILE: compressed and uncompressed sizes (the last\n"
+        "                     member's, modulo 4 GiB, from its trailer) and the ratio, as\n"
+        "                     gzip -l; nothing is decoded\n"
         "  -r, --recursive    decode the files below each directory FILE whose names end\n"
         "                     in a suffix above (others are passed over, as by gzip -r)\n"
         "  -S, --suffix SUF   also take SUF as a gzip suffix, before the others\n"
@@ -42,7 +45,7 @@ static const char gunzip_help[] =
 
 struct out;
 struct opts {
-	int to_stdout, keep, force, test;
+	int to_stdout, keep, force, test, list;
 	const char *out_path;
 	struct out *out; /* -o: opened once, renamed into place at the end */
 };
@@ -341,8 +344,69 @@ static int check_in_place_input(const char *path, const struct stat *st, int for
 
 static int shared_out_failed; /* standard output or -o failed: the other FILEs are not tried */
 
+/* -l, as gzip's: sizes from the file and its trailer (ISIZE: the last member's size modulo
+ * 2^32, as gzip shows it), and the ratio of the deflate data to the uncompressed size. */
+static struct {
+	uint64_t files, in, out, headers;
+} listed;
+
+static void list_line(uint64_t in, uint64_t out, uint64_t headers, const char *name)
+{
+	double num = (double)out - ((double)in - (double)headers);
+	printf("%19llu %19llu %5.1f%% %s\n", (unsigned long long)in, (unsigned long long)out,
+	       out ? 100.0 * num / (double)out : 0.0, name);
+}
+
+static int list_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st)) {
+		cli_error("%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return EXIT_SYSTEM;
+	}
+	uint8_t h[65536], t[8];
+	ssize_t n = S_ISREG(st.st_mode) ? pread(fd, h, sizeof(h), 0) : -1;
+	int ok = n >= 18 && h[0] == 0x1f && h[1] == 0x8b && h[2] == 8 &&
+	         pread(fd, t, 8, st.st_size - 8) == 8;
+	close(fd);
+	if (!ok) {
+		cli_error(S_ISREG(st.st_mode) ? "%s: not in gzip format" : "%s: not a regular file",
+		          path);
+		return EXIT_DAMAGED;
+	}
+	/* The header's length: 10 bytes, then the optional fields its flags name. */
+	size_t at = 10, len = (size_t)n;
+	uint8_t flg = h[3];
+	if (flg & 4) /* FEXTRA */
+		at += 2 + (at + 2 <= len ? h[at] | (size_t)h[at + 1] << 8 : 0);
+	for (int f = 8; f <= 16; f += 8) /* FNAME, FCOMMENT: zero-terminated */
+		if (flg & f) {
+			while (at < len && h[at])
+				at++;
+			at++;
+		}
+	if (flg & 2) /* FHCRC */
+		at += 2;
+	uint64_t isize = t[4] | (uint64_t)t[5] << 8 | (uint64_t)t[6] << 16 | (uint64_t)t[7] << 24;
+	char *name = output_name(path);
+	if (!listed.files++)
+		printf("%19s %19s  ratio uncompressed_name\n", "compressed", "uncompressed");
+	list_line((uint64_t)st.st_size, isize, at + 8, name ? name : path);
+	listed.in += (uint64_t)st.st_size;
+	listed.out += isize;
+	listed.headers = at + 8; /* gzip's totals count the last file's header only */
+	free(name);
+	return EXIT_OK;
+}
+
 static int do_file(struct zn_inflater *d, const char *path, const struct opts *op)
 {
+	if (op->list)
+		return strcmp(path, "-") ? list_file(path)
+		                         : (cli_error("-l: standard input cannot be listed"), EXIT_USAGE);
 	if (!strcmp(path, "-")) {
 		if (isatty(0) && !op->force) {
 			cli_error("compressed data not read from a terminal; use -f to force");
@@ -517,6 +581,8 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 			op.test = 1;
 		} else if (!strcmp(a, "--quiet")) {
 			cli_quiet = 1;
+		} else if (!strcmp(a, "--list")) {
+			op.list = 1;
 		} else if (!strcmp(a, "--recursive")) {
 			recursive = 1;
 		} else if (!strcmp(a, "--suffix") || !strncmp(a, "--suffix=", 9)) {
@@ -560,6 +626,9 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 					break; /* gzip -d, and -n (no name: nothing to do when decoding) */
 				case 'r':
 					recursive = 1;
+					break;
+				case 'l':
+					op.list = 1;
 					break;
 				case 'S':
 					if (p[1])
@@ -651,6 +720,8 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 			rc = frc;
 	}
 	zn_inflater_free(d);
+	if (listed.files > 1)
+		list_line(listed.in, listed.out, listed.headers, "(totals)");
 	/* -o: the output is kept only if every input decoded completely. */
 	if (op.out)
 		rc = out_close(op.out, rc, op.force);

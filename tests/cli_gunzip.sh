@@ -147,6 +147,11 @@ gzip -S .zz rt/sub/deeper/c && [ "$("$Z" zcat -r -S .zz rt)" = three ] || fail "
 # NAME without its suffix finds NAME + SUF, and NAME.z, as gzip does
 echo v >rt/v && gzip -S .zz rt/v && "$Z" gunzip -S .zz rt/v && [ "$(cat rt/v)" = v ] || fail "-S: NAME"
 echo m >rt/m && gzip -S .z rt/m && "$Z" gunzip rt/m && [ "$(cat rt/m)" = m ] || fail "NAME.z as NAME"
+# -l prints what gzip -l prints, and decodes and removes nothing
+printf 'hello\n' >l1 && seq 1 20000 >l2 && gzip -k l1 l2 && gzip -c --no-name <l1 >l3.gz
+[ "$("$Z" gunzip -l l1.gz l2.gz l3.gz)" = "$(gzip -l l1.gz l2.gz l3.gz)" ] || fail "-l: $("$Z" gunzip -l l1.gz)"
+[ -e l1.gz ] && [ -e l2.gz ] || fail "-l removed its input"
+"$Z" gunzip -l l1 2>/dev/null; [ $? = 1 ] || fail "-l of a file that is not gzip"
 "$Z" gunzip --help | grep -q Usage || fail "--help"
 "$Z" gunzip --bogus 2>/dev/null; [ $? = 2 ] || fail "usage error exit code"
 echo ok
