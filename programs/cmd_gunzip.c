@@ -14,7 +14,8 @@
 #include "cli.h"
 
 static const char gunzip_help[] =
-        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-l] [-q] [-n] [-r] [-S SUF] [-o OUT] [FILE...]\n"
+        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n] [-r] [-S SUF] [-o OUT]\n"
+        "                     [FILE...]\n"
         "       znippy zcat [FILE...]          (the same as gunzip -c)\n"
         "Decompress gzip files. FILE.gz (or .z, -gz, -z, _z, in any case; .tgz and .taz give\n"
         "FILE.tar) becomes FILE, with the mode (less set-id bits) and modification time of\n"
@@ -40,6 +41,7 @@ static const char gunzip_help[] =
         "                     in a suffix above (others are passed over, as by gzip -r)\n"
         "  -S, --suffix SUF   also take SUF as a gzip suffix, before the others\n"
         "  -n, --no-name      accepted, and nothing to do when decompressing (as gzip)\n"
+        "  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
         "  -q, --quiet        no warnings\n"
         "  -h, --help         this help\n" EXIT_CODES_HELP;
 
@@ -89,10 +91,34 @@ static int copy_plain(int in_fd, const uint8_t *in, size_t pos, size_t have, int
 
 /* Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). A regular file is mapped and
  * decoded in place; anything else is read in 1 MiB pieces. Returns an exit code. */
+/* The size of the gzip header at h (len bytes of it at hand): 10 bytes, then the optional
+ * fields its flags name. */
+static size_t gz_header_len(const uint8_t *h, size_t len)
+{
+	size_t at = 10;
+	uint8_t flg = len > 3 ? h[3] : 0;
+	if (flg & 4) /* FEXTRA */
+		at += 2 + (at + 2 <= len ? h[at] | (size_t)h[at + 1] << 8 : 0);
+	for (int f = 8; f <= 16; f += 8) /* FNAME, FCOMMENT: zero-terminated */
+		if (flg & f) {
+			while (at < len && h[at])
+				at++;
+			at++;
+		}
+	if (flg & 2) /* FHCRC */
+		at += 2;
+	return at;
+}
+
+/* What the last decode_fd read and wrote, for -v: compressed bytes, uncompressed bytes, and the
+ * first member's header and trailer. */
+static uint64_t last_in, last_out, last_headers;
+
 static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *name,
                      const char *out_name)
 {
 	write_failed = 0;
+	last_in = last_out = last_headers = 0;
 	struct stat st;
 	uint8_t *map = NULL, *buf = NULL;
 	size_t map_len = 0, buf_cap = 1 << 20, have = 0, pos = 0, released = 0;
@@ -154,8 +180,12 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 		size_t used, olen;
 		const void *o;
 		int done;
+		if (first)
+			last_headers = gz_header_len(in + pos, have - pos) + 8;
 		r = zn_inflate_stream(d, in + pos, have - pos, eof, &used, &o, &olen, &done);
 		pos += used;
+		last_in += used;
+		last_out += olen;
 		if (map && pos - released >= (64u << 20)) {
 			/* Input already decoded is not needed again: drop it from the process's
 			 * memory, so that a big file does not count against its limit. */
@@ -344,6 +374,21 @@ static int check_in_place_input(const char *path, const struct stat *st, int for
 
 static int shared_out_failed; /* standard output or -o failed: the other FILEs are not tried */
 
+static double ratio(uint64_t in, uint64_t out, uint64_t headers)
+{
+	return out ? 100.0 * ((double)out - ((double)in - (double)headers)) / (double)out : 0.0;
+}
+
+static int verbose;
+
+/* -v, as gzip's: "NAME.gz:	 58.7% -- replaced with NAME" on standard error. */
+static void say_done(const char *path, const char *how, const char *out)
+{
+	if (verbose && !cli_quiet)
+		fprintf(stderr, "%s:\t%5.1f%% -- %s %s\n", path, ratio(last_in, last_out, last_headers),
+		        how, out);
+}
+
 /* -l, as gzip's: sizes from the file and its trailer (ISIZE: the last member's size modulo
  * 2^32, as gzip shows it), and the ratio of the deflate data to the uncompressed size. */
 static struct {
@@ -352,9 +397,8 @@ static struct {
 
 static void list_line(uint64_t in, uint64_t out, uint64_t headers, const char *name)
 {
-	double num = (double)out - ((double)in - (double)headers);
 	printf("%19llu %19llu %5.1f%% %s\n", (unsigned long long)in, (unsigned long long)out,
-	       out ? 100.0 * num / (double)out : 0.0, name);
+	       ratio(in, out, headers), name);
 }
 
 static int list_file(const char *path)
@@ -377,19 +421,7 @@ static int list_file(const char *path)
 		          path);
 		return EXIT_DAMAGED;
 	}
-	/* The header's length: 10 bytes, then the optional fields its flags name. */
-	size_t at = 10, len = (size_t)n;
-	uint8_t flg = h[3];
-	if (flg & 4) /* FEXTRA */
-		at += 2 + (at + 2 <= len ? h[at] | (size_t)h[at + 1] << 8 : 0);
-	for (int f = 8; f <= 16; f += 8) /* FNAME, FCOMMENT: zero-terminated */
-		if (flg & f) {
-			while (at < len && h[at])
-				at++;
-			at++;
-		}
-	if (flg & 2) /* FHCRC */
-		at += 2;
+	size_t at = gz_header_len(h, (size_t)n);
 	uint64_t isize = t[4] | (uint64_t)t[5] << 8 | (uint64_t)t[6] << 16 | (uint64_t)t[7] << 24;
 	char *name = output_name(path);
 	if (!listed.files++)
@@ -449,6 +481,10 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 		        decode_fd(d, in_fd, out_fd, path, op->out_path ? op->out_path : "(stdout)");
 		shared_out_failed |= write_failed;
 		close(in_fd);
+		if (rc == EXIT_OK && op->test && verbose && !cli_quiet)
+			fprintf(stderr, "%s:\t OK\n", path);
+		else if (rc == EXIT_OK && !op->test)
+			say_done(path, "written to", op->out_path ? op->out_path : "standard output");
 		return rc;
 	}
 	int rc = check_in_place_input(path, &st, op->force);
@@ -475,9 +511,13 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 		futimens(out.fd, ts);
 	}
 	close(in_fd);
+	char *final = rc == EXIT_OK && verbose ? strdup(out.final) : NULL;
 	rc = out_close(&out, rc, op->force);
 	if (rc == EXIT_OK && !op->keep && unlink(path))
 		cli_warn("%s: cannot remove: %s", path, strerror(errno));
+	if (rc == EXIT_OK && final)
+		say_done(path, op->keep ? "created" : "replaced with", final);
+	free(final);
 	return rc;
 }
 
@@ -581,6 +621,8 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 			op.test = 1;
 		} else if (!strcmp(a, "--quiet")) {
 			cli_quiet = 1;
+		} else if (!strcmp(a, "--verbose")) {
+			verbose = 1;
 		} else if (!strcmp(a, "--list")) {
 			op.list = 1;
 		} else if (!strcmp(a, "--recursive")) {
@@ -629,6 +671,9 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 					break;
 				case 'l':
 					op.list = 1;
+					break;
+				case 'v':
+					verbose = 1;
 					break;
 				case 'S':
 					if (p[1])
