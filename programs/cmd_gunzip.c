@@ -14,7 +14,7 @@
 #include "cli.h"
 
 static const char gunzip_help[] =
-        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n] [-r] [-S SUF] [-o OUT]\n"
+        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n|-N] [-r] [-S SUF] [-o OUT]\n"
         "                     [FILE...]\n"
         "       znippy zcat [FILE...]          (the same as gunzip -c)\n"
         "Decompress gzip files. FILE.gz (or .z, -gz, -z, _z, in any case; .tgz and .taz give\n"
@@ -40,14 +40,16 @@ static const char gunzip_help[] =
         "  -r, --recursive    decode the files below each directory FILE whose names end\n"
         "                     in a suffix above (others are passed over, as by gzip -r)\n"
         "  -S, --suffix SUF   also take SUF as a gzip suffix, before the others\n"
-        "  -n, --no-name      accepted, and nothing to do when decompressing (as gzip)\n"
+        "  -N, --name         name the output as the header's stored name (its last part,\n"
+        "                     beside FILE.gz) and give it the stored time, as gzip -N\n"
+        "  -n, --no-name      the name from FILE.gz and its time (the default, as gzip)\n"
         "  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
         "  -q, --quiet        no warnings\n"
         "  -h, --help         this help\n" EXIT_CODES_HELP;
 
 struct out;
 struct opts {
-	int to_stdout, keep, force, test, list;
+	int to_stdout, keep, force, test, list, name;
 	const char *out_path;
 	struct out *out; /* -o: opened once, renamed into place at the end */
 };
@@ -374,6 +376,35 @@ static int check_in_place_input(const char *path, const struct stat *st, int for
 
 static int shared_out_failed; /* standard output or -o failed: the other FILEs are not tried */
 
+/* -N: the output's name from the header's FNAME (its last component, beside the input), and
+ * the header's MTIME (0: none); without an FNAME, the name the suffix gives. */
+static char *stored_name(int fd, const char *path, int64_t *mtime)
+{
+	uint8_t h[4096];
+	ssize_t n = pread(fd, h, sizeof(h) - 1, 0);
+	if (n < 10 || h[0] != 0x1f || h[1] != 0x8b)
+		return output_name(path);
+	h[n] = 0;
+	*mtime = h[4] | (int64_t)h[5] << 8 | (int64_t)h[6] << 16 | (int64_t)h[7] << 24;
+	size_t at = 10;
+	if (h[3] & 4) /* FEXTRA */
+		at += 2 + (at + 2 <= (size_t)n ? h[at] | (size_t)h[at + 1] << 8 : 0);
+	if (!(h[3] & 8) || at >= (size_t)n) /* no FNAME */
+		return output_name(path);
+	const char *fname = (const char *)h + at, *slash = strrchr(fname, '/');
+	const char *base = slash ? slash + 1 : fname;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return output_name(path);
+	const char *dir_end = strrchr(path, '/');
+	size_t dlen = dir_end ? (size_t)(dir_end - path) + 1 : 0;
+	char *o = malloc(dlen + strlen(base) + 1);
+	if (o) {
+		memcpy(o, path, dlen);
+		strcpy(o + dlen, base);
+	}
+	return o;
+}
+
 static double ratio(uint64_t in, uint64_t out, uint64_t headers)
 {
 	return out ? 100.0 * ((double)out - ((double)in - (double)headers)) / (double)out : 0.0;
@@ -488,7 +519,10 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 		return rc;
 	}
 	int rc = check_in_place_input(path, &st, op->force);
-	char *out_path = rc == EXIT_OK ? output_name(path) : NULL;
+	int64_t stored_mtime = 0;
+	char *out_path = rc != EXIT_OK ? NULL
+	                 : op->name    ? stored_name(in_fd, path, &stored_mtime)
+	                               : output_name(path);
 	if (rc == EXIT_OK && !out_path) {
 		cli_error("%s: unknown suffix -- ignored", path);
 		rc = EXIT_DAMAGED;
@@ -508,6 +542,8 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 		(void)!fchown(out.fd, st.st_uid, st.st_gid);
 		fchmod(out.fd, st.st_mode & 01777); /* set-id bits dropped, as gzip 1.12 does */
 		struct timespec ts[2] = {st.st_atim, st.st_mtim};
+		if (stored_mtime) /* -N */
+			ts[1] = (struct timespec){.tv_sec = (time_t)stored_mtime};
 		futimens(out.fd, ts);
 	}
 	close(in_fd);
@@ -621,6 +657,8 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 			op.test = 1;
 		} else if (!strcmp(a, "--quiet")) {
 			cli_quiet = 1;
+		} else if (!strcmp(a, "--name")) {
+			op.name = 1;
 		} else if (!strcmp(a, "--verbose")) {
 			verbose = 1;
 		} else if (!strcmp(a, "--list")) {
@@ -634,7 +672,9 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 				user_suffix = argv[++i];
 			else
 				goto missing_suffix;
-		} else if (!strcmp(a, "--decompress") || !strcmp(a, "--no-name")) {
+		} else if (!strcmp(a, "--no-name")) {
+			op.name = 0;
+		} else if (!strcmp(a, "--decompress")) {
 		} else if (!strcmp(a, "--output") || !strncmp(a, "--output=", 9)) {
 			if (a[8] == '=')
 				op.out_path = a + 9;
@@ -664,8 +704,10 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 					cli_quiet = 1;
 					break;
 				case 'd':
+					break; /* gzip -d */
 				case 'n':
-					break; /* gzip -d, and -n (no name: nothing to do when decoding) */
+					op.name = 0;
+					break;
 				case 'r':
 					recursive = 1;
 					break;
@@ -674,6 +716,9 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 					break;
 				case 'v':
 					verbose = 1;
+					break;
+				case 'N':
+					op.name = 1;
 					break;
 				case 'S':
 					if (p[1])

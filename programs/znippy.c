@@ -19,7 +19,7 @@ static const char usage[] =
 	"  info     ARCHIVE                     counts, sizes, ratio, codec, chunk size\n"
 	"\n"
 	"Decoders:\n"
-	"  gunzip   [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n] [-r] [-S SUF] [-o OUT] [FILE...]\n"
+	"  gunzip   [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n|-N] [-r] [-S SUF] [-o OUT] [FILE...]\n"
 	"                                       decompress gzip files\n"
 	"  zcat     [FILE...]                   same as gunzip -c\n"
 	"\n"

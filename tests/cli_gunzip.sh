@@ -157,6 +157,12 @@ cp l1.gz v1.gz && cp l2.gz v2.gz && cp l1.gz w1.gz && cp l2.gz w2.gz
 "$Z" gunzip -v v1.gz v2.gz 2>v.err && gzip -dv w1.gz w2.gz 2>w.err
 [ "$(sed 's/v\([12]\)/w\1/g' v.err)" = "$(cat w.err)" ] || fail "-v: $(cat v.err)"
 [ "$("$Z" gunzip -tv l1.gz 2>&1)" = "$(printf 'l1.gz:\t OK')" ] || fail "-tv"
+# -N takes the stored name (its last part) and time; -n after it, the file's
+mkdir -p nd && echo data >nd/orig.txt && touch -d 2001-02-03 nd/orig.txt && gzip nd/orig.txt &&
+	mv nd/orig.txt.gz nd/renamed.gz && cp nd/renamed.gz nd/r2.gz
+"$Z" gunzip -N nd/renamed.gz && [ "$(cat nd/orig.txt)" = data ] &&
+	[ "$(stat -c %Y nd/orig.txt)" = "$(date -d 2001-02-03 +%s)" ] || fail "-N"
+"$Z" gunzip -Nn nd/r2.gz && [ -e nd/r2 ] || fail "-N then -n"
 "$Z" gunzip --help | grep -q Usage || fail "--help"
 "$Z" gunzip --bogus 2>/dev/null; [ $? = 2 ] || fail "usage error exit code"
 echo ok
