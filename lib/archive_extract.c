@@ -729,7 +729,7 @@ static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
 	return fd;
 }
 
-/* Holes are made of whole runs of SPARSE_UNIT zero bytes at multiples of it in the file. */
+/* Holes are made of runs of zero bytes between multiples of SPARSE_UNIT in the file. */
 #define SPARSE_UNIT ((uint64_t)64 << 10)
 
 static int all_zero(const uint8_t *p, uint64_t n)
@@ -749,12 +749,13 @@ static int all_zero(const uint8_t *p, uint64_t n)
 	return 1;
 }
 
-/* Whether the run at file offset `off`, `n` bytes up to the next SPARSE_UNIT boundary or the
- * end of a file of `size` bytes, may be left as a hole (size 0: no holes at all). */
-static int hole_run(const uint8_t *p, uint64_t n, uint64_t off, uint64_t size)
+/* Whether the run of `n` bytes (up to the next SPARSE_UNIT boundary, or the end of the piece
+ * when chunks are not multiples of the unit) may be left as a hole: all zeros (size 0: no holes
+ * at all). Skipped bytes read back as zeros wherever they are: the file was made with O_EXCL,
+ * and its size is set (pre-sized, or by the tail's ftruncate). */
+static int hole_run(const uint8_t *p, uint64_t n, uint64_t size)
 {
-	return size && off % SPARSE_UNIT == 0 && (n == SPARSE_UNIT || off + n == size) &&
-	       all_zero(p, n);
+	return size && all_zero(p, n);
 }
 
 /* Writes `len` bytes at file offset `off`; returns 0 or an errno. With `size`, the file's final
@@ -766,7 +767,7 @@ static int write_at(int fd, const uint8_t *p, uint64_t len, uint64_t off, uint64
 	int tail_hole = 0;
 	while (len) {
 		uint64_t n = ZN_MIN(len, SPARSE_UNIT - off % SPARSE_UNIT);
-		if (hole_run(p, n, off, size)) {
+		if (hole_run(p, n, size)) {
 			tail_hole = off + n == size;
 			p += n, len -= n, off += n;
 			continue;
@@ -774,7 +775,7 @@ static int write_at(int fd, const uint8_t *p, uint64_t len, uint64_t off, uint64
 		/* Non-zero runs that follow go in the same write, up to ZN_WRITE_PIECE. */
 		while (n < len && n < ZN_WRITE_PIECE) {
 			uint64_t m = ZN_MIN(len - n, SPARSE_UNIT);
-			if (hole_run(p + n, m, off + n, size))
+			if (hole_run(p + n, m, size))
 				break;
 			n += m;
 		}

@@ -298,6 +298,10 @@ static int exclude_from(struct excludes *x, const char *name)
 		if (!end)
 			end = buf + len;
 		*end = 0;
+		/* Trailing blanks and a CR (a file written on Windows) are not part of the
+		 * pattern, as with tar -X. */
+		for (char *t = end; t > line && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r');)
+			*--t = 0;
 		if (*line && exclude_pattern(x, line)) {
 			free(buf);
 			return EXIT_SYSTEM;

@@ -166,6 +166,9 @@ check "...whichever part of its path the pattern matches" test "$("$Z" list "$T/
 printf 'keep\n\n*.o\n' >"$T/ex/patterns"
 "$Z" create -q -o "$T/ex8.zn" -X "$T/ex/patterns" -C "$T/ex" t
 check "-X FILE: a pattern a line" test "$("$Z" list "$T/ex8.zn" | tr '\n' ' ')" = "t t/a t/a/b "
+printf 'keep \r\n*.o\t\r\n' >"$T/ex/patterns-crlf"
+"$Z" create -q -o "$T/ex8b.zn" -X "$T/ex/patterns-crlf" -C "$T/ex" t
+check "...trailing blanks and CR are not part of it (as tar)" test "$("$Z" list "$T/ex8b.zn" | tr '\n' ' ')" = "t t/a t/a/b "
 code 3 "-X with a missing FILE" "$Z" create -q -o "$T/ex9.zn" -X "$T/ex/nope" -C "$T/ex" t
 check "...names it" grep -q "ex/nope: cannot open: No such file" "$T/stderr"
 
@@ -645,6 +648,10 @@ if [ "$(stat -c %b "$S/probe")" -eq 0 ]; then # this file system has holes
 	check "...a zero tail is a hole too (1.5 MB in under 100 KB)" \
 		test $(($(stat -c '%b*%B' "$S/a/in/tail"))) -lt 100000
 	check "...--no-sparse writes every byte" test $(($(stat -c '%b*%B' "$S/b/in/holes"))) -ge 5242880
+	mkdir -p "$S/z" && head -c 3000000 /dev/zero >"$S/z/zeros"
+	"$Z" create -q --chunk-size 65537 -o "$S/z.zn" -C "$S" z && "$Z" extract -q "$S/z.zn" -C "$S/c"
+	check "...also with chunks that are not multiples of 64 KiB" \
+		test "$(stat -c %b "$S/c/z/zeros")" -eq 0 -a "$(stat -c %s "$S/c/z/zeros")" -eq 3000000
 fi
 
 # ---- layout: the index at a multiple of 64; archives from before that still read --------------------------------
