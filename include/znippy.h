@@ -312,9 +312,9 @@ struct zn_extract_options {
 	/* Leave this many leading components off each stored path, as tar --strip-components:
 	 * "a/b/c" with 1 is extracted as "b/c", and an entry with no more components than that
 	 * is left out. Patterns (`select`) still see stored paths; hardlink targets are stripped
-	 * alike, symlink targets are kept as stored. Two entries that become one path are as two
-	 * entries of the same path: the second is refused as existing (with overwrite, one of
-	 * them is left). */
+	 * alike, symlink targets are kept as stored. Of entries that become one path, only the
+	 * last in the archive's (path) order is extracted, as the later one replaces the earlier
+	 * with tar. */
 	unsigned strip_components;
 	/* A file, symlink or hardlink whose name exists already (as anything, a directory too) is
 	 * passed over, silently, and what is there kept as it is (tar --skip-old-files); so is an

@@ -1319,6 +1319,38 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 	return damaged || structure_damaged ? ZN_ERR_DAMAGED : ZN_OK;
 }
 
+static int cmp_stripped(const void *a, const void *b, void *ctx)
+{
+	const struct xjob *j = ctx;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	const struct xent *e = &j->ents[x], *f = &j->ents[y];
+	int c = memcmp(e->path, f->path, ZN_MIN(e->path_len, f->path_len));
+	if (!c)
+		c = e->path_len < f->path_len ? -1 : e->path_len > f->path_len;
+	return c ? c : x < y ? -1 : x > y;
+}
+
+/* strip_components: entries that become one path are as with tar, where the later one in the
+ * archive (in path order) replaces the earlier. Only the last of each name is extracted, so
+ * the result does not depend on which is written first. */
+static zn_result keep_last_of_names(struct xjob *j)
+{
+	uint64_t *ix = malloc((j->n ? j->n : 1) * sizeof(uint64_t)), m = 0;
+	if (!ix)
+		return ZN_ERR_NOMEM;
+	for (uint64_t i = 0; i < j->n; i++)
+		if (j->status[i] == ST_OK)
+			ix[m++] = i;
+	qsort_r(ix, m, sizeof(*ix), cmp_stripped, j);
+	for (uint64_t k = 0; k + 1 < m; k++) {
+		const struct xent *e = &j->ents[ix[k]], *f = &j->ents[ix[k + 1]];
+		if (e->path_len == f->path_len && !memcmp(e->path, f->path, e->path_len))
+			j->status[ix[k]] = ST_SKIPPED;
+	}
+	free(ix);
+	return ZN_OK;
+}
+
 /* The first row after row i whose path is at or after "PATH/" (PATH: row i's) in path order, where
  * the rows below it begin: a binary search, as names "PATH" + a byte below '/' may come first, and
  * a crafted archive may hold many of them. Rows whose path could not be read (no path, length 0)
@@ -1462,6 +1494,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			j.status[i] = ST_DAMAGED;
 		}
 	}
+	if (j.strip && (res = keep_last_of_names(&j)) != ZN_OK)
+		goto out;
 	/* Phase 1: directories. */
 	struct dircache dc = {.fd = -1, .len = (size_t)-1};
 	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {

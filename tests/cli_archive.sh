@@ -601,6 +601,11 @@ mkdir -p "$K/h/a" "$K/h/b" && echo AF >"$K/h/a/f" && ln "$K/h/a/f" "$K/h/b/f"
 code 0 "a hardlink stripped onto its own target's name, with --overwrite" \
 	"$Z" extract -q --overwrite --strip-components 1 "$K/h.zn" -C "$K/o5"
 check "...leaves the file" test "$(cat "$K/o5/f")" = AF
+mkdir -p "$K/c/p1" "$K/c/p2/x" "$K/c/q1/d" "$K/c/q2/d" && echo one >"$K/c/p1/x" && echo in >"$K/c/p2/x/in"
+echo A >"$K/c/q1/d/f" && echo B >"$K/c/q2/d/f" && "$Z" create -q -o "$K/c.zn" -C "$K/c" p1 p2 q1 q2
+code 0 "entries stripped onto one path: the last in the archive is extracted (as tar)" \
+	"$Z" extract -q -T 4 --strip-components 1 "$K/c.zn" -C "$K/o6"
+check "...a directory after a file, a file after a file" test "$(cat "$K/o6/x/in" "$K/o6/d/f")" = "$(printf 'in\nB')"
 
 # ---- --skip-old-files: existing files and links are kept, silently; missing ones are extracted ----------------
 O=$T/skipold && mkdir -p "$O/in/d" && echo new1 >"$O/in/d/a" && echo new2 >"$O/in/d/b" && ln -s a "$O/in/d/l"
