@@ -1532,8 +1532,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			if (err == EEXIST)
 				snprintf(msg, sizeof(msg),
 				         "not overwritten: a file or symlink stands where the "
-				         "archive has a directory (use --overwrite)%s",
-				         more);
+				         "archive has a directory%s%s",
+				         opt.skip_existing ? "" : " (use --overwrite)", more);
 			else
 				snprintf(msg, sizeof(msg), "cannot create directory: %s%s",
 				         strerror(err), more);

@@ -34,9 +34,9 @@ static const char gunzip_help[] =
         "                     that is not gzip as it is (zcat -f)\n"
         "  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
         "  -o, --output OUT   write all output to OUT ('-': standard output)\n"
-        "  -l, --list         for each FILE: compressed and uncompressed sizes (the last\n"
-        "                     member's, modulo 4 GiB, from its trailer) and the ratio, as\n"
-        "                     gzip -l; nothing is decoded\n"
+        "  -l, --list         for each FILE: compressed and uncompressed sizes and the\n"
+        "                     ratio, as gzip -l, but decoded: exact past 4 GiB and for\n"
+        "                     several members (gzip reads the last trailer only)\n"
         "  -r, --recursive    decode the files below each directory FILE whose names end\n"
         "                     in a suffix above (others are passed over, as by gzip -r)\n"
         "  -S, --suffix SUF   also take SUF as a gzip suffix, before the others\n"
@@ -432,7 +432,7 @@ static void list_line(uint64_t in, uint64_t out, uint64_t headers, const char *n
 	       ratio(in, out, headers), name);
 }
 
-static int list_file(const char *path)
+static int list_file(struct zn_inflater *d, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
@@ -442,25 +442,24 @@ static int list_file(const char *path)
 			close(fd);
 		return EXIT_SYSTEM;
 	}
-	uint8_t h[65536], t[8];
-	ssize_t n = S_ISREG(st.st_mode) ? pread(fd, h, sizeof(h), 0) : -1;
-	int ok = n >= 18 && h[0] == 0x1f && h[1] == 0x8b && h[2] == 8 &&
-	         pread(fd, t, 8, st.st_size - 8) == 8;
-	close(fd);
-	if (!ok) {
-		cli_error(S_ISREG(st.st_mode) ? "%s: not in gzip format" : "%s: not a regular file",
-		          path);
+	if (!S_ISREG(st.st_mode)) {
+		cli_error("%s: not a regular file", path);
+		close(fd);
 		return EXIT_DAMAGED;
 	}
-	size_t at = gz_header_len(h, (size_t)n);
-	uint64_t isize = t[4] | (uint64_t)t[5] << 8 | (uint64_t)t[6] << 16 | (uint64_t)t[7] << 24;
+	/* Decoded, not read from the trailer as gzip does: the sizes are exact past 4 GiB and
+	 * for several members, and damage or trailing bytes are found. */
+	int rc = decode_fd(d, fd, -1, path, NULL);
+	close(fd);
+	if (rc != EXIT_OK)
+		return rc;
 	char *name = output_name(path);
-	if (!listed.files++)
+	if (!listed.files++ && !cli_quiet)
 		printf("%19s %19s  ratio uncompressed_name\n", "compressed", "uncompressed");
-	list_line((uint64_t)st.st_size, isize, at + 8, name ? name : path);
+	list_line((uint64_t)st.st_size, last_out, last_headers, name ? name : path);
 	listed.in += (uint64_t)st.st_size;
-	listed.out += isize;
-	listed.headers = at + 8; /* gzip's totals count the last file's header only */
+	listed.out += last_out;
+	listed.headers = last_headers; /* gzip's totals count the last file's header only */
 	free(name);
 	return EXIT_OK;
 }
@@ -468,7 +467,7 @@ static int list_file(const char *path)
 static int do_file(struct zn_inflater *d, const char *path, const struct opts *op)
 {
 	if (op->list)
-		return strcmp(path, "-") ? list_file(path)
+		return strcmp(path, "-") ? list_file(d, path)
 		                         : (cli_error("-l: standard input cannot be listed"), EXIT_USAGE);
 	if (!strcmp(path, "-")) {
 		if (isatty(0) && !op->force) {
@@ -810,7 +809,7 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 			rc = frc;
 	}
 	zn_inflater_free(d);
-	if (listed.files > 1)
+	if (op.list && nfiles > 1 && listed.files && !cli_quiet) /* as gzip: for FILEs given */
 		list_line(listed.in, listed.out, listed.headers, "(totals)");
 	/* -o: the output is kept only if every input decoded completely. */
 	if (op.out)

@@ -152,6 +152,8 @@ printf 'hello\n' >l1 && seq 1 20000 >l2 && gzip -k l1 l2 && gzip -c --no-name <l
 [ "$("$Z" gunzip -l l1.gz l2.gz l3.gz)" = "$(gzip -l l1.gz l2.gz l3.gz)" ] || fail "-l: $("$Z" gunzip -l l1.gz)"
 [ -e l1.gz ] && [ -e l2.gz ] || fail "-l removed its input"
 "$Z" gunzip -l l1 2>/dev/null; [ $? = 1 ] || fail "-l of a file that is not gzip"
+cat l2.gz l2.gz >l22.gz # two members: both counted (gzip -l shows the last one's size only)
+[ "$("$Z" gunzip -l l22.gz | awk 'NR == 2 { print $2 }')" = $((2 * $(wc -c <l2))) ] || fail "-l of two members"
 # -v names each file with its ratio, as gzip -v does
 cp l1.gz v1.gz && cp l2.gz v2.gz && cp l1.gz w1.gz && cp l2.gz w2.gz
 "$Z" gunzip -v v1.gz v2.gz 2>v.err && gzip -dv w1.gz w2.gz 2>w.err
