@@ -129,6 +129,8 @@ struct zn_create_options {
 	int one_file_system;     /* 1: as tar --one-file-system, a walk does not enter a directory
 	                            on another file system than its parent's (a mount point): it is
 	                            stored without its contents; PATHs given are always walked */
+	int no_recursion;        /* 1: as tar --no-recursion, a directory given to
+	                            zn_writer_add_path() is stored without its contents */
 };
 
 /* Fill with the defaults listed above. */

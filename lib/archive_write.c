@@ -1716,6 +1716,8 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 			if (idx != NO_ENTRY)
 				fill_stat(w, &w->ents[idx], st);
 		}
+		if (w->opt.no_recursion && depth == 0)
+			return ZN_OK; /* the PATH itself, not what is in it */
 		return walk(w, dir, name, rel_len, depth + 1);
 	}
 	if (!rel_len)

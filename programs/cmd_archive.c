@@ -16,7 +16,7 @@
 enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
        OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER, OPT_ONE_FS,
        OPT_NO_SPARSE, OPT_FILES_FROM, OPT_NULL, OPT_STRIP,
-       OPT_SKIP_OLD };
+       OPT_SKIP_OLD, OPT_NO_RECURSION };
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -183,6 +183,8 @@ static const char create_help[] =
 	"                        among the PATHs and -C options; every line but an empty one\n"
 	"                        is a PATH as it stands (none is an option); may be repeated\n"
 	"      --null            LIST names end with a NUL byte, not a newline (find -print0)\n"
+	"      --no-recursion    a directory PATH is stored alone, not what is in it (as tar;\n"
+	"                        for lists made by find)\n"
 	"      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
 	"  -q, --quiet           no progress, no warnings\n"
 	"  -h, --help            this help\n"
@@ -407,6 +409,7 @@ int cmd_create(int argc, char **argv)
 		{"no-dedup", no_argument, 0, OPT_NO_DEDUP}, {"one-file-system", no_argument, 0, OPT_ONE_FS},
 		{"files-from", required_argument, 0, OPT_FILES_FROM}, {"null", no_argument, 0, OPT_NULL},
 		{"exclude-from", required_argument, 0, 'X'},
+		{"no-recursion", no_argument, 0, OPT_NO_RECURSION},
 		{0, 0, 0, 0},
 	};
 	struct zn_create_options opt;
@@ -457,6 +460,7 @@ int cmd_create(int argc, char **argv)
 		case OPT_NO_SKIP: opt.no_skip = 1; break;
 		case OPT_NO_DEDUP: opt.no_dedup = 1; break;
 		case OPT_ONE_FS: opt.one_file_system = 1; break;
+		case OPT_NO_RECURSION: opt.no_recursion = 1; break;
 		case OPT_DIGEST:
 			if (!strcmp(optarg, "sha256"))
 				opt.digest = ZN_DIGEST_SHA256;

@@ -572,6 +572,11 @@ check "...stores those PATHs, each under its -C" test "$("$Z" list "$L/a.zn" | t
 code 0 "--null --files-from - takes find -print0's names" sh -c 'cd "$1/top" && find . -name "nl*" -print0 |
 	"$2" create -q -o "$1/b.zn" --null --files-from -' - "$L" "$Z"
 check "...a name with a newline whole" test "$("$Z" list --json "$L/b.zn" | grep -c '"path":"nl\\u000aname"')" = 1
+code 0 "find's list with --no-recursion: each entry once, without warnings" sh -c 'cd "$1/top" && find d -print0 |
+	"$2" create -o "$1/f.zn" --null --no-recursion --files-from -' - "$L" "$Z"
+check "...all of them" test "$("$Z" list "$L/f.zn" | tr '\n' ' ')$(wc -c <"$T/stderr")" = "d d/f 0"
+"$Z" create -q -o "$L/g.zn" --no-recursion -C "$L/top" d
+check "--no-recursion: a directory PATH alone" test "$("$Z" list "$L/g.zn")" = d
 code 0 "an empty LIST makes an empty archive (as tar)" "$Z" create -q -o "$L/c.zn" --files-from /dev/null
 check "...with no entries" sh -c '"$1" info "$2" | grep -q "^entries: *0 "' - "$Z" "$L/c.zn"
 code 3 "a missing LIST" "$Z" create -q -o "$L/d.zn" --files-from "$L/nope"
