@@ -592,6 +592,11 @@ int cmd_create(int argc, char **argv)
 			    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
 	if (out_exists && tmp) /* the old archive the new one replaces is not archived either */
 		zn_writer_skip_inode(w, (uint64_t)ost.st_dev, (uint64_t)ost.st_ino);
+	for (int i = 0; i < nops; i++) /* said once, as tar says it */
+		if (ops[i].kind == OP_PATH && ops[i].arg[0] == '/') {
+			cli_warn("removing leading '/' from stored paths");
+			break;
+		}
 	for (int i = 0; i < nops && res == ZN_OK; i++) {
 		if (ops[i].kind == OP_PATH) {
 			res = zn_writer_add_path(w, ops[i].arg, NULL);
