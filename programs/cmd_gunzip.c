@@ -31,7 +31,8 @@ static const char gunzip_help[] =
         "  -k, --keep         keep the input files\n"
         "  -f, --force        overwrite existing output files; also decode inputs that are\n"
         "                     symlinks, have other links or set-id bits; with -c, copy input\n"
-        "                     that is not gzip as it is (zcat -f)\n"
+        "                     that is not gzip as it is (zcat -f), and from a FILE what\n"
+        "                     follows its last member\n"
         "  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
         "  -o, --output OUT   write all output to OUT ('-': standard output)\n"
         "  -l, --list         for each FILE: compressed and uncompressed sizes and the\n"
@@ -199,6 +200,14 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 			cli_error("%s: write error: %s", out_name, strerror(errno));
 			write_failed = 1;
 			rc = EXIT_SYSTEM;
+			break;
+		}
+		if (r == ZN_ERR_TRAILING_GARBAGE && pass_plain && map) {
+			/* zcat -f FILE: what follows the last member is copied as it is, as gzip
+			 * does (from a pipe, those bytes may be inside the decoder by now: they are
+			 * named as trailing garbage instead) */
+			rc = copy_plain(in_fd, in, pos, have, eof, buf, buf_cap, out_fd, name, out_name);
+			pos = have;
 			break;
 		}
 		if (r == ZN_ERR_TRAILING_GARBAGE) {

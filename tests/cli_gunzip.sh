@@ -165,6 +165,9 @@ mkdir -p nd && echo data >nd/orig.txt && touch -d 2001-02-03 nd/orig.txt && gzip
 "$Z" gunzip -N nd/renamed.gz && [ "$(cat nd/orig.txt)" = data ] &&
 	[ "$(stat -c %Y nd/orig.txt)" = "$(date -d 2001-02-03 +%s)" ] || fail "-N"
 "$Z" gunzip -Nn nd/r2.gz && [ -e nd/r2 ] || fail "-N then -n"
+# zcat -f FILE: plain bytes after a member are copied as they are, as gzip does
+{ cat l1.gz; printf 'plain text\n'; } >gp
+[ "$("$Z" zcat -f gp)" = "$(gzip -cdf gp)" ] || fail "zcat -f: plain data after a member"
 "$Z" gunzip --help | grep -q Usage || fail "--help"
 "$Z" gunzip --bogus 2>/dev/null; [ $? = 2 ] || fail "usage error exit code"
 echo ok
