@@ -654,27 +654,42 @@ struct source {
 	uint64_t pos;
 };
 
+/* Up to `max` bytes from a caller's stream: fewer only at its end. 0 or an errno value. */
+static int read_upto(struct source *src, uint8_t *dst, uint64_t max, uint64_t *got)
+{
+	for (*got = 0; *got < max;) {
+		size_t want = (size_t)ZN_MIN(max - *got, (uint64_t)1 << 30);
+		errno = 0;
+		int64_t k = src->read(src->rctx, dst + *got, want);
+		if (k == 0)
+			break;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno ? errno : EIO;
+		if (k > (int64_t)want)
+			return EINVAL;
+		*got += (uint64_t)k;
+	}
+	src->pos += *got;
+	return 0;
+}
+
 /* Read exactly n bytes. Returns 0, or an errno value (EIO-like), or -1 if the file ended early. */
 static int source_read(struct source *src, uint8_t *dst, uint64_t n)
 {
-	if (src->fd < 0 && !src->read) {
+	if (src->read) {
+		uint64_t got;
+		int err = read_upto(src, dst, n, &got);
+		return err ? err : got < n ? -1 : 0;
+	}
+	if (src->fd < 0) {
 		memcpy(dst, src->mem + src->pos, n);
 		src->pos += n;
 		return 0;
 	}
 	while (n) {
-		size_t want = n > (1u << 30) ? (1u << 30) : (size_t)n;
-		int64_t k;
-		if (src->read) {
-			errno = 0;
-			k = src->read(src->rctx, dst, want);
-			if (k > (int64_t)want) /* more than asked for: nothing sane to do with it */
-				return EINVAL;
-			if (k < 0 && !errno)
-				errno = EIO;
-		} else {
-			k = read(src->fd, dst, want);
-		}
+		ssize_t k = read(src->fd, dst, n > (1u << 30) ? (1u << 30) : n);
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
@@ -765,27 +780,6 @@ static void judge(struct zn_writer *w, uint64_t idx, const uint8_t *p);
 static void compact(struct zn_writer *w, struct slot *s);
 static int large_copy(struct zn_writer *w, uint64_t idx, const struct source *src);
 static uint8_t *aside_buffer(struct zn_writer *w);
-
-/* Up to `max` bytes from a caller's stream: fewer only at its end. 0 or an errno value. */
-static int read_upto(struct source *src, uint8_t *dst, uint64_t max, uint64_t *got)
-{
-	for (*got = 0; *got < max;) {
-		size_t want = (size_t)ZN_MIN(max - *got, (uint64_t)1 << 30);
-		errno = 0;
-		int64_t k = src->read(src->rctx, dst + *got, want);
-		if (k == 0)
-			break;
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return errno ? errno : EIO;
-		if (k > (int64_t)want)
-			return EINVAL;
-		*got += (uint64_t)k;
-	}
-	src->pos += *got;
-	return 0;
-}
 
 static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *src);
 
@@ -1807,6 +1801,13 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 	return r;
 }
 
+/* Whether fd is the directory that level l was when the walk went through it. */
+static int is_level(int fd, const struct level *l)
+{
+	struct stat now;
+	return !fstat(fd, &now) && now.st_dev == l->dev && now.st_ino == l->ino;
+}
+
 /* Level l (closed) opened again by its name from the nearest level above that is open, each
  * step checked to be the directory the walk went through; -1 with *err set (0: one of them was
  * moved or replaced meanwhile). */
@@ -1823,8 +1824,7 @@ static int open_level(const struct level *l, int *err)
 	*err = errno;
 	if (pfd != l->up->fd)
 		close(pfd);
-	struct stat now;
-	if (fd >= 0 && (fstat(fd, &now) || now.st_dev != l->dev || now.st_ino != l->ino)) {
+	if (fd >= 0 && !is_level(fd, l)) {
 		close(fd);
 		*err = 0;
 		return -1;
@@ -1838,8 +1838,7 @@ static int open_level(const struct level *l, int *err)
 static void reopen_level(struct zn_writer *w, const struct level *child, struct level *l)
 {
 	int fd = child->fd < 0 ? -1 : openat(child->fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct stat now;
-	if (fd >= 0 && !fstat(fd, &now) && now.st_dev == l->dev && now.st_ino == l->ino) {
+	if (fd >= 0 && is_level(fd, l)) {
 		l->fd = fd;
 		return;
 	}
