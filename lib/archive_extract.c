@@ -66,6 +66,7 @@ struct xjob {
 	int verify; /* 1: hash instead of write */
 	int sparse; /* leave zero runs as holes (write_at) */
 	unsigned strip; /* leading path components left off (strip_components) */
+	int skip_old;   /* existing names are passed over (skip_existing, and not overwrite) */
 	int rootfd;
 	zn_problem_fn problem;
 	zn_progress_fn progress;
@@ -305,15 +306,6 @@ static int remove_old(int dfd, const char *base)
 	if (!unlinkat(dfd, base, 0) || errno == ENOENT)
 		return 0;
 	return errno == EISDIR && !unlinkat(dfd, base, AT_REMOVEDIR) ? 0 : -1;
-}
-
-/* Whether name a in directory afd and name b in bfd are one file (not following symlinks). */
-static int same_file(int afd, const char *a, int bfd, const char *b)
-{
-	struct stat x, y;
-	return !fstatat(afd, a, &x, AT_SYMLINK_NOFOLLOW) &&
-	       !fstatat(bfd, b, &y, AT_SYMLINK_NOFOLLOW) && x.st_dev == y.st_dev &&
-	       x.st_ino == y.st_ino;
 }
 
 /* Create the file for writing: never through a symlink, never over an existing file unless
@@ -717,8 +709,7 @@ static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
 	char base[256];
 	int dfd = parent_fd(j, dc, e, base, sizeof(base));
 	int fd = dfd < 0 ? -1 : create_file(j, dfd, base, e->mode);
-	if (fd < 0 && dfd >= 0 && (errno == EEXIST || errno == EISDIR) && j->opt->skip_existing &&
-	    !j->opt->overwrite) {
+	if (fd < 0 && dfd >= 0 && (errno == EEXIST || errno == EISDIR) && j->skip_old) {
 		set_status(j, i, ST_SKIPPED); /* kept as it is, and not named */
 	} else if (fd < 0) {
 		set_status(j, i, ST_FAILED);
@@ -1408,7 +1399,7 @@ static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent 
 	struct stat st;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW))
 		return -1;
-	if (S_ISDIR(st.st_mode) && j->opt->skip_existing && !j->opt->overwrite)
+	if (S_ISDIR(st.st_mode) && j->skip_old)
 		return 1; /* kept as it is: neither opened up nor given the archive's mode */
 	if (S_ISDIR(st.st_mode) && j->euid && st.st_uid == j->euid && (st.st_mode & 0300) != 0300) {
 		/* Ours but closed to us (extracted before from a read-only directory): opened up
@@ -1466,6 +1457,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	j.by_name = !opt.numeric_owner;
 	j.sparse = opt.sparse;
 	j.strip = opt.strip_components;
+	j.skip_old = opt.skip_existing && !opt.overwrite;
 	j.umask = read_umask();
 	j.euid = geteuid();
 	j.egid = getegid();
@@ -1533,7 +1525,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 				snprintf(msg, sizeof(msg),
 				         "not overwritten: a file or symlink stands where the "
 				         "archive has a directory%s%s",
-				         opt.skip_existing ? "" : " (use --overwrite)", more);
+				         j.skip_old ? "" : " (use --overwrite)", more);
 			else
 				snprintf(msg, sizeof(msg), "cannot create directory: %s%s",
 				         strerror(err), more);
@@ -1547,7 +1539,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	}
 	/* --skip-old-files: what exists is passed over before any block is read, so that damage in
 	 * blocks only such files use does not count, whatever the timing. */
-	for (uint64_t i = 0; opt.skip_existing && !opt.overwrite && i < j.n && !halted(&j); i++) {
+	for (uint64_t i = 0; j.skip_old && i < j.n && !halted(&j); i++) {
 		struct xent *e = &j.ents[i];
 		if (j.status[i] != ST_OK || e->type == ZN_TYPE_DIR)
 			continue;
@@ -1618,12 +1610,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 						if (tfd >= 0) {
 							rc = linkat(tfd, tbase, dfd, base, 0);
 							if (rc && errno == EEXIST &&
-							    same_file(tfd, tbase, dfd, base))
-								rc = 0; /* the name is it
-								           (strip_components) */
-							else if (rc && errno == EEXIST &&
-							         opt.overwrite &&
-							         !remove_old(dfd, base))
+							    opt.overwrite && !remove_old(dfd, base))
 								rc = linkat(tfd, tbase, dfd, base, 0);
 						}
 						dircache_drop(&tdc);
@@ -1656,8 +1643,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			if (rc && why) {
 				xreport(&j, e, ZN_ERR_IO, why);
 				j.status[i] = ST_FAILED;
-			} else if (rc && (errno == EEXIST || errno == EISDIR) &&
-			           opt.skip_existing && !opt.overwrite) {
+			} else if (rc && (errno == EEXIST || errno == EISDIR) && j.skip_old) {
 				j.status[i] = ST_SKIPPED; /* kept as it is, and not named */
 			} else if (rc && errno == EEXIST && !opt.overwrite) {
 				report_create_failure(&j, e); /* "not overwritten (use --overwrite)" */
