@@ -567,19 +567,18 @@ int cmd_create(int argc, char **argv)
 			return EXIT_SYSTEM;
 		}
 	}
-	struct stat sst;
-	off_t at;
-	if (fd == 1 && !fstat(1, &sst) && S_ISREG(sst.st_mode) &&
-	    ((at = lseek(1, 0, SEEK_CUR)) > 0 ||
-	     ((fcntl(1, F_GETFL) & O_APPEND) && (at = sst.st_size) > 0))) {
-		cli_error("standard output is a file already %lld bytes in: an archive must start at "
-			  "the beginning of its file (redirect with '>', not '>>')",
-			  (long long)at);
-		return EXIT_USAGE;
-	}
-	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct zn_writer *w;
 	zn_result res = zn_writer_open(&w, fd, &opt);
+	struct stat sst;
+	if (res == ZN_ERR_INVALID_ARG && fd == 1 && !fstat(1, &sst) && S_ISREG(sst.st_mode)) {
+		/* The options were checked above: what the writer refuses is a file that does not
+		 * start where the archive would (zn_writer_open). */
+		off_t at = lseek(1, 0, SEEK_CUR);
+		cli_error("standard output is a file already %lld bytes in: an archive must start at "
+			  "the beginning of its file (redirect with '>', not '>>')",
+			  (long long)(at > 0 ? at : sst.st_size));
+		return EXIT_USAGE;
+	}
 	if (res != ZN_OK) {
 		if (res == ZN_ERR_IO) /* the header could not be written */
 			cli_error("%s: write failed: %s", strcmp(out, "-") ? out : "(standard output)",
@@ -588,6 +587,7 @@ int cmd_create(int argc, char **argv)
 			cli_error("create: %s", zn_result_message(res));
 		goto fail_early;
 	}
+	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* where -C options start */
 	zn_writer_set_hooks(w, cli_problem_cb, cc.ex.n ? create_filter : NULL,
 			    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
 	if (out_exists && tmp) /* the old archive the new one replaces is not archived either */
