@@ -92,16 +92,16 @@ static int copy_plain(int in_fd, const uint8_t *in, size_t pos, size_t have, int
 	}
 }
 
-/* Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). A regular file is mapped and
- * decoded in place; anything else is read in 1 MiB pieces. Returns an exit code. */
 /* The size of the gzip header at h (len bytes of it at hand): 10 bytes, then the optional
- * fields its flags name. */
-static size_t gz_header_len(const uint8_t *h, size_t len)
+ * fields its flags name; with name_at, where its FNAME starts (0: it has none). */
+static size_t gz_header_len(const uint8_t *h, size_t len, size_t *name_at)
 {
 	size_t at = 10;
 	uint8_t flg = len > 3 ? h[3] : 0;
 	if (flg & 4) /* FEXTRA */
 		at += 2 + (at + 2 <= len ? h[at] | (size_t)h[at + 1] << 8 : 0);
+	if (name_at) /* where FNAME starts; 0: there is none */
+		*name_at = flg & 8 ? at : 0;
 	for (int f = 8; f <= 16; f += 8) /* FNAME, FCOMMENT: zero-terminated */
 		if (flg & f) {
 			while (at < len && h[at])
@@ -117,6 +117,8 @@ static size_t gz_header_len(const uint8_t *h, size_t len)
  * first member's header and trailer. */
 static uint64_t last_in, last_out, last_headers;
 
+/* Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). A regular file is mapped and
+ * decoded in place; anything else is read in 1 MiB pieces. Returns an exit code. */
 static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *name,
                      const char *out_name)
 {
@@ -184,7 +186,7 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 		const void *o;
 		int done;
 		if (first)
-			last_headers = gz_header_len(in + pos, have - pos) + 8;
+			last_headers = gz_header_len(in + pos, have - pos, NULL) + 8;
 		r = zn_inflate_stream(d, in + pos, have - pos, eof, &used, &o, &olen, &done);
 		pos += used;
 		last_in += used;
@@ -395,10 +397,9 @@ static char *stored_name(int fd, const char *path, int64_t *mtime)
 		return output_name(path);
 	h[n] = 0;
 	*mtime = h[4] | (int64_t)h[5] << 8 | (int64_t)h[6] << 16 | (int64_t)h[7] << 24;
-	size_t at = 10;
-	if (h[3] & 4) /* FEXTRA */
-		at += 2 + (at + 2 <= (size_t)n ? h[at] | (size_t)h[at + 1] << 8 : 0);
-	if (!(h[3] & 8) || at >= (size_t)n) /* no FNAME */
+	size_t at;
+	gz_header_len(h, (size_t)n, &at);
+	if (!at || at >= (size_t)n) /* no FNAME */
 		return output_name(path);
 	const char *fname = (const char *)h + at, *slash = strrchr(fname, '/');
 	const char *base = slash ? slash + 1 : fname;
