@@ -23,9 +23,9 @@ extern "C" {
 #endif
 
 #define ZN_VERSION_MAJOR 0
-#define ZN_VERSION_MINOR  3
+#define ZN_VERSION_MINOR  4
 #define ZN_VERSION_PATCH 0
-#define ZN_VERSION_STRING "0.3.0"
+#define ZN_VERSION_STRING "0.4.0"
 
 /* ------------------------------------------------------------------------------------------------
  * Results. One list for the whole library; the numeric values are pinned (append, never reorder).
@@ -173,6 +173,17 @@ ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_
 /* Hooks for problems with inputs, filtering and progress; any may be NULL. Call before adding. */
 ZN_API void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_fn filter,
 				zn_progress_fn progress, void *ctx);
+
+/* Changes an entry's metadata before it is stored (as tar's --owner, --group, --mode and
+ * --mtime do). zn_writer_finish() calls it once for every entry stored, in path order, before
+ * the index is written, on the thread that calls zn_writer_finish(). The fields of `e` are
+ * filled in as they will be stored (not the reader-only ones); the hook may change mode (bits
+ * outside 07777 are ignored), uid, gid, uname and uname_len, gname and gname_len (NULL or empty: no
+ * name; the strings need to live only until the hook returns) and mtime_ns. Changes to other fields
+ * are ignored. A name longer than 255 bytes or holding a NUL makes zn_writer_finish() fail with
+ * ZN_ERR_INVALID_ARG. */
+typedef void (*zn_meta_fn)(void *ctx, struct zn_entry *e);
+ZN_API void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *ctx);
 
 /* Add a file, symlink or directory tree from the filesystem. `fs_path` is opened as given;
  * `name` is its stored path (NULL: fs_path), with a leading "/" and "." parts removed, and

@@ -158,6 +158,8 @@ struct zn_writer {
 	zn_filter_fn filter;
 	zn_progress_fn progress;
 	void *hook_ctx;
+	zn_meta_fn meta;
+	void *meta_ctx;
 
 	/* ---- owned by the producer ---- */
 	struct went *ents;
@@ -2124,6 +2126,14 @@ void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_f
 	w->hook_ctx = ctx;
 }
 
+void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *ctx)
+{
+	if (!w)
+		return;
+	w->meta = meta;
+	w->meta_ctx = ctx;
+}
+
 /* Whether the filter keeps a PATH stored as w->pathbuf: it and each directory above it in
  * the stored path, as a walk would have asked on its way down (an excluded directory takes
  * everything below it along, even when given by a PATH of its own). */
@@ -2406,6 +2416,57 @@ static void index_row_of(const void *ctx, uint64_t i, struct zn_index_row *r)
 	};
 }
 
+/* A name the meta hook gave, as an id in the name table. */
+static zn_result meta_name(struct zn_writer *w, const char *name, size_t len, uint32_t *id)
+{
+	char tmp[256];
+	if (!name || !len) {
+		*id = 0;
+		return ZN_OK;
+	}
+	if (len >= sizeof(tmp) || memchr(name, 0, len))
+		return ZN_ERR_INVALID_ARG;
+	memcpy(tmp, name, len);
+	tmp[len] = 0;
+	*id = intern_name(w, tmp);
+	return *id ? ZN_OK : ZN_ERR_NOMEM; /* id 0 is "" */
+}
+
+/* The meta hook (zn_writer_set_meta_hook) over the rows, in path order. */
+static zn_result apply_meta_hook(struct zn_writer *w, const uint64_t *order, size_t m)
+{
+	for (size_t i = 0; i < m && w->meta; i++) {
+		struct went *d = &w->ents[order[i]];
+		const char *un = w->names[d->uname], *gn = w->names[d->gname];
+		struct zn_entry e = {
+		        .path = d->path,
+		        .path_len = d->path_len,
+		        .type = d->type,
+		        .mode = d->mode,
+		        .uid = d->uid,
+		        .gid = d->gid,
+		        .uname = un,
+		        .uname_len = strlen(un),
+		        .gname = gn,
+		        .gname_len = strlen(gn),
+		        .mtime_ns = d->mtime_ns,
+		        .size = d->size,
+		        .link = d->link,
+		        .link_len = d->link_len,
+		        .has_digest = d->has_digest,
+		};
+		memcpy(e.sha256, d->sha, 32);
+		w->meta(w->meta_ctx, &e);
+		d->mode = e.mode & 07777;
+		d->uid = e.uid;
+		d->gid = e.gid;
+		d->mtime_ns = e.mtime_ns;
+		RETURN_IF_ERROR(meta_name(w, e.uname, e.uname_len, &d->uname));
+		RETURN_IF_ERROR(meta_name(w, e.gname, e.gname_len, &d->gname));
+	}
+	return ZN_OK;
+}
+
 /* Once the threads are joined and the digests harvested, the pipeline's buffers and the sets
  * that found copies and hardlinks are done with: freed before the index is built, the peak of
  * a create of many files (and by zn_writer_free, whatever the writer got to). */
@@ -2552,6 +2613,11 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		order[k++] = order[i];
 	}
 	m = k;
+	zn_result mr = apply_meta_hook(w, order, m);
+	if (mr != ZN_OK) {
+		free(order);
+		return mr;
+	}
 
 	struct zn_index_input in = {
 		.nrows = m,

@@ -95,6 +95,32 @@ int cli_open_replacement(const char *final, const struct stat *like, char **tmp)
 /* After tmp was renamed into place or removed: no longer removed by signals; frees tmp. */
 void cli_replacement_done(char *tmp);
 
+/* create's --owner, --group, --numeric-owner, --mode and --mtime (cli_meta.c). The parsers
+ * return 0, or an exit status with the problem said. */
+struct mode_step {
+	char op;	 /* '+', '-', '=', or '#': the mode becomes perm (octal) */
+	char copy;	 /* 'u', 'g', 'o': the permissions of that class (as in g=u); else 0 */
+	uint8_t x_if_any; /* X */
+	uint32_t who;	 /* the bits of the classes named; 0: none named (the umask limits) */
+	uint32_t perm;
+};
+enum { MTIME_KEEP, MTIME_SET, MTIME_CLAMP };
+struct cli_meta {
+	int set_owner, set_group, numeric_owner;
+	uint32_t uid, gid;
+	char uname[256], gname[256];
+	int mtime_policy; /* MTIME_* */
+	int64_t mtime_ns;
+	struct mode_step *mode;
+	size_t nmode;
+	uint32_t umask;
+};
+int cli_meta_owner(struct cli_meta *m, const char *arg, int group);
+int cli_meta_mtime(struct cli_meta *m, const char *arg);
+int cli_meta_mode(struct cli_meta *m, const char *arg);
+int cli_meta_active(const struct cli_meta *m);
+void cli_meta_hook(void *ctx, struct zn_entry *e); /* a zn_meta_fn over a struct cli_meta */
+
 int cmd_create(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -16,7 +16,7 @@
 enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
        OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER, OPT_ONE_FS,
        OPT_NO_SPARSE, OPT_FILES_FROM, OPT_NULL, OPT_STRIP,
-       OPT_SKIP_OLD, OPT_NO_RECURSION };
+       OPT_SKIP_OLD, OPT_NO_RECURSION, OPT_OWNER, OPT_GROUP, OPT_MODE, OPT_MTIME, OPT_CLAMP };
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -185,6 +185,20 @@ static const char create_help[] =
 	"      --null            LIST names end with a NUL byte, not a newline (find -print0)\n"
 	"      --no-recursion    a directory PATH is stored alone, not what is in it (as tar;\n"
 	"                        for lists made by find)\n"
+	"\n"
+	"Metadata stored, as tar's options change it (for archives that are the same from any\n"
+	"machine, e.g. --owner 0 --group 0 --mtime @$SOURCE_DATE_EPOCH --clamp-mtime):\n"
+	"      --owner NAME[:ID] store every entry as owned by NAME (a name this system knows,\n"
+	"                        or a number, which takes the name this system gives it)\n"
+	"      --group NAME[:ID] the same for the group\n"
+	"      --numeric-owner   store ids only, no user or group names\n"
+	"      --mode CHANGES    change every mode as chmod would: octal, or symbolic\n"
+	"                        ([ugoa...][+-=][rwxXst...], comma-separated; 'go-w,a+rX')\n"
+	"      --mtime DATE      store DATE as every entry's modification time: @SECONDS[.FRAC],\n"
+	"                        YYYY-MM-DD[THH:MM[:SS[.FRAC]]][Z|+HH:MM] (local time without a\n"
+	"                        zone), or a FILE's time (a name starting with '/' or '.')\n"
+	"      --clamp-mtime     with --mtime: only times later than DATE become DATE\n"
+	"\n"
 	"      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
 	"  -q, --quiet           no progress, no warnings\n"
 	"  -h, --help            this help\n"
@@ -410,8 +424,14 @@ int cmd_create(int argc, char **argv)
 		{"files-from", required_argument, 0, OPT_FILES_FROM}, {"null", no_argument, 0, OPT_NULL},
 		{"exclude-from", required_argument, 0, 'X'},
 		{"no-recursion", no_argument, 0, OPT_NO_RECURSION},
+		{"owner", required_argument, 0, OPT_OWNER}, {"group", required_argument, 0, OPT_GROUP},
+		{"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
+		{"mode", required_argument, 0, OPT_MODE}, {"mtime", required_argument, 0, OPT_MTIME},
+		{"clamp-mtime", no_argument, 0, OPT_CLAMP},
 		{0, 0, 0, 0},
 	};
+	static struct cli_meta meta; /* static: its mode steps stay reachable to the end */
+	int clamp = 0;
 	struct zn_create_options opt;
 	zn_create_options_init(&opt);
 	const char *out = NULL;
@@ -485,12 +505,37 @@ int cmd_create(int argc, char **argv)
 			nlists++;
 			break;
 		case OPT_NULL: null_sep = 1; break;
+		case OPT_OWNER:
+		case OPT_GROUP: {
+			int rc = cli_meta_owner(&meta, optarg, c == OPT_GROUP);
+			if (rc)
+				return rc;
+			break;
+		}
+		case OPT_NUMERIC_OWNER: meta.numeric_owner = 1; break;
+		case OPT_MODE: {
+			int rc = cli_meta_mode(&meta, optarg);
+			if (rc)
+				return rc;
+			break;
+		}
+		case OPT_MTIME: {
+			int rc = cli_meta_mtime(&meta, optarg);
+			if (rc)
+				return rc;
+			break;
+		}
+		case OPT_CLAMP: clamp = 1; break;
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(create_help, stdout); return EXIT_OK;
 		default: return cli_option_error("create", c, argv);
 		}
 	}
+	if (clamp && !meta.mtime_policy)
+		return cli_usage_error("create", "--clamp-mtime needs --mtime DATE");
+	if (clamp)
+		meta.mtime_policy = MTIME_CLAMP;
 	if (!out)
 		return cli_usage_error("create", "missing -o OUT");
 	if (!*out)
@@ -590,6 +635,8 @@ int cmd_create(int argc, char **argv)
 	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* where -C options start */
 	zn_writer_set_hooks(w, cli_problem_cb, cc.ex.n ? create_filter : NULL,
 			    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
+	if (cli_meta_active(&meta))
+		zn_writer_set_meta_hook(w, cli_meta_hook, &meta);
 	if (out_exists && tmp) /* the old archive the new one replaces is not archived either */
 		zn_writer_skip_inode(w, (uint64_t)ost.st_dev, (uint64_t)ost.st_ino);
 	for (int i = 0; i < nops; i++) /* said once, as tar says it */

@@ -585,6 +585,30 @@ printf 'a\0b\n' >"$L/l3"
 code 1 "a NUL in a newline LIST" "$Z" create -q -o "$L/e.zn" --files-from "$L/l3"
 check "...is named, with the way out" grep -q "l3: line 1: the name holds a NUL byte (--null" "$T/stderr"
 
+# ---- --owner, --group, --mode, --mtime: as tar's; the same tree from two machines, one archive -------------------
+M=$T/meta && mkdir -p "$M/one/t/d" "$M/two/t/d"
+for s in one two; do echo same >"$M/$s/t/d/f" && echo exe >"$M/$s/t/x" && ln -s d/f "$M/$s/t/l"; done
+chmod 600 "$M/one/t/d/f" && chmod 755 "$M/one/t/x" && chmod 700 "$M/one/t/d"
+chmod 664 "$M/two/t/d/f" && chmod 775 "$M/two/t/x" && chmod 2775 "$M/two/t/d" && chown -R 1234:5678 "$M/two/t" 2>/dev/null
+touch -d 2001-01-01 "$M/one/t/d/f" "$M/two/t/d/f" && touch -h -d 2031-01-01 "$M/two/t/l"
+set -- --owner 0 --group 0 --numeric-owner --mode 'u+w,go-w,a+rX,g-s' --mtime @1000000000 --clamp-mtime
+"$Z" create -q -o "$M/one.zn" "$@" -C "$M/one" t && "$Z" create -q -o "$M/two.zn" "$@" -C "$M/two" t
+check "--owner 0 --group 0 --numeric-owner --mode --mtime --clamp-mtime: byte-identical archives" \
+	test "$(stat -c %s "$M/one.zn")" -gt 0 -a -z "$(cmp "$M/one.zn" "$M/two.zn" 2>&1)"
+check "...with the modes chmod gives, ids and no names" test "$("$Z" list -l "$M/one.zn" | awk '{print $1, $2}' | tr '\n' ,)" = \
+	"drwxr-xr-x 0/0,drwxr-xr-x 0/0,-rw-r--r-- 0/0,lrwxrwxrwx 0/0,-rwxr-xr-x 0/0,"
+check "...an older time kept, later ones clamped" test "$("$Z" list --json "$M/one.zn" | grep -o '"mtime":"[^"]*"' | sort | uniq -c | awk '{print $1 $2}' | tr '\n' ,)" = \
+	'1"mtime":"2001-01-01T00:00:00.000000000Z",4"mtime":"2001-09-09T01:46:40.000000000Z",'
+"$Z" create -q -o "$M/n.zn" --owner joe:77 --group 0 --mtime 2020-01-02T03:04:05+02:00 -C "$M/one" t/x
+check "--owner NAME:ID, --group ID (its name here), --mtime with a zone" \
+	test "$("$Z" list --json "$M/n.zn" | grep -o '"uid":77,"gid":0,"user":"joe","group":"root".*"mtime":"2020-01-02T01:04:05.000000000Z"' | wc -l)" = 1
+code 2 "--owner of a user unknown here, without an id" "$Z" create -q -o "$M/e.zn" --owner no-such-user-here t
+check "...says how to give one" grep -q "unknown user 'no-such-user-here' (give NAME:UID)" "$T/stderr"
+code 2 "a --mode chmod would refuse" "$Z" create -q -o "$M/e.zn" --mode u+q t
+code 2 "a date --mtime does not take" "$Z" create -q -o "$M/e.zn" --mtime 2021-02-30 t
+code 2 "--clamp-mtime without --mtime" "$Z" create -q -o "$M/e.zn" --clamp-mtime t
+set --
+
 # ---- --strip-components: as tar; hardlinks follow their stripped targets, or get the content ------------------
 K=$T/strip && mkdir -p "$K/in/pkg-1.0/src" "$K/in/pkg-1.0/doc" && echo main >"$K/in/pkg-1.0/src/main.c"
 echo readme >"$K/in/pkg-1.0/README" && ln "$K/in/pkg-1.0/README" "$K/in/pkg-1.0/doc/README.hard"

@@ -1,7 +1,7 @@
 /* test_archive_inputs.c - create with inputs and a process that misbehave: a program's interval
  * timer interrupting the batched reads of small files, and a small file that disappears between
  * the walk and its read (both with io_uring and with plain reads); names that normalise to
- * nothing; and a path added twice. */
+ * nothing; a path added twice; and the meta hook. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -433,6 +433,98 @@ static void given_twice(const char *root)
 	zn_reader_close(r);
 }
 
+/* For meta_hook: records the paths it is called with, and sets the metadata below. */
+struct meta_seen {
+	char paths[8][8];
+	int n;
+	const char *uname; /* given as the owner name */
+	size_t uname_len;
+};
+
+static void set_meta(void *ctx, struct zn_entry *e)
+{
+	struct meta_seen *m = ctx;
+	if (m->n < 8)
+		snprintf(m->paths[m->n], sizeof(m->paths[0]), "%.*s", (int)e->path_len, e->path);
+	m->n++;
+	e->mode = e->type == ZN_TYPE_DIR ? 0750 : 0600 | 0170000; /* high bits are ignored */
+	e->uid = 7;
+	e->uname = m->uname;
+	e->uname_len = m->uname_len;
+	e->gid = 8;
+	e->gname = NULL;
+	e->mtime_ns = 123;
+	e->size = 1; /* ignored */
+}
+
+/* The meta hook sees every entry stored once, in path order, and what it sets is stored; a
+ * name it gives that the format cannot hold fails the archive. */
+static void meta_hook(const char *root)
+{
+	char out[4096];
+	snprintf(out, sizeof(out), "%s/meta.zn", root);
+	static const char data[] = "content";
+	struct zn_entry ents[] = {
+	        {.path = "b",
+	         .path_len = 1,
+	         .type = ZN_TYPE_FILE,
+	         .mode = 0644,
+	         .size = 7,
+	         .uname = "old",
+	         .uname_len = 3,
+	         .gname = "grp",
+	         .gname_len = 3,
+	         .mtime_ns = 5},
+	        {.path = "a", .path_len = 1, .type = ZN_TYPE_DIR, .mode = 0755},
+	        {.path = "a/x", .path_len = 3, .type = ZN_TYPE_FILE, .mode = 0644, .size = 7},
+	        {.path = "c", .path_len = 1, .type = ZN_TYPE_SYMLINK, .link = "b", .link_len = 1},
+	};
+	static const char long_name[300] = "x";
+	const struct {
+		const char *uname;
+		size_t len;
+		zn_result want;
+	} cases[] = {
+	        {"seven", 5, ZN_OK},
+	        {long_name, 256, ZN_ERR_INVALID_ARG},
+	        {"a\0b", 3, ZN_ERR_INVALID_ARG},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		int fd;
+		struct problems p = {0};
+		struct meta_seen seen = {.uname = cases[k].uname, .uname_len = cases[k].len};
+		struct zn_writer *w = open_writer(out, NULL, NULL, &p, &fd);
+		zn_writer_set_meta_hook(w, set_meta, &seen);
+		for (size_t i = 0; i < sizeof(ents) / sizeof(ents[0]); i++)
+			CHECK_OK(zn_writer_add_memory(w, &ents[i], data));
+		CHECK(zn_writer_finish(w) == cases[k].want);
+		zn_writer_free(w);
+		close(fd);
+		if (cases[k].want != ZN_OK)
+			continue;
+		CHECK(seen.n == 4 && !strcmp(seen.paths[0], "a") && !strcmp(seen.paths[1], "a/x") &&
+		      !strcmp(seen.paths[2], "b") && !strcmp(seen.paths[3], "c"));
+		struct zn_reader *r;
+		CHECK_OK(zn_reader_open(&r, out, NULL, 0));
+		CHECK(zn_reader_count(r) == 4);
+		for (uint64_t i = 0; i < 4; i++) {
+			struct zn_entry e;
+			CHECK_OK(zn_reader_entry(r, i, &e));
+			CHECK(e.mode == (e.type == ZN_TYPE_DIR ? 0750u : 0600u));
+			CHECK(e.uid == 7 && e.gid == 8 && e.mtime_ns == 123);
+			CHECK(e.uname_len == 5 && !memcmp(e.uname, "seven", 5) && e.gname_len == 0);
+			CHECK(e.size == (e.type == ZN_TYPE_FILE ? 7u : 0u));
+		}
+		uint64_t i;
+		static struct collect c;
+		c.n = 0;
+		CHECK_OK(zn_reader_find(r, "a/x", 3, &i));
+		CHECK_OK(zn_reader_read_entry(r, i, collect, &c));
+		CHECK(c.n == 7 && !memcmp(c.buf, data, 7));
+		zn_reader_close(r);
+	}
+}
+
 /* For deep_tree: when the filter sees `trigger`, moves directory `victim` (being walked) to
  * `moved_to`, and its parent, `parent`, to `parent_to`, putting a new directory in its place. */
 static const char *moved_to, *parent, *parent_to; /* parent_to NULL: the parent stays */
@@ -642,6 +734,7 @@ int main(int argc, char **argv)
 	}
 	empty_names(root);
 	given_twice(root);
+	meta_hook(root);
 	hardlink_to_unread(root);
 	stream_failures(root);
 	deep_tree(root);
