@@ -122,6 +122,13 @@ struct xjob {
 		uint32_t id;
 	} names[16];
 	unsigned nnames, next_name;
+	/* --skip-old-files: existing directories of ours, closed to us, opened up while missing
+	 * files are written in them, then given back their own mode (restore_dirs). Phase 1. */
+	struct reopened {
+		uint64_t i;
+		uint32_t mode;
+	} * reopened;
+	size_t nreopened, reopened_cap;
 };
 
 static void xreport(struct xjob *j, const struct xent *e, zn_result r, const char *what)
@@ -198,15 +205,17 @@ static int halted(struct xjob *j)
 static atomic_int have_openat2 = 1;
 
 /* Open directory `rel` (NUL-terminated, relative, already checked safe) below rootfd, never
- * following a symlink; with `create`, missing components are made. */
+ * following a symlink; with `create`, missing components are made. The descriptors are O_PATH:
+ * they only anchor *at() calls, which need search permission, not read (tar writes into an
+ * existing 0300 directory too). */
 static int open_dir_beneath(int rootfd, const char *rel, int create)
 {
 	if (!*rel)
 		return dup(rootfd);
 	if (atomic_load_explicit(&have_openat2, memory_order_relaxed)) {
 		struct open_how how = {
-			.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		        .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 		};
 		long fd = syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
 		if (fd >= 0)
@@ -230,7 +239,7 @@ static int open_dir_beneath(int rootfd, const char *rel, int create)
 		}
 		memcpy(comp, p, len);
 		comp[len] = 0;
-		int nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (nfd < 0 && errno == ENOENT && create) {
 			if (mkdirat(fd, comp, 0777) && errno != EEXIST) {
 				int e = errno;
@@ -238,7 +247,7 @@ static int open_dir_beneath(int rootfd, const char *rel, int create)
 				errno = e;
 				return -1;
 			}
-			nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		}
 		int e = errno;
 		close(fd);
@@ -485,18 +494,28 @@ static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const stru
 		fd = openat(dfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	int chowned;
+	int chowned, err = 0;
 	uint32_t mode = apply_owner(j, fd, e, &chowned);
-	if (!path_only) {
-		fchmod(fd, mode);
-		futimens(fd, ts);
-	} else {
-		char self[64];
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-		(void)!chmod(self, mode);
-		utimensat(AT_FDCWD, self, ts, 0);
-	}
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	int mode_bad = path_only ? chmod(self, mode) : fchmod(fd, mode);
+	if (mode_bad)
+		err = errno;
+	int time_bad = path_only ? utimensat(AT_FDCWD, self, ts, 0) : futimens(fd, ts);
+	if (time_bad)
+		err = errno;
 	close(fd);
+	/* An existing directory of another user's (extracting into /usr/local as its user): the
+	 * files are written, and this is said, as a warning. */
+	if (mode_bad || time_bad) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "existing directory kept its %s: %s",
+		         mode_bad && time_bad ? "mode and time"
+		         : mode_bad           ? "mode"
+		                              : "time",
+		         strerror(err));
+		xreport(j, e, ZN_OK, msg);
+	}
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -1188,6 +1207,7 @@ static void job_free(struct xjob *j)
 	free(j->segs);
 	free(j->work);
 	free(j->span_idx);
+	free(j->reopened);
 	free(j->fds);
 	free(j->left);
 	if (j->rootfd >= 0)
@@ -1372,18 +1392,40 @@ static uint64_t below_start(const struct xjob *j, uint64_t i)
 	return lo;
 }
 
-/* Phase 4: directory modes and times, deepest (last in path order) first. */
+/* chmod of directory `base` in dfd, without following a symlink put there: through an O_PATH
+ * descriptor's /proc/self/fd name (Linux has no fchmodat(AT_SYMLINK_NOFOLLOW) before 6.6). */
+static int chmod_dir(int dfd, const char *base, uint32_t mode)
+{
+	int fd = openat(dfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	int rc = chmod(self, mode);
+	close(fd);
+	return rc;
+}
+
+/* Phase 4: directory modes and times, deepest (last in path order) first; then the modes of
+ * the existing directories --skip-old-files opened up. */
 static void restore_dirs(struct xjob *j, struct dircache *dc)
 {
+	char base[256];
 	for (uint64_t i = j->n; i-- > 0;) {
 		const struct xent *e = &j->ents[i];
 		if (j->status[i] != ST_OK || e->type != ZN_TYPE_DIR)
 			continue;
-		char base[256];
 		int dfd = parent_fd(j, dc, e, base, sizeof(base));
 		if (dfd >= 0)
 			apply_meta_dir(j, dfd, base, e);
 	}
+	for (size_t k = j->nreopened; k-- > 0;) {
+		const struct reopened *o = &j->reopened[k];
+		int dfd = parent_fd(j, dc, &j->ents[o->i], base, sizeof(base));
+		if (dfd >= 0)
+			(void)!chmod_dir(dfd, base, o->mode);
+	}
+	j->nreopened = 0;
 }
 
 static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent *e)
@@ -1399,21 +1441,26 @@ static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent 
 	struct stat st;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW))
 		return -1;
-	if (S_ISDIR(st.st_mode) && j->skip_old)
-		return 1; /* kept as it is: neither opened up nor given the archive's mode */
 	if (S_ISDIR(st.st_mode) && j->euid && st.st_uid == j->euid && (st.st_mode & 0300) != 0300) {
 		/* Ours but closed to us (extracted before from a read-only directory): opened up
-		 * while its files are written, as tar does; its mode from the archive is set at the
-		 * end (apply_meta_dir). Through a descriptor, so a symlink put there is not
-		 * followed. */
-		int fd = openat(dfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0) {
-			char self[64];
-			snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-			(void)!chmod(self, (st.st_mode & 07777) | 0700);
-			close(fd);
+		 * while its files are written, as tar does. Its mode from the archive is set at the
+		 * end (apply_meta_dir); with --skip-old-files, its own mode is given back. */
+		int keep = j->skip_old;
+		if (keep && j->nreopened == j->reopened_cap) {
+			size_t cap = j->reopened_cap * 2 + 8;
+			struct reopened *np = realloc(j->reopened, cap * sizeof(*np));
+			if (!np)
+				return 1; /* not opened up: its missing files are named as not
+				             created */
+			j->reopened = np;
+			j->reopened_cap = cap;
 		}
+		if (!chmod_dir(dfd, base, (st.st_mode & 07777) | 0700) && keep)
+			j->reopened[j->nreopened++] =
+			        (struct reopened){(uint64_t)(e - j->ents), st.st_mode & 07777};
 	}
+	if (S_ISDIR(st.st_mode) && j->skip_old)
+		return 1; /* kept as it is, and not given the archive's mode */
 	if (S_ISDIR(st.st_mode))
 		return 0;
 	if (!j->opt->overwrite) {
@@ -1465,7 +1512,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	if (res != ZN_OK)
 		goto out;
 	if ((mkdir(dir, 0755) && errno != EEXIST) ||
-	    (j.rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+	    (j.rootfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		if (problem) {
 			char msg[128];
 			snprintf(msg, sizeof(msg), "cannot use as the target directory: %s",

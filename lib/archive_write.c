@@ -2190,14 +2190,16 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 		free(copy);
 		return ZN_OK;
 	}
-	/* Open the parent directory so every later lookup is relative to a descriptor. */
+	/* Open the parent directory so every later lookup is relative to a descriptor. O_PATH:
+	 * it is only passed through, so it needs no read permission (as tar archives a PATH below
+	 * a 0711 home directory). */
 	char *slash = strrchr(copy, '/');
 	const char *base = copy;
 	int dirfd = AT_FDCWD;
 	if (slash) {
 		*slash = 0;
 		base = slash + 1;
-		dirfd = open(slash == copy ? "/" : copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		dirfd = open(slash == copy ? "/" : copy, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (dirfd < 0) {
 			report_errno(w, fs_path, "cannot open parent directory", errno);
 			free(copy);

@@ -559,6 +559,29 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	code 3 "--overwrite where the old file cannot be removed" \
 		run_unpriv "$T/znippy-unpriv" extract -q --overwrite "$W/perm/a.zn" -C "$W/perm/x"
 	check "...says why, not to use --overwrite" grep -q "d/f: cannot create: Permission denied" "$T/stderr"
+	# Directories a user may pass through but not read, as tar handles them.
+	N=$W/noread && mkdir -p "$N/home/pub" "$N/out" && echo pub >"$N/home/pub/f" && chmod 711 "$N/home"
+	chmod 777 "$N/out"
+	code 0 "create of a PATH below a directory this user may only search (0711)" \
+		run_unpriv "$T/znippy-unpriv" create -q -o "$N/out/a.zn" "$N/home/pub"
+	check "...stores it" test "$("$Z" cat "$N/out/a.zn" "${N#/}/home/pub/f")" = pub
+	mkdir -p "$N/out/wx/home" && chown -R 65534 "$N/out/wx" && chmod 300 "$N/out/wx" "$N/out/wx/home"
+	code 0 "extract into existing directories this user may write but not read (0300)" \
+		run_unpriv "$T/znippy-unpriv" extract -q --strip-components 4 "$N/out/a.zn" -C "$N/out/wx"
+	chmod 700 "$N/out/wx" "$N/out/wx/home"
+	check "...writes the file" test "$(cat "$N/out/wx/home/pub/f")" = pub
+	run_unpriv sh -c 'chmod u+w "$1/x/src/ro" && rm "$1/x/src/ro/f" && chmod 515 "$1/x/src/ro"' - "$W/again"
+	code 0 "extract --skip-old-files of a file missing from a read-only directory it made" \
+		run_unpriv "$T/znippy-unpriv" extract -q --skip-old-files "$W/again/a.zn" -C "$W/again/x"
+	check "...writes it, and the directory keeps its own mode" \
+		test "$(cat "$W/again/x/src/ro/f") $(stat -c %a "$W/again/x/src/ro")" = "one 515"
+	mkdir -p "$N/root/t" && chmod 777 "$N/root" "$N/root/t" && echo x >"$N/root/t/x"
+	"$Z" create -q -o "$N/root.zn" -C "$N/root" t && mkdir "$N/root/into"
+	mkdir -m 777 "$N/root/into/t" && chown 65534 "$N/root/into"
+	code 0 "extract into another user's existing directory" \
+		run_unpriv "$T/znippy-unpriv" extract "$N/root.zn" -C "$N/root/into"
+	check "...says it kept its mode and time" \
+		grep -q "t: existing directory kept its mode and time: Operation not permitted" "$T/stderr"
 fi
 
 # ---- --files-from: PATHs from a list, in place among -C and PATHs; --null for any name ---------------------------
@@ -586,27 +609,27 @@ code 1 "a NUL in a newline LIST" "$Z" create -q -o "$L/e.zn" --files-from "$L/l3
 check "...is named, with the way out" grep -q "l3: line 1: the name holds a NUL byte (--null" "$T/stderr"
 
 # ---- --owner, --group, --mode, --mtime: as tar's; the same tree from two machines, one archive -------------------
-M=$T/meta && mkdir -p "$M/one/t/d" "$M/two/t/d"
-for s in one two; do echo same >"$M/$s/t/d/f" && echo exe >"$M/$s/t/x" && ln -s d/f "$M/$s/t/l"; done
-chmod 600 "$M/one/t/d/f" && chmod 755 "$M/one/t/x" && chmod 700 "$M/one/t/d"
-chmod 664 "$M/two/t/d/f" && chmod 775 "$M/two/t/x" && chmod 2775 "$M/two/t/d" && chown -R 1234:5678 "$M/two/t" 2>/dev/null
-touch -d 2001-01-01 "$M/one/t/d/f" "$M/two/t/d/f" && touch -h -d 2031-01-01 "$M/two/t/l"
+MT=$T/meta && mkdir -p "$MT/one/t/d" "$MT/two/t/d"
+for s in one two; do echo same >"$MT/$s/t/d/f" && echo exe >"$MT/$s/t/x" && ln -s d/f "$MT/$s/t/l"; done
+chmod 600 "$MT/one/t/d/f" && chmod 755 "$MT/one/t/x" && chmod 700 "$MT/one/t/d"
+chmod 664 "$MT/two/t/d/f" && chmod 775 "$MT/two/t/x" && chmod 2775 "$MT/two/t/d" && chown -R 1234:5678 "$MT/two/t" 2>/dev/null
+touch -d 2001-01-01 "$MT/one/t/d/f" "$MT/two/t/d/f" && touch -h -d 2031-01-01 "$MT/two/t/l"
 set -- --owner 0 --group 0 --numeric-owner --mode 'u+w,go-w,a+rX,g-s' --mtime @1000000000 --clamp-mtime
-"$Z" create -q -o "$M/one.zn" "$@" -C "$M/one" t && "$Z" create -q -o "$M/two.zn" "$@" -C "$M/two" t
+"$Z" create -q -o "$MT/one.zn" "$@" -C "$MT/one" t && "$Z" create -q -o "$MT/two.zn" "$@" -C "$MT/two" t
 check "--owner 0 --group 0 --numeric-owner --mode --mtime --clamp-mtime: byte-identical archives" \
-	test "$(stat -c %s "$M/one.zn")" -gt 0 -a -z "$(cmp "$M/one.zn" "$M/two.zn" 2>&1)"
-check "...with the modes chmod gives, ids and no names" test "$("$Z" list -l "$M/one.zn" | awk '{print $1, $2}' | tr '\n' ,)" = \
+	test "$(stat -c %s "$MT/one.zn")" -gt 0 -a -z "$(cmp "$MT/one.zn" "$MT/two.zn" 2>&1)"
+check "...with the modes chmod gives, ids and no names" test "$("$Z" list -l "$MT/one.zn" | awk '{print $1, $2}' | tr '\n' ,)" = \
 	"drwxr-xr-x 0/0,drwxr-xr-x 0/0,-rw-r--r-- 0/0,lrwxrwxrwx 0/0,-rwxr-xr-x 0/0,"
-check "...an older time kept, later ones clamped" test "$("$Z" list --json "$M/one.zn" | grep -o '"mtime":"[^"]*"' | sort | uniq -c | awk '{print $1 $2}' | tr '\n' ,)" = \
+check "...an older time kept, later ones clamped" test "$("$Z" list --json "$MT/one.zn" | grep -o '"mtime":"[^"]*"' | sort | uniq -c | awk '{print $1 $2}' | tr '\n' ,)" = \
 	'1"mtime":"2001-01-01T00:00:00.000000000Z",4"mtime":"2001-09-09T01:46:40.000000000Z",'
-"$Z" create -q -o "$M/n.zn" --owner joe:77 --group 0 --mtime 2020-01-02T03:04:05+02:00 -C "$M/one" t/x
+"$Z" create -q -o "$MT/n.zn" --owner joe:77 --group 0 --mtime 2020-01-02T03:04:05+02:00 -C "$MT/one" t/x
 check "--owner NAME:ID, --group ID (its name here), --mtime with a zone" \
-	test "$("$Z" list --json "$M/n.zn" | grep -o '"uid":77,"gid":0,"user":"joe","group":"root".*"mtime":"2020-01-02T01:04:05.000000000Z"' | wc -l)" = 1
-code 2 "--owner of a user unknown here, without an id" "$Z" create -q -o "$M/e.zn" --owner no-such-user-here t
+	test "$("$Z" list --json "$MT/n.zn" | grep -o '"uid":77,"gid":0,"user":"joe","group":"root".*"mtime":"2020-01-02T01:04:05.000000000Z"' | wc -l)" = 1
+code 2 "--owner of a user unknown here, without an id" "$Z" create -q -o "$MT/e.zn" --owner no-such-user-here t
 check "...says how to give one" grep -q "unknown user 'no-such-user-here' (give NAME:UID)" "$T/stderr"
-code 2 "a --mode chmod would refuse" "$Z" create -q -o "$M/e.zn" --mode u+q t
-code 2 "a date --mtime does not take" "$Z" create -q -o "$M/e.zn" --mtime 2021-02-30 t
-code 2 "--clamp-mtime without --mtime" "$Z" create -q -o "$M/e.zn" --clamp-mtime t
+code 2 "a --mode chmod would refuse" "$Z" create -q -o "$MT/e.zn" --mode u+q t
+code 2 "a date --mtime does not take" "$Z" create -q -o "$MT/e.zn" --mtime 2021-02-30 t
+code 2 "--clamp-mtime without --mtime" "$Z" create -q -o "$MT/e.zn" --clamp-mtime t
 set --
 
 # ---- --strip-components: as tar; hardlinks follow their stripped targets, or get the content ------------------
