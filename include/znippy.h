@@ -335,6 +335,12 @@ struct zn_extract_options {
 	 * still an error. Without it and without overwrite, an existing file or link is reported
 	 * (ZN_ERR_EXISTS; a directory in its place ZN_ERR_IO); with both, overwrite wins. */
 	int skip_existing;
+	/* Modes exactly as stored, set-id and sticky bits included (tar -p);
+	 * zn_extract_options_init sets it when running as root. 0: as tar does for other users, the
+	 * process's umask is taken off and set-id and sticky bits are dropped (an archive then
+	 * makes nothing more open than the user's own files are). Set-id bits also need the stored
+	 * owner and group to stay, either way. */
+	int same_permissions;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 

@@ -111,6 +111,8 @@ struct xjob {
 	zn_result err; /* first system error, under mu */
 	int same_owner;
 	int umask; /* -1 unknown */
+	uint32_t
+	        perm_mask; /* mode bits kept: all with same_permissions, else 0777 less the umask */
 	uid_t euid;
 	gid_t egid;
 	/* Owner names looked up on this system (local_id), under names_mu: few in any archive. */
@@ -452,7 +454,7 @@ static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, int *c
 		 * not fatal, as with tar. */
 		owned = fchownat(fd, "", uid, gid, AT_EMPTY_PATH) == 0;
 	}
-	return owned ? e->mode & 07777 : e->mode & 01777;
+	return (owned ? e->mode & 07777 : e->mode & 01777) & j->perm_mask;
 }
 
 static void apply_meta_fd(struct xjob *j, int fd, const struct xent *e)
@@ -1224,6 +1226,7 @@ void zn_extract_options_init(struct zn_extract_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
 	opt->same_owner = geteuid() == 0;
+	opt->same_permissions = geteuid() == 0;
 	opt->sparse = 1;
 }
 
@@ -1506,6 +1509,10 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	j.strip = opt.strip_components;
 	j.skip_old = opt.skip_existing && !opt.overwrite;
 	j.umask = read_umask();
+	/* Without /proc the umask cannot be read without changing it (a race with the program's
+	 * other threads): the common 022 stands in. */
+	j.perm_mask =
+	        opt.same_permissions ? 07777 : 0777 & ~(uint32_t)(j.umask < 0 ? 022 : j.umask);
 	j.euid = geteuid();
 	j.egid = getegid();
 	zn_result res = job_init(&j, r, select, opt.threads);

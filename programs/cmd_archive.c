@@ -16,7 +16,8 @@
 enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_PROGRESS,
        OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER, OPT_ONE_FS,
        OPT_NO_SPARSE, OPT_FILES_FROM, OPT_NULL, OPT_STRIP,
-       OPT_SKIP_OLD, OPT_NO_RECURSION, OPT_OWNER, OPT_GROUP, OPT_MODE, OPT_MTIME, OPT_CLAMP };
+       OPT_SKIP_OLD, OPT_NO_RECURSION, OPT_OWNER, OPT_GROUP, OPT_MODE, OPT_MTIME, OPT_CLAMP,
+       OPT_NO_SAME_PERMS };
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -804,6 +805,11 @@ static const char extract_help[] =
 	"      --numeric-owner   owners by their stored ids; by default a stored user or group\n"
 	"                        name this system knows gives its id here, as with tar (owners\n"
 	"                        are applied when run as root)\n"
+	"  -p, --preserve-permissions, --same-permissions\n"
+	"                        modes exactly as stored, set-id and sticky bits included (the\n"
+	"                        default when run as root); otherwise, as tar, the umask is\n"
+	"                        taken off and those bits dropped\n"
+	"      --no-same-permissions  the umask taken off and those bits dropped, as root too\n"
 	"      --strip-components N  (0..4096)\n"
 	"                        leave the first N components off each path, as tar: 'a/b/c'\n"
 	"                        with 1 becomes 'b/c', and entries with no more components\n"
@@ -826,6 +832,9 @@ int cmd_extract(int argc, char **argv)
 		{"no-sparse", no_argument, 0, OPT_NO_SPARSE},
 		{"strip-components", required_argument, 0, OPT_STRIP},
 		{"skip-old-files", no_argument, 0, OPT_SKIP_OLD},
+		{"preserve-permissions", no_argument, 0, 'p'},
+		{"same-permissions", no_argument, 0, 'p'},
+		{"no-same-permissions", no_argument, 0, OPT_NO_SAME_PERMS},
 		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -834,7 +843,7 @@ int cmd_extract(int argc, char **argv)
 	const char *dir = ".";
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":C:T:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":C:T:pqh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			if (!*optarg)
@@ -850,6 +859,8 @@ int cmd_extract(int argc, char **argv)
 		case OPT_NUMERIC_OWNER: opt.numeric_owner = 1; break;
 		case OPT_NO_SPARSE: opt.sparse = 0; break;
 		case OPT_SKIP_OLD: opt.skip_existing = 1; break;
+		case 'p': opt.same_permissions = 1; break;
+		case OPT_NO_SAME_PERMS: opt.same_permissions = 0; break;
 		case OPT_STRIP: {
 			uint64_t v;
 			if (cli_parse_uint(optarg, 0, 4096, &v))

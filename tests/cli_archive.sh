@@ -575,6 +575,16 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 		run_unpriv "$T/znippy-unpriv" extract -q --skip-old-files "$W/again/a.zn" -C "$W/again/x"
 	check "...writes it, and the directory keeps its own mode" \
 		test "$(cat "$W/again/x/src/ro/f") $(stat -c %a "$W/again/x/src/ro")" = "one 515"
+	mkdir -p "$N/um/s/sticky" && echo x >"$N/um/s/w" && chmod 666 "$N/um/s/w" && chmod 1777 "$N/um/s/sticky"
+	"$Z" create -q -o "$N/um.zn" -C "$N/um" s && chmod 777 "$N/um"
+	code 0 "extract by a user with umask 027" run_unpriv sh -c 'umask 027 && "$1" extract "$2" -C "$3"' - \
+		"$T/znippy-unpriv" "$N/um.zn" "$N/um/o"
+	check "...takes the umask off and drops the sticky bit, as tar" \
+		test "$(stat -c %a "$N/um/o/s/w" "$N/um/o/s/sticky" | tr '\n' ' ')" = "640 750 "
+	code 0 "extract -p by a user with umask 027" run_unpriv sh -c 'umask 027 && "$1" extract -p "$2" -C "$3"' - \
+		"$T/znippy-unpriv" "$N/um.zn" "$N/um/p"
+	check "...keeps the modes as stored" \
+		test "$(stat -c %a "$N/um/p/s/w" "$N/um/p/s/sticky" | tr '\n' ' ')" = "666 1777 "
 	mkdir -p "$N/root/t" && chmod 777 "$N/root" "$N/root/t" && echo x >"$N/root/t/x"
 	"$Z" create -q -o "$N/root.zn" -C "$N/root" t && mkdir "$N/root/into"
 	mkdir -m 777 "$N/root/into/t" && chown 65534 "$N/root/into"
