@@ -35,9 +35,10 @@ static const char gunzip_help[] =
         "                     last member, zero padding included, as gzip does\n"
         "  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
         "  -o, --output OUT   write all output to OUT ('-': standard output)\n"
-        "  -l, --list         for each FILE: compressed and uncompressed sizes and the\n"
-        "                     ratio, as gzip -l, but decoded: exact past 4 GiB and for\n"
-        "                     several members (gzip reads the last trailer only)\n"
+        "  -l, --list         for each FILE (standard input: named stdout): compressed and\n"
+        "                     uncompressed sizes and the ratio, as gzip -l, but decoded:\n"
+        "                     exact past 4 GiB and for several members (gzip reads the last\n"
+        "                     trailer only)\n"
         "  -r, --recursive    decode the files below each directory FILE whose names end\n"
         "                     in a suffix above (others are passed over, as by gzip -r)\n"
         "  -S, --suffix SUF   also take SUF as a gzip suffix, before the others\n"
@@ -124,6 +125,14 @@ static size_t gz_header_len(const uint8_t *h, size_t len, size_t *name_at)
 	return at;
 }
 
+/* Whether more than in[0..len) should be read before decoding starts, however a pipe hands it
+ * over: 2 bytes, for zcat -f to decide on, and a gzip header whole, for its length (the ratio of
+ * -l and -v). */
+static int too_short(const uint8_t *in, size_t len)
+{
+	return len < 2 || (in[0] == 0x1f && in[1] == 0x8b && gz_header_len(in, len, NULL) > len);
+}
+
 /* What the last decode_fd read and wrote, for -v: compressed bytes, uncompressed bytes, and the
  * first member's header and trailer. */
 static uint64_t last_in, last_out, last_headers;
@@ -151,7 +160,7 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 	struct stat st;
 	uint8_t *map = NULL, *buf = NULL;
 	size_t map_len = 0, buf_cap = 1 << 20, have = 0, pos = 0, released = 0;
-	int eof = 0, rc = EXIT_OK, first = 1, sniffed = !pass_plain;
+	int eof = 0, rc = EXIT_OK, first = 1;
 	/* pass_plain, in stream positions (from where decoding started): buf[0], the end of the
 	 * last block, the end of the last member checked (of `members`) */
 	uint64_t base = 0, block_end = 0, member_end = 0, members = 0;
@@ -186,8 +195,8 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 	}
 	for (;;) {
 		const uint8_t *in = map ? map : buf;
-		/* zcat -f looks at 2 bytes before it decides, however the pipe hands them over. */
-		if (!map && !eof && (pos == have || (!sniffed && have - pos < 2))) {
+		if (!map && !eof &&
+		    (pos == have || (first && have < buf_cap && too_short(in + pos, have - pos)))) {
 			size_t keep = pos;
 			if (pass_plain && !first) {
 				uint64_t at = zn_inflate_stream_bit_position(d) / 8;
@@ -216,14 +225,12 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 			eof = n == 0;
 			continue;
 		}
-		if (!sniffed) {
-			sniffed = 1;
-			if (have - pos < 2 || in[pos] != 0x1f || in[pos + 1] != 0x8b) {
-				rc = copy_plain(in_fd, 0, in, pos, have, eof, buf, buf_cap, out_fd,
-				                name, out_name);
-				pos = have;
-				break;
-			}
+		if (first && pass_plain &&
+		    (have - pos < 2 || in[pos] != 0x1f || in[pos + 1] != 0x8b)) {
+			rc = copy_plain(in_fd, 0, in, pos, have, eof, buf, buf_cap, out_fd, name,
+			                out_name);
+			pos = have;
+			break;
 		}
 		size_t used, olen;
 		const void *o;
@@ -501,32 +508,37 @@ static void list_line(uint64_t in, uint64_t out, uint64_t headers, const char *n
 	       ratio(in, out, headers), name);
 }
 
+/* -l of FILE, or of standard input for "-" (gzip names it "stdout", and counts the compressed
+ * bytes read: from a file's offset on, and here up to the end of the gzip data). */
 static int list_file(struct zn_inflater *d, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int std_in = !strcmp(path, "-");
+	int fd = std_in ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st)) {
+	if (!std_in && (fd < 0 || fstat(fd, &st))) {
 		cli_error("%s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return EXIT_SYSTEM;
 	}
-	if (!S_ISREG(st.st_mode)) {
+	if (!std_in && !S_ISREG(st.st_mode)) {
 		cli_error("%s: not a regular file", path);
 		close(fd);
 		return EXIT_DAMAGED;
 	}
 	/* Decoded, not read from the trailer as gzip does: the sizes are exact past 4 GiB and
 	 * for several members, and damage or trailing bytes are found. */
-	int rc = decode_fd(d, fd, -1, path, NULL);
-	close(fd);
+	int rc = decode_fd(d, fd, -1, std_in ? "(stdin)" : path, NULL);
+	if (!std_in)
+		close(fd);
 	if (rc != EXIT_OK)
 		return rc;
-	char *name = output_name(path);
+	uint64_t size = std_in ? last_in : (uint64_t)st.st_size;
+	char *name = std_in ? NULL : output_name(path);
 	if (!listed.files++ && !cli_quiet)
 		printf("%19s %19s  ratio uncompressed_name\n", "compressed", "uncompressed");
-	list_line((uint64_t)st.st_size, last_out, last_headers, name ? name : path);
-	listed.in += (uint64_t)st.st_size;
+	list_line(size, last_out, last_headers, std_in ? "stdout" : name ? name : path);
+	listed.in += size;
 	listed.out += last_out;
 	listed.headers = last_headers; /* gzip's totals count the last file's header only */
 	free(name);
@@ -535,9 +547,8 @@ static int list_file(struct zn_inflater *d, const char *path)
 
 static int do_file(struct zn_inflater *d, const char *path, const struct opts *op)
 {
-	if (op->list)
-		return strcmp(path, "-") ? list_file(d, path)
-		                         : (cli_error("-l: standard input cannot be listed"), EXIT_USAGE);
+	if (op->list) /* standard input too, from a terminal as well, as gzip -l reads it */
+		return list_file(d, path);
 	if (!strcmp(path, "-")) {
 		if (isatty(0) && !op->force) {
 			cli_error("compressed data not read from a terminal; use -f to force");

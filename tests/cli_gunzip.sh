@@ -5,6 +5,14 @@ Z=$1
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# feed FILE CUT...: FILE on standard output, pausing after each CUT, so that a reader's reads end
+# there
+feed() {
+	python3 -c 'import os, sys, time
+d = open(sys.argv[1], "rb").read(); at = 0
+for c in [int(x) for x in sys.argv[2:]] + [len(d)]:
+    os.write(1, d[at:c]); at = c; time.sleep(0.01)' "$@"
+}
 cd "$T"
 head -c 300000 /dev/urandom | base64 >a
 cat a a a >b
@@ -152,6 +160,19 @@ printf 'hello\n' >l1 && seq 1 20000 >l2 && gzip -k l1 l2 && gzip -c --no-name <l
 [ "$("$Z" gunzip -l l1.gz l2.gz l3.gz)" = "$(gzip -l l1.gz l2.gz l3.gz)" ] || fail "-l: $("$Z" gunzip -l l1.gz)"
 [ -e l1.gz ] && [ -e l2.gz ] || fail "-l removed its input"
 "$Z" gunzip -l l1 2>/dev/null; [ $? = 1 ] || fail "-l of a file that is not gzip"
+# -l of standard input: gzip's listing, named stdout, from a file (at an offset too), a pipe, and a
+# pipe that hands the header over a byte at a time (its length is in the ratio)
+for l in l1.gz l2.gz l3.gz; do
+	[ "$("$Z" gunzip -l <$l)" = "$(gzip -l <$l)" ] || fail "-l <$l: $("$Z" gunzip -l <$l)"
+	[ "$(cat $l | "$Z" gunzip -l -)" = "$(cat $l | gzip -l -)" ] || fail "-l - from a pipe: $l"
+	[ "$(feed $l $(seq 1 30) | "$Z" gunzip -l)" = "$(gzip -l <$l)" ] || fail "-l, $l a byte at a time"
+done
+[ "$("$Z" gunzip -l l1.gz - <l2.gz)" = "$(gzip -l l1.gz - <l2.gz)" ] || fail "-l FILE - (totals)"
+[ "$(cat l2.gz | "$Z" gunzip -lq)" = "$(cat l2.gz | gzip -lq)" ] || fail "-lq from a pipe"
+n=$(wc -c <l1.gz) && cat l1.gz l2.gz >l12.gz
+[ "$({ dd bs="$n" count=1 of=/dev/null status=none; "$Z" gunzip -l; } <l12.gz)" = \
+	"$({ dd bs="$n" count=1 of=/dev/null status=none; gzip -l; } <l12.gz)" ] || fail "-l of stdin at an offset"
+cat l1 | "$Z" gunzip -l 2>/dev/null; [ $? = 1 ] || fail "-l of standard input that is not gzip"
 cat l2.gz l2.gz >l22.gz # two members: both counted (gzip -l shows the last one's size only)
 [ "$("$Z" gunzip -l l22.gz | awk 'NR == 2 { print $2 }')" = $((2 * $(wc -c <l2))) ] || fail "-l of two members"
 # -v names each file with its ratio, as gzip -v does
@@ -169,15 +190,9 @@ mkdir -p nd && echo data >nd/orig.txt && touch -d 2001-02-03 nd/orig.txt && gzip
 { cat l1.gz; printf 'plain text\n'; } >gp
 [ "$("$Z" zcat -f gp)" = "$(gzip -cdf gp)" ] || fail "zcat -f: plain data after a member"
 # ... and from a pipe, zero padding included, whatever follows the last member: the same bytes as
-# gzip, and exit 0 as gzip's, from a FILE, a pipe, and a writer that pauses after each piece
-# (feed FILE CUT...), so that reads end anywhere near the member's end (between a 0x1f and the
-# byte after it too); a 0x1f at the very end is copied too (without -f: a member cut short)
-feed() {
-	python3 -c 'import os, sys, time
-d = open(sys.argv[1], "rb").read(); at = 0
-for c in [int(x) for x in sys.argv[2:]] + [len(d)]:
-    os.write(1, d[at:c]); at = c; time.sleep(0.01)' "$@"
-}
+# gzip, and exit 0 as gzip's, from a FILE, a pipe, and a pipe cut near the member's end (between
+# a 0x1f and the byte after it too); a 0x1f at the very end is copied too (without -f: a member
+# cut short)
 same_f() { # NAME [CUT...]: zcat -f of gf from a FILE, a pipe, a pipe cut at CUT..., as gzip -cdf
 	gzip -cdf gf >gf.want 2>/dev/null || fail "$1: gzip -cdf failed"
 	"$Z" zcat -f gf >gf.got || fail "$1: zcat -f FILE: exit $?"
