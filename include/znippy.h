@@ -337,9 +337,10 @@ struct zn_extract_options {
 	int skip_existing;
 	/* Modes exactly as stored, set-id and sticky bits included (tar -p);
 	 * zn_extract_options_init sets it when running as root. 0: as tar does for other users, the
-	 * process's umask is taken off and set-id and sticky bits are dropped (an archive then
-	 * makes nothing more open than the user's own files are). Set-id bits also need the stored
-	 * owner and group to stay, either way. */
+	 * process's umask is taken off and the archive's set-id and sticky bits are dropped (an
+	 * archive then makes nothing more open than the user's own files are); a directory keeps
+	 * those bits it has (the setgid bit a new one inherits from its parent). Set-id bits also
+	 * need the stored owner and group to stay, either way. */
 	int same_permissions;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);

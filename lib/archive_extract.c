@@ -461,7 +461,11 @@ static void apply_meta_fd(struct xjob *j, int fd, const struct xent *e)
 {
 	int chowned;
 	uint32_t mode = apply_owner(j, fd, e, &chowned);
-	if (chowned || (mode & 07000) || j->umask < 0 || (mode & (uint32_t)j->umask))
+	/* The file was created with mode & 0777, less the umask: the chmod is needed only where
+	 * that is not the mode wanted. With the umask unknown (no /proc), only as stored: a mode
+	 * the umask is to cut is left as the kernel cut it. */
+	if (chowned || (mode & 07000) ||
+	    (j->umask < 0 ? j->perm_mask == 07777 : (mode & (uint32_t)j->umask) != 0))
 		fchmod(fd, mode);
 	struct timespec ts[2];
 	entry_times(e, ts);
@@ -498,20 +502,35 @@ static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const stru
 		return;
 	int chowned, err = 0;
 	uint32_t mode = apply_owner(j, fd, e, &chowned);
+	struct stat st;
+	if (fstat(fd, &st)) { /* O_PATH descriptors have fstat */
+		close(fd);
+		return;
+	}
+	uint32_t cur = st.st_mode & 07777;
+	if (j->perm_mask != 07777) {
+		/* As tar without -p: the permission bits, less the umask (never more open than
+		 * mkdir made the directory, when the umask is unknown); the set-id and sticky bits
+		 * the directory has stay (a setgid one inherited from its parent keeps the group
+		 * going), and the archive's are not added. */
+		uint32_t rwx = j->umask < 0 ? mode & cur & 0777 : mode & 0777;
+		mode = (cur & ~0777u) | rwx;
+	}
 	char self[64];
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	int mode_bad = path_only ? chmod(self, mode) : fchmod(fd, mode);
-	if (mode_bad)
+	int mode_bad = 0, time_bad = 0;
+	if (mode != cur && (mode_bad = path_only ? chmod(self, mode) : fchmod(fd, mode)))
 		err = errno;
-	int time_bad = path_only ? utimensat(AT_FDCWD, self, ts, 0) : futimens(fd, ts);
-	if (time_bad)
+	if ((st.st_mtim.tv_sec != ts[1].tv_sec || st.st_mtim.tv_nsec != ts[1].tv_nsec ||
+	     st.st_atim.tv_sec != ts[0].tv_sec || st.st_atim.tv_nsec != ts[0].tv_nsec) &&
+	    (time_bad = path_only ? utimensat(AT_FDCWD, self, ts, 0) : futimens(fd, ts)))
 		err = errno;
 	close(fd);
-	/* An existing directory of another user's (extracting into /usr/local as its user): the
-	 * files are written, and this is said, as a warning. */
+	/* Another user's directory that was there before (extracting into /usr/local as its
+	 * user): the files are written, and this is said, as a warning. */
 	if (mode_bad || time_bad) {
 		char msg[160];
-		snprintf(msg, sizeof(msg), "existing directory kept its %s: %s",
+		snprintf(msg, sizeof(msg), "directory kept its %s: %s",
 		         mode_bad && time_bad ? "mode and time"
 		         : mode_bad           ? "mode"
 		                              : "time",
@@ -1425,8 +1444,12 @@ static void restore_dirs(struct xjob *j, struct dircache *dc)
 	for (size_t k = j->nreopened; k-- > 0;) {
 		const struct reopened *o = &j->reopened[k];
 		int dfd = parent_fd(j, dc, &j->ents[o->i], base, sizeof(base));
-		if (dfd >= 0)
-			(void)!chmod_dir(dfd, base, o->mode);
+		if (dfd < 0 || chmod_dir(dfd, base, o->mode)) {
+			char msg[96];
+			snprintf(msg, sizeof(msg), "could not give back its mode %04o: %s",
+			         (unsigned)o->mode, strerror(errno));
+			xreport(j, &j->ents[o->i], ZN_OK, msg);
+		}
 	}
 	j->nreopened = 0;
 }
