@@ -97,12 +97,13 @@ void cli_replacement_done(char *tmp);
 
 /* create's --owner, --group, --numeric-owner, --mode and --mtime (cli_meta.c). The parsers
  * return 0, or an exit status with the problem said. */
-struct mode_step {
-	char op;	 /* '+', '-', '=', or '#': the mode becomes perm (octal) */
-	char copy;	 /* 'u', 'g', 'o': the permissions of that class (as in g=u); else 0 */
+struct mode_step {	  /* as coreutils' struct mode_change */
+	char op;	  /* '+', '-' or '=' */
+	char copy;	  /* 'u', 'g', 'o': that class's permissions (value: its bits); else 0 */
 	uint8_t x_if_any; /* X */
-	uint32_t who;	 /* the bits of the classes named; 0: none named (the umask limits) */
-	uint32_t perm;
+	uint32_t affected;  /* the bits of the classes named; 0: none named (the umask limits) */
+	uint32_t value;	    /* the bits given */
+	uint32_t mentioned; /* the bits named: a directory's set-id bits change only if named */
 };
 enum { MTIME_KEEP, MTIME_SET, MTIME_CLAMP };
 struct cli_meta {

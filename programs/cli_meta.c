@@ -25,54 +25,52 @@ static int all_digits(const char *s)
 	return 1;
 }
 
-/* NAME, NUMBER or NAME:NUMBER, as tar: a NUMBER alone takes the name this system gives it (or
- * none), a NAME alone its id here; a NAME this system does not know needs its :NUMBER. */
+/* The name this system gives user (group) id, or "" into name[256]. */
+static void name_of_id(uint64_t id, int group, char *name)
+{
+	const char *known = NULL;
+	if (group) {
+		struct group *g = getgrgid((gid_t)id);
+		known = g ? g->gr_name : NULL;
+	} else {
+		struct passwd *p = getpwuid((uid_t)id);
+		known = p ? p->pw_name : NULL;
+	}
+	name[0] = 0;
+	if (known && strlen(known) < 256)
+		strcpy(name, known);
+}
+
+/* NAME, ID or NAME:ID, as tar: an ID alone (or after an empty NAME) takes the name this system
+ * gives it, or none; a NAME alone its id here, and one this system does not know needs its ID. */
 int cli_meta_owner(struct cli_meta *m, const char *arg, int group)
 {
 	const char *what = group ? "--group" : "--owner";
-	const char *colon = strrchr(arg, ':');
+	const char *colon = strchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
 	uint64_t id;
-	char name[256] = "";
-	if (colon) {
-		size_t n = (size_t)(colon - arg);
-		if (n >= sizeof(name) || cli_parse_uint(colon + 1, 0, UINT32_MAX - 1, &id))
+	char name[256];
+	if (n >= sizeof(name))
+		return cli_usage_error("create", "invalid %s '%s' (a name is at most 255 bytes)",
+		                       what, arg);
+	memcpy(name, arg, n);
+	name[n] = 0;
+	if (colon || all_digits(arg)) {
+		if (cli_parse_uint(colon ? colon + 1 : arg, 0, UINT32_MAX - 1, &id))
 			return cli_usage_error("create", "invalid %s '%s' (NAME, ID or NAME:ID)",
 			                       what, arg);
-		memcpy(name, arg, n);
-		name[n] = 0;
-	} else if (all_digits(arg)) {
-		if (cli_parse_uint(arg, 0, UINT32_MAX - 1, &id))
-			return cli_usage_error("create", "invalid %s '%s' (NAME, ID or NAME:ID)",
-			                       what, arg);
-		const char *known = NULL;
-		if (group) {
-			struct group *g = getgrgid((gid_t)id);
-			known = g ? g->gr_name : NULL;
-		} else {
-			struct passwd *p = getpwuid((uid_t)id);
-			known = p ? p->pw_name : NULL;
-		}
-		if (known && strlen(known) < sizeof(name))
-			strcpy(name, known);
+		if (!colon || !n)
+			name_of_id(id, group, name);
+	} else if (group) {
+		struct group *g = getgrnam(arg);
+		if (!g)
+			return cli_usage_error("create", "unknown group '%s' (give NAME:GID)", arg);
+		id = g->gr_gid;
 	} else {
-		if (strlen(arg) >= sizeof(name))
-			return cli_usage_error("create",
-			                       "invalid %s '%s' (a name is at most 255 bytes)",
-			                       what, arg);
-		if (group) {
-			struct group *g = getgrnam(arg);
-			if (!g)
-				return cli_usage_error("create",
-				                       "unknown group '%s' (give NAME:GID)", arg);
-			id = g->gr_gid;
-		} else {
-			struct passwd *p = getpwnam(arg);
-			if (!p)
-				return cli_usage_error("create",
-				                       "unknown user '%s' (give NAME:UID)", arg);
-			id = p->pw_uid;
-		}
-		strcpy(name, arg);
+		struct passwd *p = getpwnam(arg);
+		if (!p)
+			return cli_usage_error("create", "unknown user '%s' (give NAME:UID)", arg);
+		id = p->pw_uid;
 	}
 	if (group) {
 		m->set_group = 1;
@@ -86,14 +84,18 @@ int cli_meta_owner(struct cli_meta *m, const char *arg, int group)
 	return 0;
 }
 
-/* Digits of a fraction of a second as nanoseconds (more than 9 are cut off); NULL if none. */
-static const char *parse_frac(const char *s, int64_t *ns)
+/* Digits of a fraction of a second as nanoseconds (more than 9 are cut off; *more says whether
+ * any of those was not 0); NULL if none. */
+static const char *parse_frac(const char *s, int64_t *ns, int *more)
 {
 	int64_t v = 0, scale = 100000000;
 	if (*s < '0' || *s > '9')
 		return NULL;
-	for (; *s >= '0' && *s <= '9'; s++, scale /= 10)
+	*more = 0;
+	for (; *s >= '0' && *s <= '9'; s++, scale /= 10) {
 		v += scale ? (*s - '0') * scale : 0;
+		*more |= !scale && *s != '0';
+	}
 	*ns = v;
 	return s;
 }
@@ -130,7 +132,8 @@ static int parse_date(const char *s, time_t *sec, int64_t *ns)
 			s++;
 			if ((se = fixed(&s, 2)) < 0 || se > 60)
 				return -1;
-			if (*s == '.' && !(s = parse_frac(s + 1, ns)))
+			int more;
+			if (*s == '.' && !(s = parse_frac(s + 1, ns, &more)))
 				return -1;
 		}
 	}
@@ -163,9 +166,8 @@ static int parse_date(const char *s, time_t *sec, int64_t *ns)
  * with tar) a file whose modification time is taken. */
 int cli_meta_mtime(struct cli_meta *m, const char *arg)
 {
-	time_t sec;
-	int64_t ns = 0;
-	const int64_t lim = INT64_MAX / 1000000000 - 1;
+	int64_t sec, ns = 0, total;
+	int neg = 0, more = 0;
 	if (arg[0] == '/' || arg[0] == '.') {
 		struct stat st;
 		if (stat(arg, &st)) {
@@ -175,27 +177,37 @@ int cli_meta_mtime(struct cli_meta *m, const char *arg)
 		sec = st.st_mtim.tv_sec;
 		ns = st.st_mtim.tv_nsec;
 	} else if (arg[0] == '@') {
+		const char *p = arg + 1, *rest;
+		neg = *p == '-';
+		p += *p == '-' || *p == '+';
+		if (*p < '0' || *p > '9')
+			goto bad;
 		char *end;
 		errno = 0;
-		long long v = strtoll(arg + 1, &end, 10);
-		const char *rest = end;
-		if (end == arg + 1 || errno ||
-		    (*rest == '.' && !(rest = parse_frac(rest + 1, &ns))) || *rest)
+		unsigned long long v = strtoull(p, &end, 10);
+		rest = end;
+		if ((*rest == '.' && !(rest = parse_frac(rest + 1, &ns, &more))) || *rest)
 			goto bad;
-		if (arg[1] == '-' && ns) { /* @-1.5 is half a second before @-1 */
-			v -= 1;
-			ns = 1000000000 - ns;
-		}
-		sec = (time_t)v;
-	} else if (parse_date(arg, &sec, &ns)) {
-		goto bad;
+		if (errno || v > INT64_MAX)
+			goto range;
+		sec = (int64_t)v;
+		ns += neg && more; /* rounded down, as tar: @-0.0000000001 is 1 ns before 0 */
+	} else {
+		time_t t;
+		if (parse_date(arg, &t, &ns))
+			goto bad;
+		sec = t;
 	}
-	if (sec > lim || sec < -lim)
-		return cli_usage_error("create", "--mtime '%s' is outside 1677-2262", arg);
-	m->mtime_ns = (int64_t)sec * 1000000000 + ns;
+	/* Nanoseconds since the epoch must fit 64 bits: 1677-09-21 to 2262-04-11. */
+	if (__builtin_mul_overflow(sec, 1000000000, &total) ||
+	    __builtin_add_overflow(total, ns, &total))
+		goto range;
+	m->mtime_ns = neg ? -total : total;
 	if (!m->mtime_policy)
 		m->mtime_policy = MTIME_SET;
 	return 0;
+range:
+	return cli_usage_error("create", "--mtime '%s' is outside 1677-2262", arg);
 bad:
 	return cli_usage_error("create",
 	                       "invalid --mtime '%s' (@SECONDS, YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM], "
@@ -203,18 +215,39 @@ bad:
 	                       arg);
 }
 
-/* --mode: octal, or chmod's symbolic clauses ([ugoa]*([-+=]([rwxXst]*|[ugo]))+, separated by
- * commas), compiled into steps that apply_mode runs in order. */
+/* An octal mode at *s (advanced past it), at most 07777; -1 if there is none. */
+static long octal_at(const char **s)
+{
+	long v = 0;
+	const char *p = *s;
+	for (; *p >= '0' && *p <= '7' && v <= 07777; p++)
+		v = v * 8 + (*p - '0');
+	if (p == *s || v > 07777)
+		return -1;
+	*s = p;
+	return v;
+}
+
+/* --mode: what chmod(1) takes (coreutils' mode_compile): an octal mode, or symbolic clauses
+ * [ugoa]*([-+=]([rwxXst]*|[ugo]|OCTAL))+ separated by commas (OCTAL only where no class is
+ * named), compiled into steps that apply_mode runs in order. */
 int cli_meta_mode(struct cli_meta *m, const char *arg)
 {
-	size_t len = strlen(arg), n = 0;
-	struct mode_step *st = calloc(len + 1, sizeof(*st)); /* never more steps than bytes */
+	size_t n = 0;
+	struct mode_step *st =
+	        calloc(strlen(arg) + 1, sizeof(*st)); /* never more steps than bytes */
 	if (!st)
 		return EXIT_SYSTEM;
-	if (strspn(arg, "01234567") == len && len && len <= 4) {
-		st[n++] = (struct mode_step){.op = '#', .perm = (uint32_t)strtoul(arg, NULL, 8)};
+	const char *s = arg;
+	long v = octal_at(&s);
+	if (v >= 0) {
+		if (*s)
+			goto bad;
+		/* With fewer than 5 digits a directory's set-id bits stay unless named. */
+		uint32_t mentioned = s - arg < 5 ? ((uint32_t)v & 06000) | 01777 : 07777;
+		st[n++] = (struct mode_step){
+		        .op = '=', .affected = 07777, .value = (uint32_t)v, .mentioned = mentioned};
 	} else {
-		const char *s = arg;
 		for (;;) {
 			uint32_t who = 0;
 			for (;; s++) {
@@ -233,27 +266,37 @@ int cli_meta_mode(struct cli_meta *m, const char *arg)
 				goto bad;
 			while (*s == '+' || *s == '-' || *s == '=') {
 				struct mode_step *p = &st[n++];
-				*p = (struct mode_step){.op = *s++, .who = who};
-				if (*s == 'u' || *s == 'g' || *s == 'o') {
-					p->copy = *s++;
+				*p = (struct mode_step){.op = *s++, .affected = who};
+				if (!who && (v = octal_at(&s)) >= 0) { /* as in chmod +644 */
+					p->affected = p->mentioned = 07777;
+					p->value = (uint32_t)v;
+					if (*s && *s != ',')
+						goto bad; /* the clause ends with it */
 					continue;
 				}
-				for (;; s++) {
+				if (*s == 'u' || *s == 'g' || *s == 'o') {
+					p->copy = *s++;
+					p->value = p->copy == 'u'   ? 0700
+					           : p->copy == 'g' ? 070
+					                            : 07;
+				}
+				for (; !p->copy; s++) {
 					if (*s == 'r')
-						p->perm |= 0444;
+						p->value |= 0444;
 					else if (*s == 'w')
-						p->perm |= 0222;
+						p->value |= 0222;
 					else if (*s == 'x')
-						p->perm |= 0111;
+						p->value |= 0111;
 					else if (*s == 'X')
 						p->x_if_any = 1;
 					else if (*s == 's')
-						p->perm |= 06000;
+						p->value |= 06000;
 					else if (*s == 't')
-						p->perm |= 01000;
+						p->value |= 01000;
 					else
 						break;
 				}
+				p->mentioned = who ? who & p->value : p->value;
 			}
 			if (!*s)
 				break;
@@ -277,30 +320,26 @@ bad:
 	        arg);
 }
 
-/* The steps of --mode on one entry's mode, as chmod(1) runs them: a step without a class is
- * limited by the umask; X adds execute for directories and for what has it somewhere. */
+/* The steps of --mode on one entry's mode, as chmod(1) runs them (coreutils' mode_adjust): a
+ * step naming no class is limited by the umask; X adds execute for directories and for what
+ * has it somewhere; a directory's set-id bits stay unless the step names them. */
 static uint32_t apply_mode(const struct cli_meta *m, uint32_t mode, int is_dir)
 {
 	for (size_t i = 0; i < m->nmode; i++) {
 		const struct mode_step *p = &m->mode[i];
-		if (p->op == '#') {
-			mode = p->perm;
-			continue;
-		}
-		uint32_t who = p->who ? p->who : 07777 & ~m->umask, bits = p->perm;
+		uint32_t omit = is_dir ? 06000 & ~p->mentioned : 0, value = p->value;
+		if (p->copy) /* the class's bits, given to every class */
+			value = (mode & value & 0444 ? 0444 : 0) |
+			        (mode & value & 0222 ? 0222 : 0) | (mode & value & 0111 ? 0111 : 0);
 		if (p->x_if_any && (is_dir || (mode & 0111)))
-			bits |= 0111;
-		if (p->copy) {
-			int shift = p->copy == 'u' ? 6 : p->copy == 'g' ? 3 : 0;
-			bits |= ((mode >> shift) & 7) * 0111;
-		}
-		bits &= who;
+			value |= 0111;
+		value &= (p->affected ? p->affected : ~m->umask) & ~omit;
 		if (p->op == '+')
-			mode |= bits;
+			mode |= value;
 		else if (p->op == '-')
-			mode &= ~bits;
+			mode &= ~value;
 		else
-			mode = (mode & ~who) | bits;
+			mode = (mode & ((p->affected ? ~p->affected : 0) | omit)) | value;
 	}
 	return mode & 07777;
 }

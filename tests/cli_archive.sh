@@ -585,13 +585,17 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 		"$T/znippy-unpriv" "$N/um.zn" "$N/um/p"
 	check "...keeps the modes as stored" \
 		test "$(stat -c %a "$N/um/p/s/w" "$N/um/p/s/sticky" | tr '\n' ' ')" = "666 1777 "
+	mkdir -m 2777 "$N/um/sg" && chmod 2777 "$N/um/sg"
+	code 0 "extract by a user into a setgid directory" run_unpriv sh -c 'umask 022 && "$1" extract "$2" -C "$3"' - \
+		"$T/znippy-unpriv" "$N/um.zn" "$N/um/sg"
+	check "...a new directory keeps the setgid bit it inherits, as with tar" test "$(stat -c %a "$N/um/sg/s")" = 2755
 	mkdir -p "$N/root/t" && chmod 777 "$N/root" "$N/root/t" && echo x >"$N/root/t/x"
 	"$Z" create -q -o "$N/root.zn" -C "$N/root" t && mkdir "$N/root/into"
 	mkdir -m 777 "$N/root/into/t" && chown 65534 "$N/root/into"
 	code 0 "extract into another user's existing directory" \
 		run_unpriv "$T/znippy-unpriv" extract "$N/root.zn" -C "$N/root/into"
 	check "...says it kept its mode and time" \
-		grep -q "t: existing directory kept its mode and time: Operation not permitted" "$T/stderr"
+		grep -q "t: directory kept its mode and time: Operation not permitted" "$T/stderr"
 fi
 
 # ---- --files-from: PATHs from a list, in place among -C and PATHs; --null for any name ---------------------------
@@ -637,6 +641,22 @@ check "--owner NAME:ID, --group ID (its name here), --mtime with a zone" \
 	test "$("$Z" list --json "$MT/n.zn" | grep -o '"uid":77,"gid":0,"user":"joe","group":"root".*"mtime":"2020-01-02T01:04:05.000000000Z"' | wc -l)" = 1
 code 2 "--owner of a user unknown here, without an id" "$Z" create -q -o "$MT/e.zn" --owner no-such-user-here t
 check "...says how to give one" grep -q "unknown user 'no-such-user-here' (give NAME:UID)" "$T/stderr"
+# --mode against chmod itself, on files and directories with set-id bits, under two umasks
+mkdir -p "$MT/cm/t" && for k in 0644 0755 2775 4711 1777 0600; do
+	: >"$MT/cm/t/f$k" && mkdir "$MT/cm/t/d$k" && chmod "$k" "$MT/cm/t/f$k" "$MT/cm/t/d$k"; done
+cm_ok=1
+for um in 022 077; do
+	for m in '=rw' '=' '755' '00755' '+644' '=644' 'u=rwx,go=' 'g=u-w' 'a+rX,go-w' 'o+t,g-s' 'ug=rwX' '=rX,+X'; do
+		rm -rf "$MT/cm/c" && cp -a "$MT/cm/t" "$MT/cm/c"
+		(umask "$um" && chmod -- "$m" "$MT/cm/c"/* 2>/dev/null
+		 "$Z" create -q -o "$MT/cm/a.zn" --mode "$m" -C "$MT/cm/t" .) || cm_ok=0
+		want=$(cd "$MT/cm/c" && for f in *; do printf '%s %04o,' "$f" "0$(stat -c %a "$f")"; done)
+		got=$("$Z" list --json "$MT/cm/a.zn" | sed 's/.*"path":"\([^"]*\)".*"mode":"\([0-7]*\)".*/\1 \2/' |
+			while read -r f md; do printf '%s %04o,' "$f" "0$md"; done)
+		[ "$want" = "$got" ] || { cm_ok=0; echo "umask $um --mode '$m': chmod $want, znippy $got"; }
+	done
+done
+check "--mode gives what chmod gives (umask, directories' set-id bits, octal forms)" test "$cm_ok" = 1
 code 2 "a --mode chmod would refuse" "$Z" create -q -o "$MT/e.zn" --mode u+q t
 code 2 "a date --mtime does not take" "$Z" create -q -o "$MT/e.zn" --mtime 2021-02-30 t
 code 2 "--clamp-mtime without --mtime" "$Z" create -q -o "$MT/e.zn" --clamp-mtime t

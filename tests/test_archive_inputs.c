@@ -479,13 +479,15 @@ static void meta_hook(const char *root)
 	        {.path = "a/x", .path_len = 3, .type = ZN_TYPE_FILE, .mode = 0644, .size = 7},
 	        {.path = "c", .path_len = 1, .type = ZN_TYPE_SYMLINK, .link = "b", .link_len = 1},
 	};
-	static const char long_name[300] = "x";
+	static char long_name[300];
+	memset(long_name, 'x', sizeof(long_name)); /* no NUL in the first 256 bytes */
 	const struct {
 		const char *uname;
 		size_t len;
 		zn_result want;
 	} cases[] = {
 	        {"seven", 5, ZN_OK},
+	        {long_name, 255, ZN_OK},
 	        {long_name, 256, ZN_ERR_INVALID_ARG},
 	        {"a\0b", 3, ZN_ERR_INVALID_ARG},
 	};
@@ -512,7 +514,8 @@ static void meta_hook(const char *root)
 			CHECK_OK(zn_reader_entry(r, i, &e));
 			CHECK(e.mode == (e.type == ZN_TYPE_DIR ? 0750u : 0600u));
 			CHECK(e.uid == 7 && e.gid == 8 && e.mtime_ns == 123);
-			CHECK(e.uname_len == 5 && !memcmp(e.uname, "seven", 5) && e.gname_len == 0);
+			CHECK(e.uname_len == cases[k].len &&
+			      !memcmp(e.uname, cases[k].uname, cases[k].len) && e.gname_len == 0);
 			CHECK(e.size == (e.type == ZN_TYPE_FILE ? 7u : 0u));
 		}
 		uint64_t i;
