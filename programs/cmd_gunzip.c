@@ -279,6 +279,9 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 			}
 		}
 		if (r == ZN_ERR_TRAILING_GARBAGE) {
+			/* From a pipe the decoder may have taken some of the garbage in an
+			 * earlier call: the compressed size is where the garbage starts. */
+			zn_inflate_stream_position(d, &last_in, NULL);
 			cli_warn("%s: decompression OK, trailing garbage ignored", name);
 			break;
 		}
