@@ -633,7 +633,9 @@ int cmd_create(int argc, char **argv)
 			cli_error("create: %s", zn_result_message(res));
 		goto fail_early;
 	}
-	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* where -C options start */
+	/* Where -C options start, and where OUT's relative name is renamed at the end: O_PATH,
+	 * as a directory this user may search but not read is as good (fchdir takes it). */
+	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	zn_writer_set_hooks(w, cli_problem_cb, cc.ex.n ? create_filter : NULL,
 			    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
 	if (cli_meta_active(&meta))
@@ -661,7 +663,12 @@ int cmd_create(int argc, char **argv)
 	struct zn_write_stats st;
 	zn_writer_stats(w, &st);
 	zn_writer_free(w);
-	if (cwd >= 0 && fchdir(cwd)) {
+	int moved = 0; /* a -C was taken */
+	for (int i = 0; i < nops; i++)
+		moved |= ops[i].kind == OP_CHDIR;
+	if (moved && (cwd < 0 || fchdir(cwd))) {
+		cli_error("cannot return to the starting directory: %s", strerror(errno));
+		chdir_failed = 1; /* OUT's temporary name may be relative: not kept */
 	}
 	/* Complete: every byte of the archive was written (inputs that could not be read are
 	 * named above and left out; that alone does not cost the archive). */
