@@ -342,6 +342,10 @@ struct zn_extract_options {
 	 * those bits it has (the setgid bit a new one inherits from its parent). Set-id bits also
 	 * need the stored owner and group to stay, either way. */
 	int same_permissions;
+	/* Called with zn_extract's ctx once everything is done, in path order, for each entry
+	 * extracted (the path as written, after strip_components; not NUL-terminated), as tar -v
+	 * lists them; not called after an error that stopped the extraction. NULL: none. */
+	void (*extracted)(void *ctx, const char *path, size_t path_len);
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 

@@ -1758,6 +1758,9 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	if (j.progress)
 		j.progress(j.ctx, atomic_load(&j.done_bytes), r->content_bytes);
 	res = j.err;
+	for (uint64_t i = 0; res == ZN_OK && opt.extracted && i < j.n; i++)
+		if (j.status[i] == ST_OK)
+			opt.extracted(j.ctx, j.ents[i].path, j.ents[i].path_len);
 	if (res == ZN_OK) {
 		int damaged = 0, failed = 0;
 		for (uint64_t i = 0; i < j.n; i++) {

@@ -115,6 +115,7 @@ struct cli_meta {
 	struct mode_step *mode;
 	size_t nmode;
 	uint32_t umask;
+	FILE *verbose; /* -v: each stored path is written here, in path order; NULL: not */
 };
 int cli_meta_owner(struct cli_meta *m, const char *arg, int group);
 int cli_meta_mtime(struct cli_meta *m, const char *arg);

@@ -1,5 +1,6 @@
 /* cli_meta.c - create's --owner, --group, --numeric-owner, --mode and --mtime, as tar's: what
- * they parse to, and the hook that applies them to every entry (zn_writer_set_meta_hook). */
+ * they parse to, and the hook that applies them to every entry (zn_writer_set_meta_hook), which
+ * also lists the entries for -v. */
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
@@ -363,6 +364,10 @@ void cli_meta_hook(void *ctx, struct zn_entry *e)
 		e->uname = e->gname = NULL;
 		e->uname_len = e->gname_len = 0;
 	}
+	if (m->verbose) {
+		cli_put_escaped(m->verbose, e->path, e->path_len);
+		putc('\n', m->verbose);
+	}
 	if (m->mtime_policy == MTIME_SET ||
 	    (m->mtime_policy == MTIME_CLAMP && e->mtime_ns > m->mtime_ns))
 		e->mtime_ns = m->mtime_ns;
@@ -370,5 +375,6 @@ void cli_meta_hook(void *ctx, struct zn_entry *e)
 
 int cli_meta_active(const struct cli_meta *m)
 {
-	return m->set_owner || m->set_group || m->numeric_owner || m->nmode || m->mtime_policy;
+	return m->set_owner || m->set_group || m->numeric_owner || m->nmode || m->mtime_policy ||
+	       m->verbose;
 }

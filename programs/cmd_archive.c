@@ -200,6 +200,8 @@ static const char create_help[] =
 	"                        zone), or a FILE's time (a name starting with '/' or '.')\n"
 	"      --clamp-mtime     with --mtime: only times later than DATE become DATE\n"
 	"\n"
+	"  -v, --verbose         list the stored paths, in path order, once the data is written\n"
+	"                        (on standard output; on stderr with -o -)\n"
 	"      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
 	"  -q, --quiet           no progress, no warnings\n"
 	"  -h, --help            this help\n"
@@ -429,6 +431,7 @@ int cmd_create(int argc, char **argv)
 		{"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
 		{"mode", required_argument, 0, OPT_MODE}, {"mtime", required_argument, 0, OPT_MTIME},
 		{"clamp-mtime", no_argument, 0, OPT_CLAMP},
+		{"verbose", no_argument, 0, 'v'},
 		{0, 0, 0, 0},
 	};
 	static struct cli_meta meta; /* static: its mode steps stay reachable to the end */
@@ -450,7 +453,8 @@ int cmd_create(int argc, char **argv)
 	int c;
 	optind = 1;
 	/* "-": non-options come back in order (as argument 1), so -C can be positional. */
-	while ((c = getopt_long(argc, argv, "-:o:l:T:C:X:qh", lo, NULL)) != -1) {
+	int verbose = 0;
+	while ((c = getopt_long(argc, argv, "-:o:l:T:C:X:vqh", lo, NULL)) != -1) {
 		switch (c) {
 		case 1:
 			ops[nops++] = (struct op){optarg, OP_PATH};
@@ -527,6 +531,7 @@ int cmd_create(int argc, char **argv)
 			break;
 		}
 		case OPT_CLAMP: clamp = 1; break;
+		case 'v': verbose = 1; break;
 		case OPT_PROGRESS: cli_progress = 1; break;
 		case 'q': cli_quiet = 1; break;
 		case 'h': fputs(create_help, stdout); return EXIT_OK;
@@ -638,6 +643,8 @@ int cmd_create(int argc, char **argv)
 	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	zn_writer_set_hooks(w, cli_problem_cb, cc.ex.n ? create_filter : NULL,
 			    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
+	if (verbose) /* as tar: the names go to stderr when the archive goes to stdout */
+		meta.verbose = strcmp(out, "-") ? stdout : stderr;
 	if (cli_meta_active(&meta))
 		zn_writer_set_meta_hook(w, cli_meta_hook, &meta);
 	if (out_exists && tmp) /* the old archive the new one replaces is not archived either */
@@ -824,10 +831,18 @@ static const char extract_help[] =
 	"      --no-sparse       write every byte; by default runs of zeros (whole aligned\n"
 	"                        64 KiB, or a file's zero end) are left as holes, as zstd -d\n"
 	"                        and cp --sparse=always leave them\n"
+	"  -v, --verbose         list the paths extracted, in path order, once they all are\n"
 	"      --progress        show a progress line on stderr\n"
 	"  -q, --quiet           no progress, no warnings\n"
 	"  -h, --help            this help\n"
 	"\n" STDIN_HELP EXIT_CODES_HELP;
+
+static void list_extracted(void *ctx, const char *path, size_t len)
+{
+	(void)ctx;
+	cli_put_escaped(stdout, path, len);
+	putchar('\n');
+}
 
 int cmd_extract(int argc, char **argv)
 {
@@ -842,6 +857,7 @@ int cmd_extract(int argc, char **argv)
 		{"preserve-permissions", no_argument, 0, 'p'},
 		{"same-permissions", no_argument, 0, 'p'},
 		{"no-same-permissions", no_argument, 0, OPT_NO_SAME_PERMS},
+		{"verbose", no_argument, 0, 'v'},
 		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -850,7 +866,7 @@ int cmd_extract(int argc, char **argv)
 	const char *dir = ".";
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":C:T:pqh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":C:T:pvqh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			if (!*optarg)
@@ -867,6 +883,7 @@ int cmd_extract(int argc, char **argv)
 		case OPT_NO_SPARSE: opt.sparse = 0; break;
 		case OPT_SKIP_OLD: opt.skip_existing = 1; break;
 		case 'p': opt.same_permissions = 1; break;
+		case 'v': opt.extracted = list_extracted; break;
 		case OPT_NO_SAME_PERMS: opt.same_permissions = 0; break;
 		case OPT_STRIP: {
 			uint64_t v;

@@ -657,6 +657,13 @@ for um in 022 077; do
 	done
 done
 check "--mode gives what chmod gives (umask, directories' set-id bits, octal forms)" test "$cm_ok" = 1
+"$Z" create -v -o "$MT/v.zn" -C "$MT/one" t >"$MT/v.out" 2>"$MT/v.err"
+check "create -v lists what list lists" test -s "$MT/v.out" -a "$(cat "$MT/v.out")" = "$("$Z" list "$MT/v.zn")" -a ! -s "$MT/v.err"
+"$Z" create -v -o - -C "$MT/one" t >"$MT/v2.zn" 2>"$MT/v2.err"
+check "...on stderr with -o -, the archive alone on stdout" test "$(cat "$MT/v2.err")" = "$(cat "$MT/v.out")" -a \
+	"$("$Z" list "$MT/v2.zn")" = "$(cat "$MT/v.out")"
+check "extract -v lists what it extracted" test "$("$Z" extract -v "$MT/v.zn" -C "$MT/vx")" = "$(cat "$MT/v.out")"
+check "...nothing with --skip-old-files over it" test -z "$("$Z" extract -v --skip-old-files "$MT/v.zn" -C "$MT/vx")"
 code 2 "a --mode chmod would refuse" "$Z" create -q -o "$MT/e.zn" --mode u+q t
 code 2 "a date --mtime does not take" "$Z" create -q -o "$MT/e.zn" --mtime 2021-02-30 t
 code 2 "--clamp-mtime without --mtime" "$Z" create -q -o "$MT/e.zn" --clamp-mtime t

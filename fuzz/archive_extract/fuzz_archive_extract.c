@@ -99,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt.threads = 1 + size % 2;
 	opt.strip_components = (unsigned)(size / 2 % 3);
 	opt.sparse = size / 6 % 2;
+	opt.same_permissions = size / 36 % 2; /* else modes as tar gives them to other users */
 	size_t reported = 0;
 	zn_extract(r, out, NULL, &opt, problem, NULL, &reported);
 	if (size / 12 % 3) { /* again over the first: --overwrite's removals and replacements, or
