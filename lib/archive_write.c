@@ -187,6 +187,7 @@ struct zn_writer {
 	int finished;
 	char *pathbuf; /* stored path being built during a walk */
 	int walk_levels; /* directory levels a walk keeps open (struct level) */
+	int dir_unopened; /* the last walk() could not open its directory */
 	size_t pathbuf_cap;
 	struct pending pend[BATCH]; /* small files of directory pend_dirfd not read yet */
 	uint8_t *aside; /* chunk_size bytes read outside the slots: a small file before it has a
@@ -1714,7 +1715,14 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 		}
 		if (w->opt.no_recursion && depth == 0)
 			return ZN_OK; /* the PATH itself, not what is in it */
-		return walk(w, dir, name, rel_len, depth + 1);
+		w->dir_unopened = 0;
+		zn_result r = walk(w, dir, name, rel_len, depth + 1);
+		/* One that cannot be read is left out, as tar leaves it out, not stored as an
+		 * empty directory: its contents are not in the archive. */
+		if (w->dir_unopened && rel_len && idx != NO_ENTRY)
+			w->ents[idx].dropped = 1;
+		w->dir_unopened = 0;
+		return r;
 	}
 	if (!rel_len)
 		return ZN_OK;
@@ -1866,7 +1874,8 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 	struct level me = {.up = parent, .name = name, .rel_len = rel_len};
 	me.fd = openat(parent->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (me.fd < 0) {
-		report_errno(w, rel_len ? w->pathbuf : name, "cannot open directory", errno);
+		report_errno(w, rel_len ? w->pathbuf : name, "cannot open directory; not stored", errno);
+		w->dir_unopened = 1; /* for add_one: the directory is not stored either */
 		return ZN_OK;
 	}
 	struct stat here;

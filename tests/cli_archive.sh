@@ -523,6 +523,13 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	check "unreadable input: exit 3" test $? -eq 3
 	check "unreadable input named" grep -q 'secret' "$T/stderr"
 	check "readable input stored" test "$("$Z" cat "$T/u.zn" "${U#/}/public")" = public
+	mkdir -p "$U/closed" && echo x >"$U/closed/f" && chmod 000 "$U/closed" && chmod 600 "$U/secret"
+	chown 65534 "$U/secret"
+	run_unpriv "$T/znippy-unpriv" create -q -o "$T/u2.zn" "$U" >/dev/null 2>"$T/stderr"
+	check "a directory that cannot be read: exit 3, named" grep -q "closed: cannot open directory; not stored" "$T/stderr"
+	check "...and left out, as tar leaves it out, not stored empty" \
+		test "$("$Z" list "$T/u2.zn" | grep -c closed)" = 0 -a "$("$Z" list "$T/u2.zn" | grep -c secret)" = 1
+	chmod 700 "$U/closed"
 fi
 
 # ---- an archive replaced by a new one keeps its mode; read-only ones and sticky directories ----------------
