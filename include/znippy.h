@@ -139,7 +139,8 @@ ZN_API void zn_create_options_init(struct zn_create_options *opt);
 ZN_API uint64_t zn_create_memory_min(uint64_t chunk_size);
 
 /* Reports a problem with one input or entry (a file that could not be read, a damaged entry).
- * `path` is the file's name (on disk when creating, in the archive when reading), `what` is a
+ * `path` is the entry's stored path (when creating, a PATH given to zn_writer_add_path()
+ * that cannot be looked at is named as given; with strip_components, the path as written), `what` is a
  * human-readable message, `r` the result (ZN_OK for a warning). Called one at a time: by the
  * writer on the thread that calls zn_writer_add_*() and zn_writer_finish(), by zn_extract()
  * and zn_verify() from their worker threads. */
@@ -192,8 +193,8 @@ ZN_API void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *
  * entries then go to the top of the archive; for anything else the call fails with
  * ZN_ERR_INVALID_ARG and stores nothing. Directories are walked recursively in byte order of
  * names; hardlinked files are stored once. Unreadable inputs are reported through the problem
- * hook and make zn_writer_finish() return ZN_ERR_IO (the archive is still complete for
- * everything else). A file whose size or modification time after the read differs from what
+ * hook and left out (a directory that cannot be opened too, rather than stored empty), and make
+ * zn_writer_finish() return ZN_ERR_IO (the archive is still complete for everything else). A file whose size or modification time after the read differs from what
  * the walk saw is stored as read (up to the size the walk saw) and reported with
  * ZN_ERR_CHANGED, as tar's "file changed as we read it"; that alone is not an error. */
 ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name);
@@ -342,8 +343,8 @@ struct zn_extract_options {
 	 * those bits it has (the setgid bit a new one inherits from its parent). Set-id bits also
 	 * need the stored owner and group to stay, either way. */
 	int same_permissions;
-	/* Called with zn_extract's ctx once everything is done, in path order, for each entry
-	 * extracted (the path as written, after strip_components; not NUL-terminated), as tar -v
+	/* Called with zn_extract's ctx once everything is done, in the archive's (stored path)
+	 * order, for each entry extracted (the path as written, after strip_components; not NUL-terminated), as tar -v
 	 * lists them; not called after an error that stopped the extraction. NULL: none. */
 	void (*extracted)(void *ctx, const char *path, size_t path_len);
 };

@@ -27,7 +27,9 @@ static const char gunzip_help[] =
         "renamed into place once the stream checked out, so no partial output is left (not\n"
         "even after a signal); only -f over a file in a directory this user may not write\n"
         "writes that file in place.\n"
-        "  -c, --stdout       write to standard output, keep the input files\n"
+        "  -c, --stdout, --to-stdout\n"
+        "                     write to standard output, keep the input files\n"
+        "  -d, --decompress   accepted, as gzip -d (decompressing is all this does)\n"
         "  -k, --keep         keep the input files\n"
         "  -f, --force        overwrite existing output files; also decode inputs that are\n"
         "                     symlinks, have other links or set-id bits; with -c, copy input\n"
@@ -46,7 +48,7 @@ static const char gunzip_help[] =
         "                     beside FILE.gz) and give it the stored time, as gzip -N\n"
         "  -n, --no-name      the name from FILE.gz and its time (the default, as gzip)\n"
         "  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
-        "  -q, --quiet        no warnings\n"
+        "  -q, --quiet        no warnings; with -l, no heading and no totals\n"
         "  -h, --help         this help\n" EXIT_CODES_HELP;
 
 struct out;
@@ -136,6 +138,7 @@ static int too_short(const uint8_t *in, size_t len)
 /* What the last decode_fd read and wrote, for -v: compressed bytes, uncompressed bytes, and the
  * first member's header and trailer. */
 static uint64_t last_in, last_out, last_headers;
+static int last_garbage; /* it ended at trailing garbage: last_in is where that starts */
 
 /*
  * Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). A regular file is mapped and
@@ -157,6 +160,7 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 {
 	write_failed = 0;
 	last_in = last_out = last_headers = 0;
+	last_garbage = 0;
 	struct stat st;
 	uint8_t *map = NULL, *buf = NULL;
 	size_t map_len = 0, buf_cap = 1 << 20, have = 0, pos = 0, released = 0;
@@ -282,6 +286,7 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 			/* From a pipe the decoder may have taken some of the garbage in an
 			 * earlier call: the compressed size is where the garbage starts. */
 			zn_inflate_stream_position(d, &last_in, NULL);
+			last_garbage = 1;
 			cli_warn("%s: decompression OK, trailing garbage ignored", name);
 			break;
 		}
@@ -536,7 +541,9 @@ static int list_file(struct zn_inflater *d, const char *path)
 		close(fd);
 	if (rc != EXIT_OK)
 		return rc;
-	uint64_t size = std_in ? last_in : (uint64_t)st.st_size;
+	/* gzip -l names the file's size (and lists nothing after trailing garbage): here the
+	 * size up to the garbage, from a file as from a pipe */
+	uint64_t size = std_in || last_garbage ? last_in : (uint64_t)st.st_size;
 	char *name = std_in ? NULL : output_name(path);
 	if (!listed.files++ && !cli_quiet)
 		printf("%19s %19s  ratio uncompressed_name\n", "compressed", "uncompressed");

@@ -23,6 +23,7 @@ static const char usage[] =
 	"                                       decompress gzip files\n"
 	"  zcat     [FILE...]                   same as gunzip -c\n"
 	"\n"
+	"Short names: c (create), x (extract), ls and t (list).\n"
 	"Run 'znippy COMMAND --help' for a command's options.\n"
 	"  -h, --help      this help\n"
 	"  -V, --version   print the version\n"
