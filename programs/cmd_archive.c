@@ -967,7 +967,7 @@ static const char list_help[] =
 	"\n"
 	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path; a file\n"
 	"               stored once for identical ones has its size stored with the first in\n"
-	"               path order, 0 with the others\n"
+	"               path order, 0 with the others (-v, --verbose: the same, as tar -tv)\n"
 	"      --json   one JSON object per line with every field (exact bytes of names that are\n"
 	"               not UTF-8 in \"path_hex\")\n"
 	"  -h, --help   this help\n"
@@ -1053,13 +1053,15 @@ int cmd_list(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"long", no_argument, 0, 'l'}, {"json", no_argument, 0, OPT_JSON},
+		{"verbose", no_argument, 0, 'v'},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 	};
 	int lng = 0, json = 0, c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":lh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":lvh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'l': lng = 1; break;
+		case 'l':
+		case 'v': lng = 1; break;
 		case OPT_JSON: json = 1; break;
 		case 'h': fputs(list_help, stdout); return EXIT_OK;
 		default: return cli_option_error("list", c, argv);

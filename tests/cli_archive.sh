@@ -665,6 +665,7 @@ for um in 022 077; do
 done
 check "--mode gives what chmod gives (umask, directories' set-id bits, octal forms)" test "$cm_ok" = 1
 "$Z" create -v -o "$MT/v.zn" -C "$MT/one" t >"$MT/v.out" 2>"$MT/v.err"
+check "list -v is list -l, as tar -tv" test "$("$Z" list -v "$MT/v.zn" 2>&1)" = "$("$Z" list -l "$MT/v.zn")"
 check "create -v lists what list lists" test -s "$MT/v.out" -a "$(cat "$MT/v.out")" = "$("$Z" list "$MT/v.zn")" -a ! -s "$MT/v.err"
 "$Z" create -v -o - -C "$MT/one" t >"$MT/v2.zn" 2>"$MT/v2.err"
 check "...on stderr with -o -, the archive alone on stdout" test "$(cat "$MT/v2.err")" = "$(cat "$MT/v.out")" -a \
