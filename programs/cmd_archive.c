@@ -17,7 +17,7 @@ enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_P
        OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER, OPT_ONE_FS,
        OPT_NO_SPARSE, OPT_FILES_FROM, OPT_NULL, OPT_STRIP,
        OPT_SKIP_OLD, OPT_NO_RECURSION, OPT_OWNER, OPT_GROUP, OPT_MODE, OPT_MTIME, OPT_CLAMP,
-       OPT_NO_SAME_PERMS };
+       OPT_NO_SAME_PERMS, OPT_EXCLUDE_VCS, OPT_SAME_OWNER, OPT_NO_SAME_OWNER };
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -174,6 +174,8 @@ static const char create_help[] =
 	"  -X, --exclude-from FILE\n"
 	"                        --exclude each line of FILE ('-': standard input) but empty\n"
 	"                        ones, as tar -X\n"
+	"      --exclude-vcs     leave out version control files and directories, as tar's\n"
+	"                        (.git, .gitignore, .svn, .hg, .bzr, CVS, _darcs, ...)\n"
 	"      --one-file-system stay on the file system of each directory walked, as tar:\n"
 	"                        a mount point is stored as an empty directory (PATHs given\n"
 	"                        are always stored)\n"
@@ -434,6 +436,7 @@ int cmd_create(int argc, char **argv)
 		{"mode", required_argument, 0, OPT_MODE}, {"mtime", required_argument, 0, OPT_MTIME},
 		{"clamp-mtime", no_argument, 0, OPT_CLAMP},
 		{"verbose", no_argument, 0, 'v'},
+		{"exclude-vcs", no_argument, 0, OPT_EXCLUDE_VCS},
 		{0, 0, 0, 0},
 	};
 	static struct cli_meta meta; /* static: its mode steps stay reachable to the end */
@@ -500,6 +503,18 @@ int cmd_create(int argc, char **argv)
 			if (exclude_pattern(&cc.ex, optarg))
 				return EXIT_SYSTEM;
 			break;
+		case OPT_EXCLUDE_VCS: {
+			/* tar's list (exclude_vcs_files) */
+			static const char *const vcs[] = {
+			        "CVS",  ".cvsignore", "RCS", "SCCS", ".svn", ".git", ".gitignore",
+			        ".gitattributes", ".gitmodules", ".arch-ids", "{arch}", "=RELEASE-ID",
+			        "=meta-update", "=update", ".bzr", ".bzrignore", ".bzrtags", ".hg",
+			        ".hgignore", ".hgtags", "_darcs"};
+			for (size_t i = 0; i < sizeof(vcs) / sizeof(vcs[0]); i++)
+				if (exclude_pattern(&cc.ex, vcs[i]))
+					return EXIT_SYSTEM;
+			break;
+		}
 		case 'X': {
 			int rc = exclude_from(&cc.ex, optarg);
 			if (rc)
@@ -821,6 +836,11 @@ static const char extract_help[] =
 	"      --numeric-owner   owners by their stored ids; by default a stored user or group\n"
 	"                        name this system knows gives its id here, as with tar (owners\n"
 	"                        are applied when run as root)\n"
+	"      --no-same-owner   files owned by the user extracting them, as root too\n"
+	"      --same-owner      apply the stored owners when not run as root too (where the\n"
+	"                        system allows it)\n"
+	"  -k, --keep-old-files  an existing file is an error, not replaced (the default; it\n"
+	"                        cancels --overwrite and --skip-old-files given before it)\n"
 	"  -p, --preserve-permissions, --same-permissions\n"
 	"                        modes exactly as stored, set-id and sticky bits included (the\n"
 	"                        default when run as root; set-id bits only where the stored\n"
@@ -862,6 +882,9 @@ int cmd_extract(int argc, char **argv)
 		{"same-permissions", no_argument, 0, 'p'},
 		{"no-same-permissions", no_argument, 0, OPT_NO_SAME_PERMS},
 		{"verbose", no_argument, 0, 'v'},
+		{"same-owner", no_argument, 0, OPT_SAME_OWNER},
+		{"no-same-owner", no_argument, 0, OPT_NO_SAME_OWNER},
+		{"keep-old-files", no_argument, 0, 'k'},
 		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -870,7 +893,7 @@ int cmd_extract(int argc, char **argv)
 	const char *dir = ".";
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":C:T:pvqh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":C:T:pkvqh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			if (!*optarg)
@@ -888,6 +911,9 @@ int cmd_extract(int argc, char **argv)
 		case OPT_SKIP_OLD: opt.skip_existing = 1; break;
 		case 'p': opt.same_permissions = 1; break;
 		case 'v': opt.extracted = list_extracted; break;
+		case OPT_SAME_OWNER: opt.same_owner = 1; break;
+		case OPT_NO_SAME_OWNER: opt.same_owner = 0; break;
+		case 'k': opt.overwrite = opt.skip_existing = 0; break;
 		case OPT_NO_SAME_PERMS: opt.same_permissions = 0; break;
 		case OPT_STRIP: {
 			uint64_t v;

@@ -672,6 +672,16 @@ check "...on stderr with -o -, the archive alone on stdout" test "$(cat "$MT/v2.
 	"$("$Z" list "$MT/v2.zn")" = "$(cat "$MT/v.out")"
 check "extract -v lists what it extracted" test "$("$Z" extract -v "$MT/v.zn" -C "$MT/vx")" = "$(cat "$MT/v.out")"
 check "...nothing with --skip-old-files over it" test -z "$("$Z" extract -v --skip-old-files "$MT/v.zn" -C "$MT/vx")"
+mkdir -p "$MT/vcs/p/.git/o" "$MT/vcs/p/src/CVS" && touch "$MT/vcs/p/.gitignore" "$MT/vcs/p/src/a.c" "$MT/vcs/p/x.git" \
+	"$MT/vcs/p/src/CVS/Entries" "$MT/vcs/p/.hgtags"
+"$Z" create -q --exclude-vcs -o "$MT/vcs.zn" -C "$MT/vcs" p
+check "--exclude-vcs leaves out what tar's leaves out" test "$("$Z" list "$MT/vcs.zn" | tr '\n' ' ')" = "p p/src p/src/a.c p/x.git "
+if [ "$(id -u)" -eq 0 ]; then
+	chown -R 1234:1234 "$MT/vcs" && "$Z" create -q -o "$MT/own.zn" -C "$MT/vcs" p
+	"$Z" extract -q --no-same-owner "$MT/own.zn" -C "$MT/own1" && "$Z" extract -q "$MT/own.zn" -C "$MT/own2"
+	check "extract --no-same-owner as root: the files are root's; without it, the stored owner's" \
+		test "$(stat -c %u "$MT/own1/p/src/a.c") $(stat -c %u "$MT/own2/p/src/a.c")" = "0 1234"
+fi
 code 2 "a --mode chmod would refuse" "$Z" create -q -o "$MT/e.zn" --mode u+q t
 code 2 "a date --mtime does not take" "$Z" create -q -o "$MT/e.zn" --mtime 2021-02-30 t
 code 2 "--clamp-mtime without --mtime" "$Z" create -q -o "$MT/e.zn" --clamp-mtime t
