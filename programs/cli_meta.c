@@ -157,7 +157,9 @@ static int parse_date(const char *s, time_t *sec, int64_t *ns)
 	tm.tm_hour = h, tm.tm_min = mi, tm.tm_sec = se;
 	tm.tm_isdst = -1;
 	time_t t = zone ? timegm(&tm) : mktime(&tm);
-	if (tm.tm_mday != d && se < 60) /* 2021-02-30 came back as March 2 */
+	/* 2021-02-30 comes back as March 2, a local time in a DST gap an hour later: refused, as
+	 * date(1) and tar refuse them (a leap second, 60, rolls over). */
+	if (se < 60 && (tm.tm_mday != d || tm.tm_hour != h || tm.tm_min != mi))
 		return -1;
 	*sec = t - off;
 	return 0;
@@ -200,10 +202,11 @@ int cli_meta_mtime(struct cli_meta *m, const char *arg)
 		sec = t;
 	}
 	/* Nanoseconds since the epoch must fit 64 bits: 1677-09-21 to 2262-04-11. */
-	if (__builtin_mul_overflow(sec, 1000000000, &total) ||
-	    __builtin_add_overflow(total, ns, &total))
+	if (__builtin_mul_overflow(neg ? -sec : sec, 1000000000, &total) ||
+	    (neg ? __builtin_sub_overflow(total, ns, &total)
+	         : __builtin_add_overflow(total, ns, &total)))
 		goto range;
-	m->mtime_ns = neg ? -total : total;
+	m->mtime_ns = total;
 	if (!m->mtime_policy)
 		m->mtime_policy = MTIME_SET;
 	return 0;
@@ -348,7 +351,7 @@ static uint32_t apply_mode(const struct cli_meta *m, uint32_t mode, int is_dir)
 void cli_meta_hook(void *ctx, struct zn_entry *e)
 {
 	const struct cli_meta *m = ctx;
-	if (m->nmode && e->type != ZN_TYPE_SYMLINK) /* a symlink's mode means nothing */
+	if (m->nmode) /* symlinks too, as tar (their mode is not used on extraction) */
 		e->mode = apply_mode(m, e->mode, e->type == ZN_TYPE_DIR);
 	if (m->set_owner) {
 		e->uid = m->uid;

@@ -658,6 +658,8 @@ int cmd_create(int argc, char **argv)
 	/* Where -C options start, and where OUT's relative name is renamed at the end: O_PATH,
 	 * as a directory this user may search but not read is as good (fchdir takes it). */
 	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* If even that fails (a directory this user may not search), nothing is to be done there
+	 * at the end: a relative OUT could not have been made in it. */
 	zn_writer_set_hooks(w, cli_problem_cb, cc.ex.n ? create_filter : NULL,
 			    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
 	if (verbose) /* as tar: the names go to stderr when the archive goes to stdout */
@@ -690,7 +692,7 @@ int cmd_create(int argc, char **argv)
 	int moved = 0; /* a -C was taken */
 	for (int i = 0; i < nops; i++)
 		moved |= ops[i].kind == OP_CHDIR;
-	if (moved && (cwd < 0 || fchdir(cwd))) {
+	if (moved && cwd >= 0 && fchdir(cwd)) {
 		cli_error("cannot return to the starting directory: %s", strerror(errno));
 		chdir_failed = 1; /* OUT's temporary name may be relative: not kept */
 	}
