@@ -265,12 +265,14 @@ static int exclude_pattern(struct excludes *x, const char *arg)
 
 /* The whole of file `name` ('-': standard input) with a NUL after it, or NULL with the
  * problem named and *rc set to the exit status. */
+static const char *slurp_cmd = "create"; /* the command that reads lists, for messages */
+
 static char *slurp(const char *name, size_t *len, int *rc)
 {
 	int std = !strcmp(name, "-");
 	static int stdin_taken; /* by an earlier -X - or --files-from - */
 	if (std && stdin_taken++) {
-		*rc = cli_usage_error("create", "standard input ('-') given as a list twice");
+		*rc = cli_usage_error(slurp_cmd, "standard input ('-') given as a list twice");
 		return NULL;
 	}
 	FILE *f = std ? stdin : fopen(name, "rb");
@@ -813,6 +815,44 @@ out:
 	return missing;
 }
 
+/* --exclude and -X when extracting or listing, as tar's: an entry a pattern matches (as create
+ * matches them: the path or a tail of it from a '/' on) is left out, and so is everything below
+ * a directory one matches. *sel is made (all selected) if it was NULL. */
+static int apply_excludes(struct zn_reader *r, struct excludes *x, uint8_t **sel)
+{
+	uint64_t n = zn_reader_count(r);
+	if (!*sel && (*sel = malloc(n + 1)))
+		memset(*sel, 1, n + 1);
+	char *buf = NULL;
+	size_t cap = 0;
+	for (uint64_t i = 0; *sel && i < n; i++) {
+		struct zn_entry e;
+		if (!(*sel)[i] || zn_reader_entry(r, i, &e) != ZN_OK)
+			continue;
+		if (e.path_len + 1 > cap) {
+			free(buf);
+			cap = e.path_len + 256;
+			if (!(buf = malloc(cap)))
+				break;
+		}
+		memcpy(buf, e.path, e.path_len);
+		buf[e.path_len] = 0;
+		int keep = filter_cb(x, buf, e.type == ZN_TYPE_DIR);
+		for (size_t k = 0; keep && k < e.path_len; k++)
+			if (buf[k] == '/') { /* each directory above it */
+				buf[k] = 0;
+				keep = filter_cb(x, buf, 1);
+				buf[k] = '/';
+			}
+		(*sel)[i] = (uint8_t)keep;
+	}
+	int ok = *sel && (buf || !cap);
+	free(buf);
+	if (!ok)
+		cli_error("out of memory");
+	return ok ? 0 : EXIT_SYSTEM;
+}
+
 /* ---- extract ----------------------------------------------------------------------------------- */
 
 static const char extract_help[] =
@@ -849,6 +889,9 @@ static const char extract_help[] =
 	"                        owner and group are given too); otherwise, as tar, the umask\n"
 	"                        is taken off and those bits dropped\n"
 	"      --no-same-permissions  the umask taken off and those bits dropped, as root too\n"
+	"      --exclude GLOB    leave out what GLOB matches, and what is below a directory it\n"
+	"                        matches, as create's --exclude (and tar's); repeatable\n"
+	"  -X, --exclude-from FILE  --exclude each line of FILE\n"
 	"      --strip-components N  (0..4096)\n"
 	"                        leave the first N components off each path, as tar: 'a/b/c'\n"
 	"                        with 1 becomes 'b/c', and entries with no more components\n"
@@ -887,6 +930,8 @@ int cmd_extract(int argc, char **argv)
 		{"same-owner", no_argument, 0, OPT_SAME_OWNER},
 		{"no-same-owner", no_argument, 0, OPT_NO_SAME_OWNER},
 		{"keep-old-files", no_argument, 0, 'k'},
+		{"exclude", required_argument, 0, OPT_EXCLUDE},
+		{"exclude-from", required_argument, 0, 'X'},
 		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -895,7 +940,10 @@ int cmd_extract(int argc, char **argv)
 	const char *dir = ".";
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":C:T:pkvqh", lo, NULL)) != -1) {
+	static struct excludes ex; /* static: the patterns stay reachable to the end */
+	int x_stdin = 0;
+	slurp_cmd = "extract";
+	while ((c = getopt_long(argc, argv, ":C:T:X:pkvqh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			if (!*optarg)
@@ -916,6 +964,17 @@ int cmd_extract(int argc, char **argv)
 		case OPT_SAME_OWNER: opt.same_owner = 1; break;
 		case OPT_NO_SAME_OWNER: opt.same_owner = 0; break;
 		case 'k': opt.overwrite = opt.skip_existing = 0; break;
+		case OPT_EXCLUDE:
+			if (exclude_pattern(&ex, optarg))
+				return EXIT_SYSTEM;
+			break;
+		case 'X': {
+			x_stdin |= !strcmp(optarg, "-");
+			int rc = exclude_from(&ex, optarg);
+			if (rc)
+				return rc;
+			break;
+		}
 		case OPT_NO_SAME_PERMS: opt.same_permissions = 0; break;
 		case OPT_STRIP: {
 			uint64_t v;
@@ -937,6 +996,8 @@ int cmd_extract(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error("extract", "missing ARCHIVE");
 	const char *path = argv[optind++];
+	if (x_stdin && !strcmp(path, "-"))
+		return cli_usage_error("extract", "standard input is the ARCHIVE: -X - cannot read it too");
 	struct zn_reader *r;
 	zn_result res = open_reader(path, &r);
 	if (res != ZN_OK)
@@ -951,6 +1012,11 @@ int cmd_extract(int argc, char **argv)
 			zn_reader_close(r);
 			return missing < 0 ? EXIT_SYSTEM : EXIT_DAMAGED;
 		}
+	}
+	if (ex.n && apply_excludes(r, &ex, &sel)) {
+		free(sel);
+		zn_reader_close(r);
+		return EXIT_SYSTEM;
 	}
 	if (opt.check_digest) {
 		struct zn_archive_info in;
@@ -998,6 +1064,8 @@ static const char list_help[] =
 	"               path order, 0 with the others (-v, --verbose: the same, as tar -tv)\n"
 	"      --json   one JSON object per line with every field (exact bytes of names that are\n"
 	"               not UTF-8 in \"path_hex\")\n"
+	"      --exclude GLOB, -X FILE\n"
+	"               leave out what GLOB (each line of FILE) matches, as extract's\n"
 	"  -h, --help   this help\n"
 	"\n" STDIN_HELP EXIT_CODES_HELP;
 
@@ -1082,15 +1150,30 @@ int cmd_list(int argc, char **argv)
 	static const struct option lo[] = {
 		{"long", no_argument, 0, 'l'}, {"json", no_argument, 0, OPT_JSON},
 		{"verbose", no_argument, 0, 'v'},
+		{"exclude", required_argument, 0, OPT_EXCLUDE},
+		{"exclude-from", required_argument, 0, 'X'},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 	};
-	int lng = 0, json = 0, c;
+	int lng = 0, json = 0, c, x_stdin = 0;
+	static struct excludes ex; /* static: the patterns stay reachable to the end */
+	slurp_cmd = "list";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":lvh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":lvX:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 		case 'v': lng = 1; break;
 		case OPT_JSON: json = 1; break;
+		case OPT_EXCLUDE:
+			if (exclude_pattern(&ex, optarg))
+				return EXIT_SYSTEM;
+			break;
+		case 'X': {
+			x_stdin |= !strcmp(optarg, "-");
+			int rc = exclude_from(&ex, optarg);
+			if (rc)
+				return rc;
+			break;
+		}
 		case 'h': fputs(list_help, stdout); return EXIT_OK;
 		default: return cli_option_error("list", c, argv);
 		}
@@ -1098,6 +1181,8 @@ int cmd_list(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error("list", "missing ARCHIVE");
 	const char *path = argv[optind++];
+	if (x_stdin && !strcmp(path, "-"))
+		return cli_usage_error("list", "standard input is the ARCHIVE: -X - cannot read it too");
 	struct zn_reader *r;
 	zn_result res = open_reader(path, &r);
 	if (res != ZN_OK)
@@ -1113,6 +1198,11 @@ int cmd_list(int argc, char **argv)
 			zn_reader_close(r);
 			return EXIT_SYSTEM;
 		}
+	}
+	if (ex.n && apply_excludes(r, &ex, &sel)) {
+		free(sel);
+		zn_reader_close(r);
+		return EXIT_SYSTEM;
 	}
 	FILE *f = stdout;
 	/* A file stored once for several: the first row in path order has its share of the

@@ -689,6 +689,19 @@ if [ "$(id -u)" -eq 0 ]; then
 	check "extract --no-same-owner as root: the files are root's; without it, the stored owner's" \
 		test "$(stat -c %u "$MT/own1/p/src/a.c") $(stat -c %u "$MT/own2/p/src/a.c")" = "0 1234"
 fi
+# --exclude when extracting and listing, against tar's
+mkdir -p "$MT/exx/p/a/b" "$MT/exx/p/c" && touch "$MT/exx/p/a/b/x.o" "$MT/exx/p/a/y.c" "$MT/exx/p/c/z.o" "$MT/exx/p/b"
+"$Z" create -q -o "$MT/exx.zn" -C "$MT/exx" p && tar -cf "$MT/exx.tar" -C "$MT/exx" p
+ex_ok=1
+for pat in '*.o' b a/b 'p/c' a; do
+	rm -rf "$MT/exz" "$MT/ext" && mkdir "$MT/ext"
+	"$Z" extract -q --exclude "$pat" "$MT/exx.zn" -C "$MT/exz" && tar -xf "$MT/exx.tar" --exclude "$pat" -C "$MT/ext"
+	[ "$(cd "$MT/exz" && find . | sort)" = "$(cd "$MT/ext" && find . | sort)" ] || { ex_ok=0; echo "--exclude '$pat' differs from tar"; }
+	[ "$("$Z" list --exclude "$pat" "$MT/exx.zn" | sed 's|$||' | sort)" = "$(cd "$MT/exz" && find . -mindepth 1 | sed 's|^\./||' | sort)" ] ||
+		{ ex_ok=0; echo "list --exclude '$pat' differs from extract"; }
+done
+check "extract --exclude and list --exclude leave out what tar -x --exclude leaves out" test "$ex_ok" = 1
+code 2 "extract -X - with the ARCHIVE on standard input" sh -c '"$1" extract -X - - <"$2"' - "$Z" "$MT/exx.zn"
 code 2 "a --mode chmod would refuse" "$Z" create -q -o "$MT/e.zn" --mode u+q t
 code 2 "a date --mtime does not take" "$Z" create -q -o "$MT/e.zn" --mtime 2021-02-30 t
 code 2 "--clamp-mtime without --mtime" "$Z" create -q -o "$MT/e.zn" --clamp-mtime t
