@@ -855,6 +855,8 @@ static int apply_excludes(struct zn_reader *r, struct excludes *x, uint8_t **sel
 
 /* ---- extract ----------------------------------------------------------------------------------- */
 
+static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *sel, int verbose);
+
 static const char extract_help[] =
 	"Usage: znippy extract ARCHIVE [OPTIONS] [PATTERN...]\n"
 	"Extract all entries, or those whose path matches a PATTERN (a glob, or the path itself;\n"
@@ -892,6 +894,9 @@ static const char extract_help[] =
 	"      --exclude GLOB    leave out what GLOB matches, and what is below a directory it\n"
 	"                        matches, as create's --exclude (and tar's); repeatable\n"
 	"  -X, --exclude-from FILE  --exclude each line of FILE\n"
+	"  -O, --to-stdout       write the selected files' contents to standard output, in\n"
+	"                        path order, instead of extracting (as tar -xO; checked as cat\n"
+	"                        checks them); with -v their names go to stderr\n"
 	"      --strip-components N  (0..4096)\n"
 	"                        leave the first N components off each path, as tar: 'a/b/c'\n"
 	"                        with 1 becomes 'b/c', and entries with no more components\n"
@@ -932,6 +937,7 @@ int cmd_extract(int argc, char **argv)
 		{"keep-old-files", no_argument, 0, 'k'},
 		{"exclude", required_argument, 0, OPT_EXCLUDE},
 		{"exclude-from", required_argument, 0, 'X'},
+		{"to-stdout", no_argument, 0, 'O'},
 		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -943,7 +949,8 @@ int cmd_extract(int argc, char **argv)
 	static struct excludes ex; /* static: the patterns stay reachable to the end */
 	int x_stdin = 0;
 	slurp_cmd = "extract";
-	while ((c = getopt_long(argc, argv, ":C:T:X:pkvqh", lo, NULL)) != -1) {
+	int to_stdout = 0;
+	while ((c = getopt_long(argc, argv, ":C:T:X:Opkvqh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			if (!*optarg)
@@ -964,6 +971,7 @@ int cmd_extract(int argc, char **argv)
 		case OPT_SAME_OWNER: opt.same_owner = 1; break;
 		case OPT_NO_SAME_OWNER: opt.same_owner = 0; break;
 		case 'k': opt.overwrite = opt.skip_existing = 0; break;
+		case 'O': to_stdout = 1; break;
 		case OPT_EXCLUDE:
 			if (exclude_pattern(&ex, optarg))
 				return EXIT_SYSTEM;
@@ -1017,6 +1025,12 @@ int cmd_extract(int argc, char **argv)
 		free(sel);
 		zn_reader_close(r);
 		return EXIT_SYSTEM;
+	}
+	if (to_stdout) {
+		int rc = extract_to_stdout(r, path, sel, opt.extracted != NULL);
+		free(sel);
+		zn_reader_close(r);
+		return rc > EXIT_OK || !missing ? rc : EXIT_DAMAGED;
 	}
 	if (opt.check_digest) {
 		struct zn_archive_info in;
@@ -1383,6 +1397,45 @@ static zn_result sink_stdout(void *ctx, const void *data, size_t len)
 		return ZN_OK;
 	stdout_err = errno ? errno : EIO;
 	return ZN_ERR_IO;
+}
+
+/* extract -O: the selected regular files' contents, in path order, as tar -xO writes them;
+ * with -v their names on stderr. Checked as cat checks them. Returns the exit status. */
+static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *sel, int verbose)
+{
+	int rc = EXIT_OK;
+	uint64_t n = zn_reader_count(r);
+	for (uint64_t i = 0; i < n; i++) {
+		struct zn_entry e;
+		if (sel && !sel[i])
+			continue;
+		zn_result res = zn_reader_entry(r, i, &e);
+		if (res == ZN_OK && e.type != ZN_TYPE_FILE)
+			continue; /* no content of its own, as in tar */
+		if (res == ZN_OK && verbose) {
+			cli_put_escaped(stderr, e.path, e.path_len);
+			fputc('\n', stderr);
+		}
+		stdout_err = 0;
+		if (res == ZN_OK)
+			res = zn_reader_read_entry(r, i, sink_stdout, NULL);
+		if (res == ZN_OK)
+			continue;
+		if (stdout_err) {
+			cli_error("write error on standard output: %s", strerror(stdout_err));
+			return EXIT_SYSTEM;
+		}
+		if (res == ZN_OK || zn_reader_entry(r, i, &e) != ZN_OK)
+			cli_error("%s: entry %llu: %s", path, (unsigned long long)i, zn_result_message(res));
+		else {
+			cli_put_escaped(stderr, e.path, e.path_len); /* named as the extractor names it */
+			fprintf(stderr, ": %s\n", zn_result_message(res));
+		}
+		int code = cli_exit_code(res);
+		if (code > rc)
+			rc = code;
+	}
+	return rc;
 }
 
 int cmd_cat(int argc, char **argv)

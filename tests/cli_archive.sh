@@ -701,6 +701,10 @@ for pat in '*.o' b a/b 'p/c' a; do
 		{ ex_ok=0; echo "list --exclude '$pat' differs from extract"; }
 done
 check "extract --exclude and list --exclude leave out what tar -x --exclude leaves out" test "$ex_ok" = 1
+echo one >"$MT/exx/p/a/y.c" && echo two >"$MT/exx/p/c/z.o" && "$Z" create -q -o "$MT/exo.zn" -C "$MT/exx" p
+"$Z" extract -O -v "$MT/exo.zn" p/a p/c >"$MT/exo.out" 2>"$MT/exo.err"
+check "extract -O: the selected files' contents in path order, as tar -xO; -v names them on stderr" \
+	test "$(cat "$MT/exo.out")" = "$(printf 'one\ntwo')" -a "$(cat "$MT/exo.err" | tr '\n' ' ')" = "p/a/b/x.o p/a/y.c p/c/z.o "
 code 2 "extract -X - with the ARCHIVE on standard input" sh -c '"$1" extract -X - - <"$2"' - "$Z" "$MT/exx.zn"
 code 2 "a --mode chmod would refuse" "$Z" create -q -o "$MT/e.zn" --mode u+q t
 code 2 "a date --mtime does not take" "$Z" create -q -o "$MT/e.zn" --mtime 2021-02-30 t
