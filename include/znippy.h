@@ -347,6 +347,12 @@ struct zn_extract_options {
 	 * order, for each entry extracted (the path as written, after strip_components; not NUL-terminated), as tar -v
 	 * lists them; not called after an error that stopped the extraction. NULL: none. */
 	void (*extracted)(void *ctx, const char *path, size_t path_len);
+	/* As tar -m (--touch): modification times are not restored; what is extracted has the
+	 * time of the extraction. */
+	int touch;
+	/* As tar --no-overwrite-dir: a directory that exists already keeps its own mode, owner
+	 * and times (by default it is given the archive's). */
+	int no_overwrite_dir;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 

@@ -346,8 +346,13 @@ static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode)
 }
 
 /* Access and modification time for an entry: its mtime (floor division for times before 1970). */
-static void entry_times(const struct xent *e, struct timespec ts[2])
+static void entry_times(const struct xjob *j, const struct xent *e, struct timespec ts[2])
 {
+	if (j->opt->touch) { /* as tar -m: left as the extraction made them */
+		ts[0].tv_sec = ts[1].tv_sec = 0;
+		ts[0].tv_nsec = ts[1].tv_nsec = UTIME_OMIT;
+		return;
+	}
 	ts[0].tv_sec = e->mtime_ns / 1000000000;
 	ts[0].tv_nsec = e->mtime_ns % 1000000000;
 	if (ts[0].tv_nsec < 0) {
@@ -468,7 +473,7 @@ static void apply_meta_fd(struct xjob *j, int fd, const struct xent *e)
 	    (j->umask < 0 ? j->perm_mask == 07777 : (mode & (uint32_t)j->umask) != 0))
 		fchmod(fd, mode);
 	struct timespec ts[2];
-	entry_times(e, ts);
+	entry_times(j, e, ts);
 	futimens(fd, ts);
 }
 
@@ -480,7 +485,7 @@ static void apply_meta_link(struct xjob *j, int dfd, const char *base, const str
 		                local_id(j, e->gname, e->gname_len, 1, e->gid),
 		                AT_SYMLINK_NOFOLLOW);
 	struct timespec ts[2];
-	entry_times(e, ts);
+	entry_times(j, e, ts);
 	utimensat(dfd, base, ts, AT_SYMLINK_NOFOLLOW);
 }
 
@@ -490,7 +495,7 @@ static void apply_meta_link(struct xjob *j, int dfd, const char *base, const str
 static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const struct xent *e)
 {
 	struct timespec ts[2];
-	entry_times(e, ts);
+	entry_times(j, e, ts);
 	/* A directory this user may not read (an existing one, with --overwrite) is pinned by an
 	 * O_PATH descriptor instead, also without following a symlink; its /proc/self/fd name
 	 * reaches exactly that directory. Failures are not fatal, as with tar. */
@@ -1471,7 +1476,7 @@ static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent 
 		/* Ours but closed to us (extracted before from a read-only directory): opened up
 		 * while its files are written, as tar does. Its mode from the archive is set at the
 		 * end (apply_meta_dir); with --skip-old-files, its own mode is given back. */
-		int keep = j->skip_old;
+		int keep = j->skip_old || j->opt->no_overwrite_dir;
 		if (keep && j->nreopened == j->reopened_cap) {
 			size_t cap = j->reopened_cap * 2 + 8;
 			struct reopened *np = realloc(j->reopened, cap * sizeof(*np));
@@ -1485,7 +1490,7 @@ static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent 
 			j->reopened[j->nreopened++] =
 			        (struct reopened){(uint64_t)(e - j->ents), st.st_mode & 07777};
 	}
-	if (S_ISDIR(st.st_mode) && j->skip_old)
+	if (S_ISDIR(st.st_mode) && (j->skip_old || j->opt->no_overwrite_dir))
 		return 1; /* kept as it is, and not given the archive's mode */
 	if (S_ISDIR(st.st_mode))
 		return 0;

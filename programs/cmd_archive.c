@@ -17,7 +17,8 @@ enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_P
        OPT_OVERWRITE, OPT_JSON, OPT_CHECK_DIGEST, OPT_NO_DEDUP, OPT_NUMERIC_OWNER, OPT_ONE_FS,
        OPT_NO_SPARSE, OPT_FILES_FROM, OPT_NULL, OPT_STRIP,
        OPT_SKIP_OLD, OPT_NO_RECURSION, OPT_OWNER, OPT_GROUP, OPT_MODE, OPT_MTIME, OPT_CLAMP,
-       OPT_NO_SAME_PERMS, OPT_EXCLUDE_VCS, OPT_SAME_OWNER, OPT_NO_SAME_OWNER };
+       OPT_NO_SAME_PERMS, OPT_EXCLUDE_VCS, OPT_SAME_OWNER, OPT_NO_SAME_OWNER,
+       OPT_NO_OVERWRITE_DIR };
 
 /* Said by the help of every command that reads an ARCHIVE (open_reader). */
 #define STDIN_HELP                                                                                 \
@@ -885,6 +886,9 @@ static const char extract_help[] =
 	"                        system allows it)\n"
 	"  -k, --keep-old-files  an existing file is an error, not replaced (the default; it\n"
 	"                        cancels --overwrite and --skip-old-files given before it)\n"
+	"      --no-overwrite-dir  a directory that exists keeps its own mode, owner and\n"
+	"                        times, as tar's (by default it gets the archive's)\n"
+	"  -m, --touch           do not restore modification times, as tar -m\n"
 	"  -p, --preserve-permissions, --same-permissions\n"
 	"                        modes exactly as stored, set-id and sticky bits included (the\n"
 	"                        default when run as root; set-id bits only where the stored\n"
@@ -938,6 +942,8 @@ int cmd_extract(int argc, char **argv)
 		{"exclude", required_argument, 0, OPT_EXCLUDE},
 		{"exclude-from", required_argument, 0, 'X'},
 		{"to-stdout", no_argument, 0, 'O'},
+		{"touch", no_argument, 0, 'm'},
+		{"no-overwrite-dir", no_argument, 0, OPT_NO_OVERWRITE_DIR},
 		{"quiet", no_argument, 0, 'q'},		 {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -950,7 +956,7 @@ int cmd_extract(int argc, char **argv)
 	int x_stdin = 0;
 	slurp_cmd = "extract";
 	int to_stdout = 0;
-	while ((c = getopt_long(argc, argv, ":C:T:X:Opkvqh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":C:T:X:Opkmvqh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			if (!*optarg)
@@ -972,6 +978,8 @@ int cmd_extract(int argc, char **argv)
 		case OPT_NO_SAME_OWNER: opt.same_owner = 0; break;
 		case 'k': opt.overwrite = opt.skip_existing = 0; break;
 		case 'O': to_stdout = 1; break;
+		case 'm': opt.touch = 1; break;
+		case OPT_NO_OVERWRITE_DIR: opt.no_overwrite_dir = 1; break;
 		case OPT_EXCLUDE:
 			if (exclude_pattern(&ex, optarg))
 				return EXIT_SYSTEM;

@@ -705,6 +705,13 @@ echo one >"$MT/exx/p/a/y.c" && echo two >"$MT/exx/p/c/z.o" && "$Z" create -q -o 
 "$Z" extract -O -v "$MT/exo.zn" p/a p/c >"$MT/exo.out" 2>"$MT/exo.err"
 check "extract -O: the selected files' contents in path order, as tar -xO; -v names them on stderr" \
 	test "$(cat "$MT/exo.out")" = "$(printf 'one\ntwo')" -a "$(cat "$MT/exo.err" | tr '\n' ' ')" = "p/a/b/x.o p/a/y.c p/c/z.o "
+touch -d 2001-01-01 "$MT/exx/p/a/y.c" && "$Z" create -q -o "$MT/exm.zn" -C "$MT/exx" p
+"$Z" extract -q -m "$MT/exm.zn" -C "$MT/exm"
+check "extract -m: the time of the extraction, not the stored one" test "$(stat -c %Y "$MT/exm/p/a/y.c")" -gt 1000000000 -a \
+	"$(stat -c %Y "$MT/exm/p/a/y.c")" -ne "$(stat -c %Y "$MT/exx/p/a/y.c")"
+mkdir -p "$MT/exn/p" && chmod 700 "$MT/exn/p" && "$Z" extract -q --no-overwrite-dir "$MT/exm.zn" -C "$MT/exn"
+check "extract --no-overwrite-dir: an existing directory keeps its mode; new ones get the archive's" \
+	test "$(stat -c %a "$MT/exn/p") $(stat -c %a "$MT/exn/p/a")" = "700 $(stat -c %a "$MT/exx/p/a")"
 code 2 "extract -X - with the ARCHIVE on standard input" sh -c '"$1" extract -X - - <"$2"' - "$Z" "$MT/exx.zn"
 code 2 "a --mode chmod would refuse" "$Z" create -q -o "$MT/e.zn" --mode u+q t
 code 2 "a date --mtime does not take" "$Z" create -q -o "$MT/e.zn" --mtime 2021-02-30 t
