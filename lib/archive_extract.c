@@ -445,19 +445,26 @@ static uint32_t local_id(struct xjob *j, const char *name, size_t len, int group
 /* Gives fd the entry's owner when that is asked for, and returns the mode to set: setuid and
  * setgid are dropped unless the file ended up with the entry's owner and group (as libarchive
  * does), so a non-root extraction never makes a set-id program owned by the wrong user. */
-static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, int *chowned)
+static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, uid_t cur_uid,
+                            gid_t cur_gid, int *chowned)
 {
 	/* Who owns it matters when owners are applied, and otherwise only for set-id bits. */
 	int need = j->same_owner || (e->mode & 06000);
 	uint32_t uid = need ? local_id(j, e->uname, e->uname_len, 0, e->uid) : e->uid;
 	uint32_t gid = need ? local_id(j, e->gname, e->gname_len, 1, e->gid) : e->gid;
-	int owned = uid == j->euid && gid == j->egid;
+	int owned = uid == cur_uid && gid == cur_gid;
 	*chowned = 0;
 	if (!owned && j->same_owner) {
 		*chowned = 1;
 		/* AT_EMPTY_PATH: fd may be an O_PATH descriptor (see apply_meta_dir). A failure is
-		 * not fatal, as with tar. */
+		 * not fatal, as with tar, and named, as tar names it. */
 		owned = fchownat(fd, "", uid, gid, AT_EMPTY_PATH) == 0;
+		if (!owned) {
+			char msg[96];
+			snprintf(msg, sizeof(msg), "cannot give it its stored owner %u:%u: %s", uid, gid,
+			         strerror(errno));
+			xreport(j, e, ZN_OK, msg);
+		}
 	}
 	return (owned ? e->mode & 07777 : e->mode & 01777) & j->perm_mask;
 }
@@ -465,7 +472,7 @@ static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, int *c
 static void apply_meta_fd(struct xjob *j, int fd, const struct xent *e)
 {
 	int chowned;
-	uint32_t mode = apply_owner(j, fd, e, &chowned);
+	uint32_t mode = apply_owner(j, fd, e, j->euid, j->egid, &chowned); /* a file it made */
 	/* The file was created with mode & 0777, less the umask: the chmod is needed only where
 	 * that is not the mode wanted. With the umask unknown (no /proc), only as stored: a mode
 	 * the umask is to cut is left as the kernel cut it. */
@@ -506,9 +513,14 @@ static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const stru
 	if (fd < 0)
 		return;
 	int chowned, err = 0;
-	uint32_t mode = apply_owner(j, fd, e, &chowned);
 	struct stat st;
 	if (fstat(fd, &st)) { /* O_PATH descriptors have fstat */
+		close(fd);
+		return;
+	}
+	/* Its owner now: another user's, for a directory that was there before. */
+	uint32_t mode = apply_owner(j, fd, e, st.st_uid, st.st_gid, &chowned);
+	if (chowned && fstat(fd, &st)) {
 		close(fd);
 		return;
 	}

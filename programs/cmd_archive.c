@@ -856,7 +856,8 @@ static int apply_excludes(struct zn_reader *r, struct excludes *x, uint8_t **sel
 
 /* ---- extract ----------------------------------------------------------------------------------- */
 
-static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *sel, int verbose);
+static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *sel,
+                             unsigned strip, int verbose);
 
 static const char extract_help[] =
 	"Usage: znippy extract ARCHIVE [OPTIONS] [PATTERN...]\n"
@@ -884,8 +885,10 @@ static const char extract_help[] =
 	"      --no-same-owner   files owned by the user extracting them, as root too\n"
 	"      --same-owner      apply the stored owners when not run as root too (where the\n"
 	"                        system allows it)\n"
-	"  -k, --keep-old-files  an existing file is an error, not replaced (the default; it\n"
-	"                        cancels --overwrite and --skip-old-files given before it)\n"
+	"  -k, --keep-old-files  as tar -k: an existing file is an error, not replaced (as by\n"
+	"                        default), and an existing directory keeps its mode, owner and\n"
+	"                        times (--no-overwrite-dir); it cancels --overwrite and\n"
+	"                        --skip-old-files given before it\n"
 	"      --no-overwrite-dir  a directory that exists keeps its own mode, owner and\n"
 	"                        times, as tar's (by default it gets the archive's)\n"
 	"  -m, --touch           do not restore modification times, as tar -m\n"
@@ -976,7 +979,10 @@ int cmd_extract(int argc, char **argv)
 		case 'v': opt.extracted = list_extracted; break;
 		case OPT_SAME_OWNER: opt.same_owner = 1; break;
 		case OPT_NO_SAME_OWNER: opt.same_owner = 0; break;
-		case 'k': opt.overwrite = opt.skip_existing = 0; break;
+		case 'k':
+			opt.overwrite = opt.skip_existing = 0;
+			opt.no_overwrite_dir = 1; /* as tar -k: existing directories stay as they are */
+			break;
 		case 'O': to_stdout = 1; break;
 		case 'm': opt.touch = 1; break;
 		case OPT_NO_OVERWRITE_DIR: opt.no_overwrite_dir = 1; break;
@@ -1035,7 +1041,7 @@ int cmd_extract(int argc, char **argv)
 		return EXIT_SYSTEM;
 	}
 	if (to_stdout) {
-		int rc = extract_to_stdout(r, path, sel, opt.extracted != NULL);
+		int rc = extract_to_stdout(r, path, sel, opt.strip_components, opt.extracted != NULL);
 		free(sel);
 		zn_reader_close(r);
 		return rc > EXIT_OK || !missing ? rc : EXIT_DAMAGED;
@@ -1409,7 +1415,8 @@ static zn_result sink_stdout(void *ctx, const void *data, size_t len)
 
 /* extract -O: the selected regular files' contents, in path order, as tar -xO writes them;
  * with -v their names on stderr. Checked as cat checks them. Returns the exit status. */
-static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *sel, int verbose)
+static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *sel,
+                             unsigned strip, int verbose)
 {
 	int rc = EXIT_OK;
 	uint64_t n = zn_reader_count(r);
@@ -1420,6 +1427,11 @@ static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_
 		zn_result res = zn_reader_entry(r, i, &e);
 		if (res == ZN_OK && e.type != ZN_TYPE_FILE)
 			continue; /* no content of its own, as in tar */
+		unsigned parts = 1;
+		for (size_t k = 0; res == ZN_OK && k < e.path_len; k++)
+			parts += e.path[k] == '/';
+		if (res == ZN_OK && parts <= strip)
+			continue; /* --strip-components leaves it out, as tar does */
 		if (res == ZN_OK && verbose) {
 			cli_put_escaped(stderr, e.path, e.path_len);
 			fputc('\n', stderr);
@@ -1436,7 +1448,8 @@ static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_
 		if (res == ZN_OK || zn_reader_entry(r, i, &e) != ZN_OK)
 			cli_error("%s: entry %llu: %s", path, (unsigned long long)i, zn_result_message(res));
 		else {
-			cli_put_escaped(stderr, e.path, e.path_len); /* named as the extractor names it */
+			fprintf(stderr, "%s: ", cli_prog); /* named as the extractor names it */
+			cli_put_escaped(stderr, e.path, e.path_len);
 			fprintf(stderr, ": %s\n", zn_result_message(res));
 		}
 		int code = cli_exit_code(res);

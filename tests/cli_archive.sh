@@ -712,6 +712,15 @@ check "extract -m: the time of the extraction, not the stored one" test "$(stat 
 mkdir -p "$MT/exn/p" && chmod 700 "$MT/exn/p" && "$Z" extract -q --no-overwrite-dir "$MT/exm.zn" -C "$MT/exn"
 check "extract --no-overwrite-dir: an existing directory keeps its mode; new ones get the archive's" \
 	test "$(stat -c %a "$MT/exn/p") $(stat -c %a "$MT/exn/p/a")" = "700 $(stat -c %a "$MT/exx/p/a")"
+check "extract -O --strip-components leaves out what has no more parts, as tar -xO" \
+	test "$("$Z" extract -O --strip-components 2 "$MT/exo.zn" p/a | wc -c)" = 4 -a \
+	"$("$Z" extract -O --strip-components 3 "$MT/exo.zn" p/a | wc -c)" = 0
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir -p "$MT/ro/w/p/a" && chown 1234:1234 "$MT/ro/w/p/a" && chmod 700 "$MT/ro/w/p/a"
+	"$Z" extract -q --overwrite "$MT/exo.zn" -C "$MT/ro/w"
+	check "extract as root gives an existing directory its stored owner back, as tar" \
+		test "$(stat -c %u:%g "$MT/ro/w/p/a")" = "$(stat -c %u:%g "$MT/exx/p/a")"
+fi
 code 2 "extract -X - with the ARCHIVE on standard input" sh -c '"$1" extract -X - - <"$2"' - "$Z" "$MT/exx.zn"
 code 2 "a --mode chmod would refuse" "$Z" create -q -o "$MT/e.zn" --mode u+q t
 code 2 "a date --mtime does not take" "$Z" create -q -o "$MT/e.zn" --mtime 2021-02-30 t
