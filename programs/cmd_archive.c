@@ -816,6 +816,16 @@ out:
 	return missing;
 }
 
+/* --exclude GLOB (c == OPT_EXCLUDE) or -X FILE, for extract and list; *x_stdin notes -X -.
+ * Returns 0 or the exit status. */
+static int exclude_option(struct excludes *x, int c, const char *arg, int *x_stdin)
+{
+	if (c == OPT_EXCLUDE)
+		return exclude_pattern(x, arg) ? EXIT_SYSTEM : 0;
+	*x_stdin |= !strcmp(arg, "-");
+	return exclude_from(x, arg);
+}
+
 /* --exclude and -X when extracting or listing, as tar's: an entry a pattern matches (as create
  * matches them: the path or a tail of it from a '/' on) is left out, and so is everything below
  * a directory one matches. *sel is made (all selected) if it was NULL. */
@@ -987,12 +997,8 @@ int cmd_extract(int argc, char **argv)
 		case 'm': opt.touch = 1; break;
 		case OPT_NO_OVERWRITE_DIR: opt.no_overwrite_dir = 1; break;
 		case OPT_EXCLUDE:
-			if (exclude_pattern(&ex, optarg))
-				return EXIT_SYSTEM;
-			break;
 		case 'X': {
-			x_stdin |= !strcmp(optarg, "-");
-			int rc = exclude_from(&ex, optarg);
+			int rc = exclude_option(&ex, c, optarg, &x_stdin);
 			if (rc)
 				return rc;
 			break;
@@ -1192,12 +1198,8 @@ int cmd_list(int argc, char **argv)
 		case 'v': lng = 1; break;
 		case OPT_JSON: json = 1; break;
 		case OPT_EXCLUDE:
-			if (exclude_pattern(&ex, optarg))
-				return EXIT_SYSTEM;
-			break;
 		case 'X': {
-			x_stdin |= !strcmp(optarg, "-");
-			int rc = exclude_from(&ex, optarg);
+			int rc = exclude_option(&ex, c, optarg, &x_stdin);
 			if (rc)
 				return rc;
 			break;
@@ -1445,7 +1447,7 @@ static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_
 			cli_error("write error on standard output: %s", strerror(stdout_err));
 			return EXIT_SYSTEM;
 		}
-		if (res == ZN_OK || zn_reader_entry(r, i, &e) != ZN_OK)
+		if (zn_reader_entry(r, i, &e) != ZN_OK)
 			cli_error("%s: entry %llu: %s", path, (unsigned long long)i, zn_result_message(res));
 		else {
 			fprintf(stderr, "%s: ", cli_prog); /* named as the extractor names it */
