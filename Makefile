@@ -3,12 +3,15 @@
 # decoder tests once per CPU-feature level, and the decoder tests cross-built for aarch64 under
 # qemu-user);
 # `make bench` runs the archive benchmark (BENCH_ARGS="--scale 0.05" for a quick run);
-# `make demo` runs the archive round trip on a generated tree and prints the throughput.
+# `make demo` runs the archive round trip on a generated tree and prints the throughput;
+# `make install [PREFIX=/usr/local] [DESTDIR=...]` installs the command and the library.
 JOBS ?= $(shell nproc)
 MAKEFLAGS += --no-print-directory
 CMAKE ?= cmake
 
-.PHONY: all build deps test test-release test-asan test-tsan demo bench fuzz clean format
+PREFIX ?= /usr/local
+
+.PHONY: all build deps install test test-release test-asan test-tsan demo bench fuzz clean format
 
 all: build
 
@@ -18,6 +21,10 @@ deps:
 build: deps
 	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@$(CMAKE) --build build -j $(JOBS)
+
+# The command, libznippy (.a and .so), znippy.h and znippy.pc under PREFIX (DESTDIR for staging).
+install: build
+	@DESTDIR="$(DESTDIR)" $(CMAKE) --install build --prefix "$(PREFIX)"
 
 test:
 	@scripts/install_deps.sh test
