@@ -129,6 +129,7 @@ int cmd_list(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_gunzip(int argc, char **argv, int zcat);
 
 #endif

@@ -17,13 +17,14 @@ static const char usage[] =
 	"  verify   ARCHIVE                     check every block and every file digest\n"
 	"  cat      ARCHIVE PATH...             write files' contents to standard output\n"
 	"  info     ARCHIVE                     counts, sizes, ratio, codec, chunk size\n"
+	"  diff     ARCHIVE [-C DIR] [PATTERN...]   compare with the files on disk (tar -d)\n"
 	"\n"
 	"Decoders:\n"
 	"  gunzip   [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n|-N] [-r] [-S SUF] [-o OUT] [FILE...]\n"
 	"                                       decompress gzip files\n"
 	"  zcat     [FILE...]                   same as gunzip -c\n"
 	"\n"
-	"Short names: c (create), x (extract), ls and t (list).\n"
+	"Short names: c (create), x (extract), ls and t (list), d and compare (diff).\n"
 	"Run 'znippy COMMAND --help' for a command's options.\n"
 	"  -h, --help      this help\n"
 	"  -V, --version   print the version\n"
@@ -90,6 +91,8 @@ static int run(int argc, char **argv)
 		return cmd_cat(argc, argv);
 	if (!strcmp(cmd, "info"))
 		return cmd_info(argc, argv);
+	if (!strcmp(cmd, "diff") || !strcmp(cmd, "compare") || !strcmp(cmd, "d"))
+		return cmd_diff(argc, argv);
 	if (!strcmp(cmd, "gunzip"))
 		return cmd_gunzip(argc, argv, 0);
 	if (!strcmp(cmd, "zcat"))

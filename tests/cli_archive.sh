@@ -721,6 +721,23 @@ if [ "$(id -u)" -eq 0 ]; then
 	check "extract as root gives an existing directory its stored owner back, as tar" \
 		test "$(stat -c %u:%g "$MT/ro/w/p/a")" = "$(stat -c %u:%g "$MT/exx/p/a")"
 fi
+# diff: the archive against the files it came from, as tar -d
+mkdir -p "$MT/df/t/d" && echo hello >"$MT/df/t/f" && echo same >"$MT/df/t/d/g" && ln -s f "$MT/df/t/l" &&
+	ln "$MT/df/t/f" "$MT/df/t/h" && echo gone >"$MT/df/t/gone" && echo u >"$MT/df/t/u"
+"$Z" create -q -o "$MT/df.zn" -C "$MT/df" t
+code 0 "diff of an unchanged tree" "$Z" diff "$MT/df.zn" -C "$MT/df"
+check "...says nothing" test -z "$("$Z" diff "$MT/df.zn" -C "$MT/df")"
+printf 'HELLO\n' >"$MT/df/f.new" && touch -r "$MT/df/t/f" "$MT/df/f.new" && cat "$MT/df/f.new" >"$MT/df/t/f" &&
+	touch -r "$MT/df/f.new" "$MT/df/t/f" # same size and time, other bytes
+chmod 600 "$MT/df/t/d/g" && ln -sf d/g "$MT/df/t/l" && rm "$MT/df/t/gone" && rm "$MT/df/t/h" && echo x >"$MT/df/t/h"
+code 1 "diff of a changed tree: exit 1, as tar -d" "$Z" diff "$MT/df.zn" -C "$MT/df"
+"$Z" diff "$MT/df.zn" -C "$MT/df" >"$MT/df.out" 2>&1
+for w in "t/d/g: Mode differs" "t/f: Contents differ" "t/gone: Warning: Cannot stat: No such file or directory" \
+	"t/h: Not linked to t/f" "t/l: Symlink differs"; do
+	check "...names '$w'" grep -qxF "$w" "$MT/df.out"
+done
+check "...and nothing else (and the new file's time)" test "$(grep -vxF "t/h: Mod time differs" "$MT/df.out" | wc -l)" = 5
+code 0 "diff of a PATTERN that did not change" "$Z" diff "$MT/df.zn" -C "$MT/df" t/u
 code 2 "extract -X - with the ARCHIVE on standard input" sh -c '"$1" extract -X - - <"$2"' - "$Z" "$MT/exx.zn"
 code 2 "a --mode chmod would refuse" "$Z" create -q -o "$MT/e.zn" --mode u+q t
 code 2 "a date --mtime does not take" "$Z" create -q -o "$MT/e.zn" --mtime 2021-02-30 t
