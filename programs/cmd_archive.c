@@ -1544,7 +1544,8 @@ static const char diff_help[] =
 	"does: for each entry (or each PATTERN selects), the file's type, size, contents, mode,\n"
 	"owner ids, modification time, symlink target and hardlink, each difference named on\n"
 	"standard output (\"PATH: Size differs\"). Contents are compared byte for byte with the\n"
-	"archive's, which is checked on the way.\n"
+	"archive's, which is checked on the way; a symlink's target and a hardlink's link only\n"
+	"are compared, as tar does. A file that cannot be read is an error, not a difference.\n"
 	"\n"
 	"  -C, --directory DIR   compare with the files under DIR\n"
 	"  -h, --help            this help\n"
@@ -1584,17 +1585,115 @@ static void say_differs(const struct zn_entry *e, const char *what)
 	printf(": %s\n", what);
 }
 
-/* One entry against what is at its path below dirfd. Returns 1 if they differ, 0 if not, or a
- * negative exit status for an error that stops the comparison. */
-static int diff_entry(struct zn_reader *r, uint64_t i, const struct zn_entry *e, int dirfd,
-                      char *path, char *target)
+/* A stored path diff may look up below DIR: relative, no empty, "." or ".." component, no NUL
+ * (what the extractor accepts; anything else is named as unsafe). */
+static int safe_rel(const char *p, size_t n)
+{
+	if (!p || !n || memchr(p, 0, n))
+		return 0;
+	for (size_t at = 0; at <= n;) {
+		size_t end = at;
+		while (end < n && p[end] != '/')
+			end++;
+		size_t len = end - at;
+		if (!len || (len == 1 && p[at] == '.') || (len == 2 && p[at] == '.' && p[at + 1] == '.'))
+			return 0;
+		at = end + 1;
+	}
+	return 1;
+}
+
+/* The directory that holds a stored path, below DIR, each component opened without following
+ * a symlink (paths of any length; nothing outside DIR). The last one is kept for the next
+ * entry, which is mostly its sibling. */
+struct diff_dirs {
+	int root, fd; /* fd: the directory of path[0..len), -1 none */
+	char *path;
+	size_t len;
+};
+
+static int parent_dir(struct diff_dirs *d, const char *p, size_t n, const char **base, char *buf)
+{
+	size_t slash = n;
+	while (slash && p[slash - 1] != '/')
+		slash--;
+	size_t plen = slash ? slash - 1 : 0;
+	if (n - slash >= 256) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, p + slash, n - slash); /* buf: 256 bytes */
+	buf[n - slash] = 0;
+	*base = buf;
+	if (d->fd >= 0 && d->len == plen && !memcmp(d->path, p, plen))
+		return d->fd;
+	if (d->fd >= 0 && d->fd != d->root)
+		close(d->fd);
+	d->fd = -1;
+	char *np = realloc(d->path, plen + 1);
+	if (!np)
+		return -1;
+	d->path = np;
+	memcpy(d->path, p, plen);
+	d->len = plen;
+	int fd = d->root;
+	for (size_t at = 0; at < plen;) {
+		size_t end = at;
+		while (end < plen && p[end] != '/')
+			end++;
+		char comp[256];
+		if (end - at >= sizeof(comp)) {
+			errno = ENAMETOOLONG;
+			fd = -1;
+		} else {
+			memcpy(comp, p + at, end - at);
+			comp[end - at] = 0;
+			int nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int err = errno;
+			if (fd != d->root)
+				close(fd);
+			errno = err;
+			fd = nfd;
+		}
+		if (fd < 0)
+			return -1;
+		at = end + 1;
+	}
+	return d->fd = fd;
+}
+
+/* The lookups that found nothing there (what is missing, or a file or symlink where the archive
+ * has a directory) are differences; others (no permission, I/O) are errors. */
+static int missing_errno(int e)
+{
+	return e == ENOENT || e == ENOTDIR || e == ELOOP;
+}
+
+static void diff_error(const struct zn_entry *e, const char *what, int err)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", cli_prog);
+	cli_put_escaped(stderr, e->path, e->path_len);
+	fprintf(stderr, ": %s: %s\n", what, strerror(err));
+}
+
+/* One entry against what is at its path below DIR. Returns 1 if they differ, 0 if not, or a
+ * negative exit status for an error (named). */
+static int diff_entry(struct zn_reader *r, uint64_t i, const struct zn_entry *e,
+                      struct diff_dirs *dirs, struct diff_dirs *tdirs, char *target)
 {
 	struct stat st;
-	memcpy(path, e->path, e->path_len);
-	path[e->path_len] = 0;
-	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW)) {
+	char base[256], tbase_buf[256];
+	const char *name, *tname;
+	int pfd = parent_dir(dirs, e->path, e->path_len, &name, base);
+	if (pfd < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (!missing_errno(errno)) {
+			diff_error(e, "cannot stat", errno);
+			return -EXIT_SYSTEM;
+		}
 		char msg[160];
-		snprintf(msg, sizeof(msg), "Warning: Cannot stat: %s", strerror(errno));
+		snprintf(msg, sizeof(msg), "Warning: Cannot stat: %s",
+		         strerror(errno == ENOENT ? ENOENT : ENOTDIR));
 		say_differs(e, msg);
 		return 1;
 	}
@@ -1603,23 +1702,31 @@ static int diff_entry(struct zn_reader *r, uint64_t i, const struct zn_entry *e,
 		say_differs(e, "File type differs");
 		return 1;
 	}
+	if (e->type == ZN_TYPE_HARDLINK) { /* as tar: the link only (its content is its target's) */
+		struct stat ts;
+		int tfd = parent_dir(tdirs, e->link, e->link_len, &tname, tbase_buf);
+		if (tfd < 0 || fstatat(tfd, tname, &ts, AT_SYMLINK_NOFOLLOW) ||
+		    ts.st_ino != st.st_ino || ts.st_dev != st.st_dev) {
+			cli_put_escaped(stdout, e->path, e->path_len);
+			fputs(": Not linked to ", stdout);
+			cli_put_escaped(stdout, e->link, e->link_len);
+			putchar('\n');
+			return 1;
+		}
+		return 0;
+	}
 	int differ = 0;
-	if (e->type == ZN_TYPE_SYMLINK) {
-		ssize_t n = readlinkat(dirfd, path, target, 4096);
+	if (e->type == ZN_TYPE_SYMLINK) { /* its target; a symlink's owner and time are not compared */
+		ssize_t n = readlinkat(pfd, name, target, 4096);
 		if (n < 0 || (size_t)n != e->link_len || memcmp(target, e->link, e->link_len)) {
 			say_differs(e, "Symlink differs");
 			differ = 1;
 		}
-	} else {
-		if ((st.st_mode & 07777) != (e->mode & 07777)) {
-			say_differs(e, "Mode differs");
-			differ = 1;
-		}
-		int64_t ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-		if (e->type != ZN_TYPE_DIR && ns != e->mtime_ns) {
-			say_differs(e, "Mod time differs");
-			differ = 1;
-		}
+		return differ;
+	}
+	if ((st.st_mode & 07777) != (e->mode & 07777)) {
+		say_differs(e, "Mode differs");
+		differ = 1;
 	}
 	if (st.st_uid != e->uid) {
 		say_differs(e, "Uid differs");
@@ -1629,18 +1736,10 @@ static int diff_entry(struct zn_reader *r, uint64_t i, const struct zn_entry *e,
 		say_differs(e, "Gid differs");
 		differ = 1;
 	}
-	if (e->type == ZN_TYPE_HARDLINK) {
-		struct stat ts;
-		memcpy(target, e->link, e->link_len);
-		target[e->link_len] = 0;
-		if (fstatat(dirfd, target, &ts, AT_SYMLINK_NOFOLLOW) || ts.st_ino != st.st_ino ||
-		    ts.st_dev != st.st_dev) {
-			cli_put_escaped(stdout, e->path, e->path_len);
-			fputs(": Not linked to ", stdout);
-			cli_put_escaped(stdout, e->link, e->link_len);
-			putchar('\n');
-			return 1; /* its content is its target's, compared there */
-		}
+	int64_t ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	if (e->type == ZN_TYPE_FILE && ns != e->mtime_ns) {
+		say_differs(e, "Mod time differs");
+		differ = 1;
 	}
 	if (e->type != ZN_TYPE_FILE)
 		return differ;
@@ -1650,12 +1749,10 @@ static int diff_entry(struct zn_reader *r, uint64_t i, const struct zn_entry *e,
 	}
 	static struct cmp_sink c;
 	c.differ = 0;
-	c.fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	c.fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (c.fd < 0) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "Warning: Cannot open: %s", strerror(errno));
-		say_differs(e, msg);
-		return 1;
+		diff_error(e, "cannot open", errno);
+		return -EXIT_SYSTEM;
 	}
 	zn_result res = zn_reader_read_entry(r, i, cmp_file, &c);
 	close(c.fd);
@@ -1711,7 +1808,8 @@ int cmd_diff(int argc, char **argv)
 		sel = calloc(n + 1, 1);
 		missing = select_entries(r, argv + optind, argc - optind, sel);
 	}
-	static char name[65536], target[4097];
+	struct diff_dirs dirs = {dirfd, -1, NULL, 0}, tdirs = {dirfd, -1, NULL, 0};
+	static char target[4097];
 	for (uint64_t i = 0; missing >= 0 && i < n; i++) {
 		struct zn_entry e;
 		if (sel && !sel[i])
@@ -1719,34 +1817,34 @@ int cmd_diff(int argc, char **argv)
 		if ((res = zn_reader_entry(r, i, &e)) != ZN_OK) {
 			cli_error("%s: entry %llu: %s", path, (unsigned long long)i,
 			          zn_result_message(res));
-			rc = EXIT_DAMAGED;
+			rc = rc > EXIT_DAMAGED ? rc : EXIT_DAMAGED;
 			continue;
 		}
-		/* Stored paths are relative and without ".." in a sound archive; anything else is
-		 * not looked up outside DIR. */
-		int unsafe = !e.path_len || e.path[0] == '/' || e.path_len >= sizeof(name) ||
-		             (e.link && e.link_len >= sizeof(target) - 1);
-		for (size_t k = 0; !unsafe && k + 1 < e.path_len; k++)
-			unsafe = e.path[k] == '.' && e.path[k + 1] == '.' && (!k || e.path[k - 1] == '/') &&
-			         (k + 2 == e.path_len || e.path[k + 2] == '/');
-		if (unsafe) {
-			say_differs(&e, "unsafe path in the archive; not compared");
-			rc = EXIT_DAMAGED;
+		/* Nothing outside DIR is looked at: what the extractor would refuse is named. */
+		if (!safe_rel(e.path, e.path_len) ||
+		    (e.type == ZN_TYPE_HARDLINK && !safe_rel(e.link, e.link_len))) {
+			fflush(stdout);
+			fprintf(stderr, "%s: ", cli_prog);
+			cli_put_escaped(stderr, e.path, e.path_len);
+			fputs(": unsafe path in the archive; not compared\n", stderr);
+			rc = rc > EXIT_DAMAGED ? rc : EXIT_DAMAGED;
 			continue;
 		}
-		int d = diff_entry(r, i, &e, dirfd, name, target);
-		if (d < 0) {
+		int d = diff_entry(r, i, &e, &dirs, &tdirs, target);
+		if (d < 0)
 			rc = rc > -d ? rc : -d;
-			if (-d == EXIT_SYSTEM)
-				break;
-		} else if (d && rc == EXIT_OK) {
+		else if (d && rc == EXIT_OK)
 			rc = EXIT_DAMAGED; /* 1: differences */
-		}
 	}
 	if (missing < 0)
 		rc = EXIT_SYSTEM;
 	else if (missing && rc == EXIT_OK)
 		rc = EXIT_DAMAGED;
+	for (struct diff_dirs *d = &dirs; d; d = d == &dirs ? &tdirs : NULL) {
+		if (d->fd >= 0 && d->fd != dirfd)
+			close(d->fd);
+		free(d->path);
+	}
 	free(sel);
 	zn_reader_close(r);
 	close(dirfd);

@@ -509,6 +509,7 @@ check "...which is kept" test -d "$R/hxd/dir/a.txt/keep"
 rm -rf "$R/xdeep"
 code 0 "extract paths over PATH_MAX" "$Z" extract -q "$R/deep.zn" -C "$R/xdeep"
 check "...the leaf is there" test "$(find "$R/xdeep" -name leaf | wc -l)" -eq 1
+code 0 "diff of that tree against its archive: no difference" "$Z" diff "$R/deep.zn" -C "$R"
 
 # ---- unreadable inputs are reported, and the exit code says so ------------------------------------------
 U=$T/unreadable
@@ -596,6 +597,11 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	code 0 "extract by a user into a setgid directory" run_unpriv sh -c 'umask 022 && "$1" extract "$2" -C "$3"' - \
 		"$T/znippy-unpriv" "$N/um.zn" "$N/um/sg"
 	check "...a new directory keeps the setgid bit it inherits, as with tar" test "$(stat -c %a "$N/um/sg/s")" = 2755
+	mkdir -p "$N/dfu/t" && echo a >"$N/dfu/t/a" && echo b >"$N/dfu/t/b" && chmod 600 "$N/dfu/t/a"
+	"$Z" create -q -o "$N/dfu.zn" -C "$N/dfu" t && chmod 755 "$N/dfu" && chmod 644 "$N/dfu.zn"
+	run_unpriv "$T/znippy-unpriv" diff "$N/dfu.zn" -C "$N/dfu" >"$T/stdout" 2>"$T/stderr"
+	check "diff of a file this user may not read: an error (exit 3), not a difference" \
+		test $? -eq 3 -a ! -s "$T/stdout" -a "$(grep -c "t/a: cannot open: Permission denied" "$T/stderr")" = 1
 	mkdir -m 700 "$N/locked"
 	if [ "$(id -u)" -eq 0 ]; then # started in root's 0700 directory, as uid 65534
 		code 0 "create -C run from a directory this user may not even search (as tar)" sh -c 'cd "$1" &&
