@@ -67,6 +67,7 @@ struct xjob {
 	int sparse; /* leave zero runs as holes (write_at) */
 	unsigned strip; /* leading path components left off (strip_components) */
 	int skip_old;   /* existing names are passed over (skip_existing, and not overwrite) */
+	int keep_dirs;  /* existing directories keep their mode (skip_old or no_overwrite_dir) */
 	int rootfd;
 	zn_problem_fn problem;
 	zn_progress_fn progress;
@@ -124,8 +125,8 @@ struct xjob {
 		uint32_t id;
 	} names[16];
 	unsigned nnames, next_name;
-	/* --skip-old-files: existing directories of ours, closed to us, opened up while missing
-	 * files are written in them, then given back their own mode (restore_dirs). Phase 1. */
+	/* keep_dirs: existing directories of ours, closed to us, opened up while missing files
+	 * are written in them, then given back their own mode (restore_dirs). Phase 1. */
 	struct reopened {
 		uint64_t i;
 		uint32_t mode;
@@ -1446,7 +1447,7 @@ static int chmod_dir(int dfd, const char *base, uint32_t mode)
 }
 
 /* Phase 4: directory modes and times, deepest (last in path order) first; then the modes of
- * the existing directories --skip-old-files opened up. */
+ * the existing directories keep_dirs opened up. */
 static void restore_dirs(struct xjob *j, struct dircache *dc)
 {
 	char base[256];
@@ -1487,9 +1488,8 @@ static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent 
 	if (S_ISDIR(st.st_mode) && j->euid && st.st_uid == j->euid && (st.st_mode & 0300) != 0300) {
 		/* Ours but closed to us (extracted before from a read-only directory): opened up
 		 * while its files are written, as tar does. Its mode from the archive is set at the
-		 * end (apply_meta_dir); with --skip-old-files, its own mode is given back. */
-		int keep = j->skip_old || j->opt->no_overwrite_dir;
-		if (keep && j->nreopened == j->reopened_cap) {
+		 * end (apply_meta_dir); with keep_dirs, its own mode is given back. */
+		if (j->keep_dirs && j->nreopened == j->reopened_cap) {
 			size_t cap = j->reopened_cap * 2 + 8;
 			struct reopened *np = realloc(j->reopened, cap * sizeof(*np));
 			if (!np)
@@ -1498,11 +1498,11 @@ static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent 
 			j->reopened = np;
 			j->reopened_cap = cap;
 		}
-		if (!chmod_dir(dfd, base, (st.st_mode & 07777) | 0700) && keep)
+		if (!chmod_dir(dfd, base, (st.st_mode & 07777) | 0700) && j->keep_dirs)
 			j->reopened[j->nreopened++] =
 			        (struct reopened){(uint64_t)(e - j->ents), st.st_mode & 07777};
 	}
-	if (S_ISDIR(st.st_mode) && (j->skip_old || j->opt->no_overwrite_dir))
+	if (S_ISDIR(st.st_mode) && j->keep_dirs)
 		return 1; /* kept as it is, and not given the archive's mode */
 	if (S_ISDIR(st.st_mode))
 		return 0;
@@ -1548,6 +1548,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	j.sparse = opt.sparse;
 	j.strip = opt.strip_components;
 	j.skip_old = opt.skip_existing && !opt.overwrite;
+	j.keep_dirs = j.skip_old || opt.no_overwrite_dir;
 	j.umask = read_umask();
 	/* Without /proc the umask cannot be read without changing it (a race with the program's
 	 * other threads): the common 022 stands in. */
@@ -1590,7 +1591,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			continue;
 		int made = mkdir_beneath(&j, &dc, e);
 		if (made > 0) {
-			j.status[i] = ST_SKIPPED; /* --skip-old-files: an existing directory */
+			j.status[i] = ST_SKIPPED; /* an existing directory kept as it is (keep_dirs) */
 		} else if (made < 0) {
 			int err = errno;
 			j.status[i] = ST_FAILED;

@@ -187,7 +187,6 @@ struct zn_writer {
 	int finished;
 	char *pathbuf; /* stored path being built during a walk */
 	int walk_levels; /* directory levels a walk keeps open (struct level) */
-	int dir_unopened; /* the last walk() could not open its directory */
 	size_t pathbuf_cap;
 	struct pending pend[BATCH]; /* small files of directory pend_dirfd not read yet */
 	uint8_t *aside; /* chunk_size bytes read outside the slots: a small file before it has a
@@ -1695,7 +1694,7 @@ struct level {
 };
 
 static zn_result walk(struct zn_writer *w, struct level *parent, const char *name, size_t rel_len,
-                      int depth);
+                      int depth, uint64_t self);
 
 /* Adds what `name` in directory `dir` is. Walking a subdirectory below w->walk_levels may
  * replace dir->fd (the same directory, opened again), or leave it -1 if that failed
@@ -1715,14 +1714,7 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 		}
 		if (w->opt.no_recursion && depth == 0)
 			return ZN_OK; /* the PATH itself, not what is in it */
-		w->dir_unopened = 0;
-		zn_result r = walk(w, dir, name, rel_len, depth + 1);
-		/* One that cannot be read is left out, as tar leaves it out, not stored as an
-		 * empty directory: its contents are not in the archive. */
-		if (w->dir_unopened && rel_len && idx != NO_ENTRY)
-			w->ents[idx].dropped = 1;
-		w->dir_unopened = 0;
-		return r;
+		return walk(w, dir, name, rel_len, depth + 1, rel_len ? idx : NO_ENTRY);
 	}
 	if (!rel_len)
 		return ZN_OK;
@@ -1868,14 +1860,18 @@ static void reopen_level(struct zn_writer *w, const struct level *child, struct 
 	w->input_err = ZN_ERR_IO;
 }
 
+/* Walks directory `name` in parent, whose entry is `self` (NO_ENTRY: it has none). */
 static zn_result walk(struct zn_writer *w, struct level *parent, const char *name, size_t rel_len,
-                      int depth)
+                      int depth, uint64_t self)
 {
 	struct level me = {.up = parent, .name = name, .rel_len = rel_len};
 	me.fd = openat(parent->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (me.fd < 0) {
 		report_errno(w, rel_len ? w->pathbuf : name, "cannot open directory; not stored", errno);
-		w->dir_unopened = 1; /* for add_one: the directory is not stored either */
+		/* Left out, as tar leaves it out, not stored as an empty directory: its contents
+		 * are not in the archive. */
+		if (self != NO_ENTRY)
+			w->ents[self].dropped = 1;
 		return ZN_OK;
 	}
 	struct stat here;
@@ -2220,7 +2216,7 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 	zn_result r;
 	if (S_ISDIR(st.st_mode) && slash && !*(slash + 1)) {
 		struct level top = {.fd = AT_FDCWD};
-		r = walk(w, &top, "/", 0, 0);
+		r = walk(w, &top, "/", 0, 0, NO_ENTRY);
 	} else {
 		struct level top = {.fd = dirfd};
 		r = add_one(w, &top, base, rel_len, &st, 0);
