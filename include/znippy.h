@@ -296,6 +296,10 @@ ZN_API uint64_t zn_reader_copies(struct zn_reader *r, uint8_t *is_copy);
 /* Entries are numbered 0..count-1 in byte order of their paths. */
 ZN_API uint64_t zn_reader_count(const struct zn_reader *r);
 ZN_API zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e);
+/* Whether `p` (len bytes) is a path an archive may hold: relative, non-empty, without NUL, and
+ * with no empty, "." or ".." component (so no trailing '/'). The writer refuses other names, the
+ * extractor skips them; a program looking a stored path up on disk checks it the same way. */
+ZN_API int zn_path_is_safe(const char *p, size_t len);
 /* Binary search for an exact path; ZN_ERR_NOT_FOUND if absent. */
 ZN_API zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len,
 				uint64_t *index);

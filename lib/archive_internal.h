@@ -53,10 +53,6 @@ struct zn_index_input {
 	uint8_t layout; /* a ZN_IX_* above */
 };
 
-/* A stored path is safe when it is relative, non-empty, without NUL, and has no empty, "." or ".."
- * component (so no trailing '/'). The writer refuses other names; the extractor skips them. */
-int zn_path_is_safe(const char *p, size_t len);
-
 /* Where the index goes, piece by piece: begin() once with its total size, then put() with
  * consecutive pieces; either returning non-zero stops it with ZN_ERR_IO. */
 struct zn_index_sink {

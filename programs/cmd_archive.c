@@ -125,10 +125,16 @@ static zn_result open_any(const char *path, struct zn_reader **r, char *err, siz
 	return res;
 }
 
+static int stdin_taken; /* read by a -X - or --files-from - (slurp): no ARCHIVE '-' then */
+
 static zn_result open_reader(const char *path, struct zn_reader **r)
 {
 	char err[256] = "";
 	*r = NULL;
+	if (stdin_taken && !strcmp(path, "-")) {
+		cli_error("standard input is the ARCHIVE: -X - cannot read it too");
+		return ZN_ERR_INVALID_ARG;
+	}
 	zn_result res = open_any(path, r, err, sizeof(err));
 	if (res == ZN_ERR_INVALID_ARG) {
 		/* A directory, a device: an I/O matter, not usage. */
@@ -271,7 +277,6 @@ static const char *slurp_cmd = "create"; /* the command that reads lists, for me
 static char *slurp(const char *name, size_t *len, int *rc)
 {
 	int std = !strcmp(name, "-");
-	static int stdin_taken; /* by an earlier -X - or --files-from - */
 	if (std && stdin_taken++) {
 		*rc = cli_usage_error(slurp_cmd, "standard input ('-') given as a list twice");
 		return NULL;
@@ -335,6 +340,14 @@ static int exclude_from(struct excludes *x, const char *name)
 	}
 	free(buf); /* cli_pattern made copies */
 	return 0;
+}
+
+/* --exclude GLOB (c == OPT_EXCLUDE) or -X FILE. Returns 0 or the exit status. */
+static int exclude_option(struct excludes *x, int c, const char *arg)
+{
+	if (c == OPT_EXCLUDE)
+		return exclude_pattern(x, arg) ? EXIT_SYSTEM : 0;
+	return exclude_from(x, arg);
 }
 
 struct create_ctx {
@@ -502,10 +515,6 @@ int cmd_create(int argc, char **argv)
 			else
 				return cli_usage_error("create", "unknown digest '%s'", optarg);
 			break;
-		case OPT_EXCLUDE:
-			if (exclude_pattern(&cc.ex, optarg))
-				return EXIT_SYSTEM;
-			break;
 		case OPT_EXCLUDE_VCS: {
 			/* tar's list (exclude_vcs_files) */
 			static const char *const vcs[] = {
@@ -518,8 +527,9 @@ int cmd_create(int argc, char **argv)
 					return EXIT_SYSTEM;
 			break;
 		}
+		case OPT_EXCLUDE:
 		case 'X': {
-			int rc = exclude_from(&cc.ex, optarg);
+			int rc = exclude_option(&cc.ex, c, optarg);
 			if (rc)
 				return rc;
 			break;
@@ -676,10 +686,11 @@ int cmd_create(int argc, char **argv)
 			cli_warn("removing leading '/' from stored paths");
 			break;
 		}
+	int moved = 0; /* a -C was taken */
 	for (int i = 0; i < nops && res == ZN_OK; i++) {
 		if (ops[i].kind == OP_PATH) {
 			res = zn_writer_add_path(w, ops[i].arg, NULL);
-		} else if (chdir(ops[i].arg)) {
+		} else if ((moved = 1) && chdir(ops[i].arg)) {
 			cli_error("%s: cannot change directory: %s", ops[i].arg, strerror(errno));
 			res = ZN_ERR_IO; /* nothing half-done: the archive is not kept */
 			chdir_failed = 1;
@@ -692,9 +703,6 @@ int cmd_create(int argc, char **argv)
 	struct zn_write_stats st;
 	zn_writer_stats(w, &st);
 	zn_writer_free(w);
-	int moved = 0; /* a -C was taken */
-	for (int i = 0; i < nops; i++)
-		moved |= ops[i].kind == OP_CHDIR;
 	if (moved && cwd >= 0 && fchdir(cwd)) {
 		cli_error("cannot return to the starting directory: %s", strerror(errno));
 		chdir_failed = 1; /* OUT's temporary name may be relative: not kept */
@@ -816,15 +824,6 @@ out:
 	return missing;
 }
 
-/* --exclude GLOB (c == OPT_EXCLUDE) or -X FILE, for extract and list; *x_stdin notes -X -.
- * Returns 0 or the exit status. */
-static int exclude_option(struct excludes *x, int c, const char *arg, int *x_stdin)
-{
-	if (c == OPT_EXCLUDE)
-		return exclude_pattern(x, arg) ? EXIT_SYSTEM : 0;
-	*x_stdin |= !strcmp(arg, "-");
-	return exclude_from(x, arg);
-}
 
 /* --exclude and -X when extracting or listing, as tar's: an entry a pattern matches (as create
  * matches them: the path or a tail of it from a '/' on) is left out, and so is everything below
@@ -966,7 +965,6 @@ int cmd_extract(int argc, char **argv)
 	int c;
 	optind = 1;
 	static struct excludes ex; /* static: the patterns stay reachable to the end */
-	int x_stdin = 0;
 	slurp_cmd = "extract";
 	int to_stdout = 0;
 	while ((c = getopt_long(argc, argv, ":C:T:X:Opkmvqh", lo, NULL)) != -1) {
@@ -998,7 +996,7 @@ int cmd_extract(int argc, char **argv)
 		case OPT_NO_OVERWRITE_DIR: opt.no_overwrite_dir = 1; break;
 		case OPT_EXCLUDE:
 		case 'X': {
-			int rc = exclude_option(&ex, c, optarg, &x_stdin);
+			int rc = exclude_option(&ex, c, optarg);
 			if (rc)
 				return rc;
 			break;
@@ -1024,8 +1022,6 @@ int cmd_extract(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error("extract", "missing ARCHIVE");
 	const char *path = argv[optind++];
-	if (x_stdin && !strcmp(path, "-"))
-		return cli_usage_error("extract", "standard input is the ARCHIVE: -X - cannot read it too");
 	struct zn_reader *r;
 	zn_result res = open_reader(path, &r);
 	if (res != ZN_OK)
@@ -1188,7 +1184,7 @@ int cmd_list(int argc, char **argv)
 		{"exclude-from", required_argument, 0, 'X'},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 	};
-	int lng = 0, json = 0, c, x_stdin = 0;
+	int lng = 0, json = 0, c;
 	static struct excludes ex; /* static: the patterns stay reachable to the end */
 	slurp_cmd = "list";
 	optind = 1;
@@ -1199,7 +1195,7 @@ int cmd_list(int argc, char **argv)
 		case OPT_JSON: json = 1; break;
 		case OPT_EXCLUDE:
 		case 'X': {
-			int rc = exclude_option(&ex, c, optarg, &x_stdin);
+			int rc = exclude_option(&ex, c, optarg);
 			if (rc)
 				return rc;
 			break;
@@ -1211,8 +1207,6 @@ int cmd_list(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error("list", "missing ARCHIVE");
 	const char *path = argv[optind++];
-	if (x_stdin && !strcmp(path, "-"))
-		return cli_usage_error("list", "standard input is the ARCHIVE: -X - cannot read it too");
 	struct zn_reader *r;
 	zn_result res = open_reader(path, &r);
 	if (res != ZN_OK)
@@ -1406,6 +1400,22 @@ static const char cat_help[] =
 
 static int stdout_err; /* errno of a failed write to standard output, else 0 */
 
+/* The exit status that says more of two (the larger). */
+static int worse(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* "znippy: PATH: what" on stderr for an entry (its path not NUL-terminated), after what
+ * standard output holds so far. */
+static void name_entry(const struct zn_entry *e, const char *what)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", cli_prog);
+	cli_put_escaped(stderr, e->path, e->path_len);
+	fprintf(stderr, ": %s\n", what);
+}
+
 static zn_result sink_stdout(void *ctx, const void *data, size_t len)
 {
 	(void)ctx;
@@ -1427,36 +1437,32 @@ static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_
 		if (sel && !sel[i])
 			continue;
 		zn_result res = zn_reader_entry(r, i, &e);
-		if (res == ZN_OK && e.type != ZN_TYPE_FILE)
+		if (res != ZN_OK) {
+			cli_error("%s: entry %llu: %s", path, (unsigned long long)i, zn_result_message(res));
+			rc = worse(rc, cli_exit_code(res));
+			continue;
+		}
+		if (e.type != ZN_TYPE_FILE)
 			continue; /* no content of its own, as in tar */
 		unsigned parts = 1;
-		for (size_t k = 0; res == ZN_OK && k < e.path_len; k++)
+		for (size_t k = 0; k < e.path_len; k++)
 			parts += e.path[k] == '/';
-		if (res == ZN_OK && parts <= strip)
+		if (parts <= strip)
 			continue; /* --strip-components leaves it out, as tar does */
-		if (res == ZN_OK && verbose) {
+		if (verbose) {
 			cli_put_escaped(stderr, e.path, e.path_len);
 			fputc('\n', stderr);
 		}
 		stdout_err = 0;
-		if (res == ZN_OK)
-			res = zn_reader_read_entry(r, i, sink_stdout, NULL);
+		res = zn_reader_read_entry(r, i, sink_stdout, NULL);
 		if (res == ZN_OK)
 			continue;
 		if (stdout_err) {
 			cli_error("write error on standard output: %s", strerror(stdout_err));
 			return EXIT_SYSTEM;
 		}
-		if (zn_reader_entry(r, i, &e) != ZN_OK)
-			cli_error("%s: entry %llu: %s", path, (unsigned long long)i, zn_result_message(res));
-		else {
-			fprintf(stderr, "%s: ", cli_prog); /* named as the extractor names it */
-			cli_put_escaped(stderr, e.path, e.path_len);
-			fprintf(stderr, ": %s\n", zn_result_message(res));
-		}
-		int code = cli_exit_code(res);
-		if (code > rc)
-			rc = code;
+		name_entry(&e, zn_result_message(res)); /* as the extractor names it */
+		rc = worse(rc, cli_exit_code(res));
 	}
 	return rc;
 }
@@ -1585,24 +1591,6 @@ static void say_differs(const struct zn_entry *e, const char *what)
 	printf(": %s\n", what);
 }
 
-/* A stored path diff may look up below DIR: relative, no empty, "." or ".." component, no NUL
- * (what the extractor accepts; anything else is named as unsafe). */
-static int safe_rel(const char *p, size_t n)
-{
-	if (!p || !n || memchr(p, 0, n))
-		return 0;
-	for (size_t at = 0; at <= n;) {
-		size_t end = at;
-		while (end < n && p[end] != '/')
-			end++;
-		size_t len = end - at;
-		if (!len || (len == 1 && p[at] == '.') || (len == 2 && p[at] == '.' && p[at + 1] == '.'))
-			return 0;
-		at = end + 1;
-	}
-	return 1;
-}
-
 /* The directory that holds a stored path, below DIR, each component opened without following
  * a symlink (paths of any length; nothing outside DIR). The last one is kept for the next
  * entry, which is mostly its sibling. */
@@ -1671,10 +1659,9 @@ static int missing_errno(int e)
 
 static void diff_error(const struct zn_entry *e, const char *what, int err)
 {
-	fflush(stdout);
-	fprintf(stderr, "%s: ", cli_prog);
-	cli_put_escaped(stderr, e->path, e->path_len);
-	fprintf(stderr, ": %s: %s\n", what, strerror(err));
+	char msg[160];
+	snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err));
+	name_entry(e, msg);
 }
 
 /* One entry against what is at its path below DIR. Returns 1 if they differ, 0 if not, or a
@@ -1761,10 +1748,7 @@ static int diff_entry(struct zn_reader *r, uint64_t i, const struct zn_entry *e,
 		return 1;
 	}
 	if (res != ZN_OK) { /* the archive's side: damaged */
-		fflush(stdout);
-		fprintf(stderr, "%s: ", cli_prog);
-		cli_put_escaped(stderr, e->path, e->path_len);
-		fprintf(stderr, ": %s\n", zn_result_message(res));
+		name_entry(e, zn_result_message(res));
 		return -cli_exit_code(res);
 	}
 	return differ;
@@ -1817,22 +1801,19 @@ int cmd_diff(int argc, char **argv)
 		if ((res = zn_reader_entry(r, i, &e)) != ZN_OK) {
 			cli_error("%s: entry %llu: %s", path, (unsigned long long)i,
 			          zn_result_message(res));
-			rc = rc > EXIT_DAMAGED ? rc : EXIT_DAMAGED;
+			rc = worse(rc, EXIT_DAMAGED);
 			continue;
 		}
 		/* Nothing outside DIR is looked at: what the extractor would refuse is named. */
-		if (!safe_rel(e.path, e.path_len) ||
-		    (e.type == ZN_TYPE_HARDLINK && !safe_rel(e.link, e.link_len))) {
-			fflush(stdout);
-			fprintf(stderr, "%s: ", cli_prog);
-			cli_put_escaped(stderr, e.path, e.path_len);
-			fputs(": unsafe path in the archive; not compared\n", stderr);
-			rc = rc > EXIT_DAMAGED ? rc : EXIT_DAMAGED;
+		if (!zn_path_is_safe(e.path, e.path_len) ||
+		    (e.type == ZN_TYPE_HARDLINK && !zn_path_is_safe(e.link, e.link_len))) {
+			name_entry(&e, "unsafe path in the archive; not compared");
+			rc = worse(rc, EXIT_DAMAGED);
 			continue;
 		}
 		int d = diff_entry(r, i, &e, &dirs, &tdirs, target);
 		if (d < 0)
-			rc = rc > -d ? rc : -d;
+			rc = worse(rc, -d);
 		else if (d && rc == EXIT_OK)
 			rc = EXIT_DAMAGED; /* 1: differences */
 	}

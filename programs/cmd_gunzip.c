@@ -504,8 +504,8 @@ static void say_done(const char *path, const char *how, const char *out)
 		        how, out);
 }
 
-/* -l, as gzip's: sizes from the file and its trailer (ISIZE: the last member's size modulo
- * 2^32, as gzip shows it), and the ratio of the deflate data to the uncompressed size. */
+/* -l, as gzip's lines and totals: the compressed size, the decoded size (exact, where gzip shows
+ * the last member's ISIZE, modulo 2^32), and the ratio of the deflate data to the latter. */
 static struct {
 	uint64_t files, in, out, headers;
 } listed;
