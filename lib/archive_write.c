@@ -18,6 +18,8 @@
  *       carries a "span sequence" number and a worker waits for its turn (the baton) before
  *       feeding the shared SHA-256 context; the turn before it is always already held by a running
  *       worker, because slots leave the queue in order, so the wait is short and cannot deadlock.
+ *   crew (threads - 1, started on a tree's first batch of small files): shares the producer's
+ *       stats and reads of small files while the workers have nothing queued (see "The crew").
  *   writer (1): writes finished blocks in sequence order, from the output buffer, or straight from
  *       the input buffer when the block is stored (no copy), records the block table, then frees
  *       the slot.
@@ -141,7 +143,21 @@ struct pending {
 	uint64_t entry;
 	const char *name; /* in the walk's name list, alive until the batch is flushed */
 	uint8_t *room;    /* where its bytes go in the block being packed */
+	uint64_t size;    /* as the walk saw it: the bytes to read */
 	struct timespec mtim; /* as the walk saw it, to tell a change during the read */
+};
+
+struct zn_writer;
+typedef void crew_fn(struct zn_writer *w, int k); /* a crew batch's work on its item k */
+
+/* What reading a pending file found; the producer acts on it (account). */
+struct read_res {
+	int open_err; /* errno value of the open, else 0 */
+	int err;      /* 0, an errno value of the read, or -1: it ended after `got` bytes */
+	int stat_ok;  /* size and mtim are the file's after the read */
+	uint64_t got;
+	uint64_t size;
+	struct timespec mtim;
 };
 
 #define BATCH 64
@@ -192,6 +208,23 @@ struct zn_writer {
 	uint8_t *aside; /* chunk_size bytes read outside the slots: a small file before it has a
 	                   room (place_aside), a large file hashed before it is stored */
 	int npend, pend_dirfd;
+	struct read_res res[BATCH];
+	/* The read crew (crew_run): threads that read pend[] with the producer. crew_mu guards
+	 * the rest; crew_next hands out the files. */
+	pthread_t *crew;
+	unsigned ncrew;
+	int crew_tried, crew_open, crew_quit, crew_to;
+	unsigned crew_busy;
+	crew_fn *crew_job;
+	/* A run of a directory's names stated ahead (stat_ahead). */
+	char **run_names;
+	struct stat *run_st;
+	int *run_err;
+	int run_dirfd;
+	uint64_t crew_gen;
+	atomic_int crew_next;
+	pthread_mutex_t crew_mu;
+	pthread_cond_t crew_go, crew_idle;
 #ifdef ZN_HAVE_URING
 	struct io_uring ring;
 	int ring_ok;
@@ -1136,11 +1169,13 @@ static int64_t inode_lookup(struct zn_writer *w, const struct stat *st, uint64_t
  *
  * The walk collects up to BATCH small files of one directory, then places them, in the order they
  * were found, into the packers (so block boundaries are the same whichever way they are read),
- * and reads each straight into its place in the slot. With io_uring, each file is one linked
- * chain OPENAT (into a registered file slot) -> READ -> CLOSE, and a batch is one submission
- * instead of three system calls per file, followed by an fstatat per file for the change check;
- * without it (old kernel, seccomp, ZN_DISABLE_URING in test builds) the same placement is done
- * with openat/read/fstat/close. On this machine's kernel (6.18) both ways take the same time.
+ * and reads each straight into its place in the slot. When the workers have nothing queued (a
+ * tree of small files gives them little to compress) and there is more than one thread, a crew
+ * shares the reads (crew_run). Otherwise the producer reads alone: with io_uring, each file is
+ * one linked chain OPENAT (into a registered file slot) -> READ -> CLOSE, and a batch is one
+ * submission instead of three system calls per file, followed by an fstatat per file for the
+ * change check; without it (old kernel, seccomp, ZN_DISABLE_URING in test builds) with
+ * openat/read/fstat/close. On this machine's kernel (6.18) both ways take the same time.
  * ---------------------------------------------------------------------------------------------- */
 
 /* Reserve room for entry idx in its packer. If the packer's block is too full, *queued_full is
@@ -1178,7 +1213,7 @@ static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **ou
  * after that its SHA-256 (harvested when the slot was taken back) is compared with the new
  * file's. Both give the same answer, so the archive does not depend on timing. Without digests
  * the second way is missing, and nothing is deduplicated. Files are judged in the order they
- * were met, and a block is found full only after every file in it is judged (read_batch_uring
+ * were met, and a block is found full only after every file in it is judged (read_batch
  * waits for its reads first; a file that does not fit is read aside and judged before the
  * block is closed: place_aside), so blocks fill exactly as if the copies had never been met,
  * with or without io_uring, and a block that would hold only copies is never written. */
@@ -1464,31 +1499,47 @@ static zn_result place_aside(struct zn_writer *w, uint64_t idx, const uint8_t *p
 	return ZN_OK;
 }
 
-/* Reads pending file k with plain system calls into dst (its room in a block when placed, else
- * the aside buffer); 0 if it could be read (it may have changed meanwhile: stored as read), else
- * it is reported and left out. */
-static int read_plain(struct zn_writer *w, int k, uint8_t *dst, int placed)
+/* Reads pending file p with plain system calls into dst (its room in a block, or the aside
+ * buffer) and says in *r what it found. Touches nothing but dst and *r: crew threads run it. */
+static void read_one(const struct pending *p, int dirfd, uint8_t *dst, struct read_res *r)
 {
-	struct went *e = &w->ents[w->pend[k].entry];
-	int fd = openat(w->pend_dirfd, w->pend[k].name,
-	                O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	memset(r, 0, sizeof(*r));
+	int fd = openat(dirfd, p->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		report_open_failure(w, e, errno, dst);
-		return -1;
+		r->open_err = errno;
+		return;
 	}
 	struct source src = {.fd = fd};
-	int err = source_read(&src, dst, e->size);
+	r->err = source_read(&src, dst, p->size);
+	r->got = src.pos;
 	struct stat st;
-	if (err == -1) {
-		store_shrunk(w, w->pend[k].entry, src.pos, dst, placed);
-		err = 0;
-	} else if (err) {
-		report_read_failure(w, e, err, placed ? dst : NULL);
-	} else if (!fstat(fd, &st))
-		check_unchanged(w, e, (uint64_t)st.st_size, &w->pend[k].mtim, st.st_mtim.tv_sec,
-		                st.st_mtim.tv_nsec);
+	if (!r->err && !fstat(fd, &st)) {
+		r->stat_ok = 1;
+		r->size = (uint64_t)st.st_size;
+		r->mtim = st.st_mtim;
+	}
 	close(fd);
-	return err ? -1 : 0;
+}
+
+/* Acts on what reading pending file k into dst found (r): 0 if its bytes are there (all of them,
+ * or those it had when it shrank: stored as read, with a warning; it may also have changed:
+ * stored as read), else it is reported and left out. */
+static int account(struct zn_writer *w, int k, const struct read_res *r, uint8_t *dst, int placed)
+{
+	struct went *e = &w->ents[w->pend[k].entry];
+	if (r->open_err) {
+		report_open_failure(w, e, r->open_err, dst);
+		return -1;
+	}
+	if (r->err == -1) {
+		store_shrunk(w, w->pend[k].entry, r->got, dst, placed);
+	} else if (r->err) {
+		report_read_failure(w, e, r->err, placed ? dst : NULL);
+		return -1;
+	} else if (r->stat_ok) {
+		check_unchanged(w, e, r->size, &w->pend[k].mtim, r->mtim.tv_sec, r->mtim.tv_nsec);
+	}
+	return 0;
 }
 
 /* Pending file k does not fit in its packer's block: read it aside and place it from there. A
@@ -1497,40 +1548,132 @@ static zn_result read_aside(struct zn_writer *w, int k)
 {
 	if (!aside_buffer(w))
 		return ZN_ERR_NOMEM;
-	if (read_plain(w, k, w->aside, 0))
+	struct read_res r;
+	read_one(&w->pend[k], w->pend_dirfd, w->aside, &r);
+	if (account(w, k, &r, w->aside, 0))
 		return ZN_OK;
 	return place_aside(w, w->pend[k].entry, w->aside);
 }
 
-static zn_result read_batch_plain(struct zn_writer *w)
+/* The crew
+ * --------
+ * On a tree of many small files the producer's system calls are the limit: per file a stat in
+ * the walk, then the open, read, fstat and close of the read. With more than one thread they
+ * are shared with threads - 1 crew threads, a batch at a time: the stats of a run of a
+ * directory's names (stat_run), or the reads of a batch of small files (read_batch). Each
+ * thread takes the next item nobody took (crew_next) until none is left, the producer too,
+ * which then waits for the crew to leave the batch. Every result has its own place (a file's
+ * room is fixed before the reads start), and the producer acts on them in order afterwards, so
+ * the archive is the same however the work was shared out. */
+#define CREW_MIN 4 /* a batch of fewer items is done by the producer alone */
+
+static void crew_take(struct zn_writer *w, crew_fn *fn, int to)
 {
-	for (int k = 0; k < w->npend; k++) {
-		uint64_t idx = w->pend[k].entry, off;
-		struct slot *s;
-		int full;
-		RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
-		if (full) {
-			RETURN_IF_ERROR(read_aside(w, k));
-			continue;
-		}
-		read_plain(w, k, s->in + off, 1);
-		judge(w, idx, s->in + off);
-		compact(w, s);
+	for (int k; (k = atomic_fetch_add(&w->crew_next, 1)) < to;)
+		fn(w, k);
+}
+
+static void *crew_main(void *arg)
+{
+	struct zn_writer *w = arg;
+	uint64_t seen = 0;
+	pthread_mutex_lock(&w->crew_mu);
+	for (;;) {
+		while (!w->crew_quit && !(w->crew_open && w->crew_gen != seen))
+			pthread_cond_wait(&w->crew_go, &w->crew_mu);
+		if (w->crew_quit)
+			break;
+		seen = w->crew_gen;
+		int to = w->crew_to;
+		crew_fn *fn = w->crew_job;
+		w->crew_busy++;
+		pthread_mutex_unlock(&w->crew_mu);
+		crew_take(w, fn, to);
+		pthread_mutex_lock(&w->crew_mu);
+		if (!--w->crew_busy)
+			pthread_cond_signal(&w->crew_idle);
 	}
-	return ZN_OK;
+	pthread_mutex_unlock(&w->crew_mu);
+	return NULL;
+}
+
+/* The crew's size, started at the first batch that wants it (none for one thread; fewer if
+ * threads cannot be made: the producer reads alone then). */
+static unsigned crew_ready(struct zn_writer *w)
+{
+	if (w->crew_tried)
+		return w->ncrew;
+	w->crew_tried = 1;
+	unsigned want = w->opt.threads - 1;
+	if (want && (w->crew = calloc(want, sizeof(*w->crew))))
+		while (w->ncrew < want && !pthread_create(&w->crew[w->ncrew], NULL, crew_main, w))
+			w->ncrew++;
+	return w->ncrew;
+}
+
+static void crew_stop(struct zn_writer *w)
+{
+	pthread_mutex_lock(&w->crew_mu);
+	w->crew_quit = 1;
+	pthread_cond_broadcast(&w->crew_go);
+	pthread_mutex_unlock(&w->crew_mu);
+	for (unsigned i = 0; i < w->ncrew; i++)
+		pthread_join(w->crew[i], NULL);
+	w->ncrew = 0;
+	free(w->crew);
+	w->crew = NULL;
+}
+
+/* Whether a batch of n items is worth sharing with a crew. Not while blocks wait in the queue
+ * for the workers: the cores have compressing to do then, and the producer does its batches
+ * alone rather than take a core from them (the results are the same either way). */
+static int crew_wanted(struct zn_writer *w, int n)
+{
+	if (n < CREW_MIN || (w->crew_tried && !w->ncrew))
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	int behind = w->qcount > 0;
+	pthread_mutex_unlock(&w->mu);
+	return !behind && crew_ready(w);
+}
+
+/* Runs fn on items from..to-1, shared with the crew. */
+static void crew_run(struct zn_writer *w, crew_fn *fn, int from, int to)
+{
+	unsigned n = w->ncrew;
+	atomic_store(&w->crew_next, from); /* no crew thread is in a batch now */
+	pthread_mutex_lock(&w->crew_mu);
+	w->crew_job = fn;
+	w->crew_to = to;
+	w->crew_open = 1;
+	w->crew_gen++;
+	for (unsigned i = 0; i < n && (int)i + 1 < to - from; i++)
+		pthread_cond_signal(&w->crew_go);
+	pthread_mutex_unlock(&w->crew_mu);
+	crew_take(w, fn, to);
+	pthread_mutex_lock(&w->crew_mu);
+	w->crew_open = 0;
+	while (w->crew_busy)
+		pthread_cond_wait(&w->crew_idle, &w->crew_mu);
+	pthread_mutex_unlock(&w->crew_mu);
+}
+
+static void read_pending(struct zn_writer *w, int k)
+{
+	read_one(&w->pend[k], w->pend_dirfd, w->pend[k].room, &w->res[k]);
 }
 
 #ifdef ZN_HAVE_URING
 /* Pending file k, of which the ring read `have` bytes, fewer than the walk saw: the rest with
- * plain reads, as read_plain would go on (a short read is the end of a local file, but not
+ * plain reads, as read_one would go on (a short read is the end of a local file, but not
  * always of a FUSE one). Returns how many bytes are in its room now. */
 static uint64_t read_rest(struct zn_writer *w, int k, uint64_t have)
 {
-	const struct went *e = &w->ents[w->pend[k].entry];
-	int fd = openat(w->pend_dirfd, w->pend[k].name,
+	const struct pending *p = &w->pend[k];
+	int fd = openat(w->pend_dirfd, p->name,
 	                O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	while (fd >= 0 && have < e->size) {
-		ssize_t n = pread(fd, w->pend[k].room + have, e->size - have, (off_t)have);
+	while (fd >= 0 && have < p->size) {
+		ssize_t n = pread(fd, p->room + have, p->size - have, (off_t)have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -1542,14 +1685,33 @@ static uint64_t read_rest(struct zn_writer *w, int k, uint64_t have)
 	return have;
 }
 
-/* Submit the chains prepared for pend[from..to) and reap every completion.
+/* Reads pend[from..to) through the ring, results in res[]: each file is a chain OPENAT (into
+ * registered file slot k) -> READ -> CLOSE, and the batch one submission.
  *
  * One submit-and-wait normally does it all. A signal can interrupt the submission or a wait
  * (-EINTR, then retried: a program's interval timer must not cost it files). The reads write
  * into the block being packed, so every chain submitted is reaped before returning; an error
  * the ring cannot get past stops the whole archive rather than leaving reads in flight. */
-static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err, int *read_res)
+static zn_result uring_run(struct zn_writer *w, int from, int to)
 {
+	for (int k = from; k < to; k++) {
+		/* Reads are capped below 2 GiB by the chunk size, so one READ moves the whole file
+		 * unless it shrank (then the short count is caught below). */
+		memset(&w->res[k], 0, sizeof(w->res[k]));
+		struct io_uring_sqe *q = io_uring_get_sqe(&w->ring);
+		io_uring_prep_openat_direct(q, w->pend_dirfd, w->pend[k].name,
+		                            O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0,
+		                            (unsigned)k);
+		q->flags |= IOSQE_IO_HARDLINK;
+		q->user_data = (uint64_t)k << 2;
+		q = io_uring_get_sqe(&w->ring);
+		io_uring_prep_read(q, k, w->pend[k].room, (unsigned)w->pend[k].size, 0);
+		q->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
+		q->user_data = ((uint64_t)k << 2) | 1;
+		q = io_uring_get_sqe(&w->ring);
+		io_uring_prep_close_direct(q, (unsigned)k);
+		q->user_data = ((uint64_t)k << 2) | 2;
+	}
 	int want = (to - from) * 3;
 	if (!want)
 		return ZN_OK;
@@ -1570,16 +1732,18 @@ static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err,
 			break;
 		}
 		uint64_t ud = cqe->user_data;
-		int k = (int)(ud >> 2), op = (int)(ud & 3);
-		if (op == 0)
-			open_err[k] = cqe->res < 0 ? -cqe->res : 0;
-		else if (op == 1)
-			read_res[k] = cqe->res;
+		struct read_res *r = &w->res[ud >> 2];
+		if ((ud & 3) == 0)
+			r->open_err = cqe->res < 0 ? -cqe->res : 0;
+		else if ((ud & 3) == 1 && cqe->res < 0)
+			r->err = -cqe->res;
+		else if ((ud & 3) == 1)
+			r->got = (uint64_t)cqe->res;
 		io_uring_cqe_seen(&w->ring, cqe);
 	}
 	if (fatal) {
-		report_errno(w, w->ents[w->pend[from].entry].path, "reading files with io_uring failed",
-			     fatal);
+		report_errno(w, w->ents[w->pend[from].entry].path,
+		             "reading files with io_uring failed", fatal);
 		return ZN_ERR_IO;
 	}
 	/* After the reads, the size and time again, for the same check as large files get: by
@@ -1588,39 +1752,52 @@ static zn_result uring_run(struct zn_writer *w, int from, int to, int *open_err,
 	 * STATX in the chain: the kernel hands that to a worker thread, which made reading
 	 * 100,000 small files take twice as long. */
 	for (int k = from; k < to; k++) {
-		struct went *e = &w->ents[w->pend[k].entry];
+		struct read_res *r = &w->res[k];
 		struct stat st;
-		uint64_t got = read_res[k] < 0 ? 0 : (uint64_t)read_res[k];
-		if (!open_err[k] && read_res[k] >= 0 && got < e->size)
-			got = read_rest(w, k, got); /* a short read is not always the end */
-		if (open_err[k])
-			report_open_failure(w, e, open_err[k], w->pend[k].room);
-		else if (read_res[k] < 0)
-			report_read_failure(w, e, -read_res[k], w->pend[k].room);
-		else if (got < e->size)
-			store_shrunk(w, w->pend[k].entry, got, w->pend[k].room, 1);
-		else if (!fstatat(w->pend_dirfd, w->pend[k].name, &st, AT_SYMLINK_NOFOLLOW))
-			check_unchanged(w, e, (uint64_t)st.st_size, &w->pend[k].mtim,
-			                st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+		if (r->open_err || r->err)
+			continue;
+		if (r->got < w->pend[k].size)
+			r->got = read_rest(w, k, r->got); /* a short read is not always the end */
+		if (r->got < w->pend[k].size) {
+			r->err = -1;
+		} else if (!fstatat(w->pend_dirfd, w->pend[k].name, &st, AT_SYMLINK_NOFOLLOW)) {
+			r->stat_ok = 1;
+			r->size = (uint64_t)st.st_size;
+			r->mtim = st.st_mtim;
+		}
 	}
 	return ZN_OK;
 }
+#endif
 
-/* Runs the reads of pend[from..to), then judges those files in order (as read_batch_plain
- * does) and takes the copies' rooms back. */
-static zn_result finish_batch(struct zn_writer *w, int from, int to, int *open_err, int *read_res)
+/* Reads pend[from..to) into their rooms (through the ring when no crew shares the reads), acts
+ * on what was found, then judges those files in order and takes the copies' rooms back. */
+static zn_result finish_batch(struct zn_writer *w, int from, int to)
 {
-	RETURN_IF_ERROR(uring_run(w, from, to, open_err, read_res));
+	if (crew_wanted(w, to - from)) {
+		crew_run(w, read_pending, from, to);
+	} else {
+#ifdef ZN_HAVE_URING
+		if (w->ring_ok)
+			RETURN_IF_ERROR(uring_run(w, from, to));
+		else
+#endif
+			for (int k = from; k < to; k++)
+				read_pending(w, k);
+	}
 	for (int k = from; k < to; k++)
-		judge(w, w->pend[k].entry, w->pend[k].room);
+		if (!account(w, k, &w->res[k], w->pend[k].room, 1))
+			judge(w, w->pend[k].entry, w->pend[k].room);
 	compact(w, w->pack[0]);
 	compact(w, w->pack[1]);
 	return ZN_OK;
 }
 
-static zn_result read_batch_uring(struct zn_writer *w)
+/* Places the pending files in their packers, in the order they were found, and reads them. A
+ * file that does not fit is placed after the files before it are read and judged: the copies
+ * among them take no room, and it may fit then. */
+static zn_result read_batch(struct zn_writer *w)
 {
-	int open_err[BATCH], read_res[BATCH];
 	int from = 0;
 	for (int k = 0; k < w->npend; k++) {
 		uint64_t idx = w->pend[k].entry, off;
@@ -1628,9 +1805,7 @@ static zn_result read_batch_uring(struct zn_writer *w)
 		int full;
 		RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
 		if (full) {
-			/* Read what is placed and take the copies out: the file may fit then, as it
-			 * would in read_batch_plain, which judges each file as it goes. */
-			RETURN_IF_ERROR(finish_batch(w, from, k, open_err, read_res));
+			RETURN_IF_ERROR(finish_batch(w, from, k));
 			from = k;
 			RETURN_IF_ERROR(place_small(w, idx, &s, &off, &full));
 		}
@@ -1639,40 +1814,68 @@ static zn_result read_batch_uring(struct zn_writer *w)
 			from = k + 1;
 			continue;
 		}
-		/* Reads are capped below 2 GiB by the chunk size, so one READ moves the whole file
-		 * unless it shrank (then the short count is caught above). */
-		struct io_uring_sqe *q = io_uring_get_sqe(&w->ring);
-		io_uring_prep_openat_direct(q, w->pend_dirfd, w->pend[k].name,
-					    O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0,
-					    (unsigned)k);
-		q->flags |= IOSQE_IO_HARDLINK;
-		q->user_data = (uint64_t)k << 2;
-		q = io_uring_get_sqe(&w->ring);
 		w->pend[k].room = s->in + off;
-		io_uring_prep_read(q, k, s->in + off, (unsigned)w->ents[idx].size, 0);
-		q->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
-		q->user_data = ((uint64_t)k << 2) | 1;
-		q = io_uring_get_sqe(&w->ring);
-		io_uring_prep_close_direct(q, (unsigned)k);
-		q->user_data = ((uint64_t)k << 2) | 2;
 	}
-	return finish_batch(w, from, w->npend, open_err, read_res);
+	return finish_batch(w, from, w->npend);
 }
-#endif
 
 static zn_result flush_pending(struct zn_writer *w)
 {
 	if (!w->npend)
 		return ZN_OK;
-	zn_result r;
-#ifdef ZN_HAVE_URING
-	if (w->ring_ok)
-		r = read_batch_uring(w);
-	else
-#endif
-		r = read_batch_plain(w);
+	zn_result r = read_batch(w);
 	w->npend = 0;
 	return r;
+}
+
+/* Stating ahead
+ * -------------
+ * A directory's names are read and sorted before any is looked at. With a crew, a run of up to
+ * STAT_RUN of them that readdir says are not directories is stated in one crew batch, just
+ * before the run's turn comes; a directory, or a name of unknown type, is stated when its own
+ * turn comes, just before it is walked, as are all names without a crew. */
+#define STAT_RUN 256
+
+/* Each name the walk keeps is followed, after its NUL, by its d_type from readdir. */
+static int is_leaf(const char *name)
+{
+	unsigned char t = (unsigned char)name[strlen(name) + 1];
+	return t != DT_DIR && t != DT_UNKNOWN;
+}
+
+static void stat_one(struct zn_writer *w, int k)
+{
+	w->run_err[k] = fstatat(w->run_dirfd, w->run_names[k], &w->run_st[k], AT_SYMLINK_NOFOLLOW)
+	                        ? errno
+	                        : 0;
+}
+
+/* States names[i..) ahead if they start a long enough run; returns where the run ends (i if none
+ * was stated), and in *next where the next run may start. */
+static size_t stat_ahead(struct zn_writer *w, int dirfd, char **names, size_t i, size_t n,
+                         size_t *next)
+{
+	size_t j = i;
+	while (j < n && j - i < STAT_RUN && is_leaf(names[j]))
+		j++;
+	*next = ZN_MAX(j, i + 1);
+	if (!crew_wanted(w, (int)(j - i)))
+		return i;
+	if (!w->run_st) {
+		w->run_st = malloc(STAT_RUN * sizeof(*w->run_st));
+		w->run_err = malloc(STAT_RUN * sizeof(*w->run_err));
+		if (!w->run_st || !w->run_err) {
+			free(w->run_st);
+			free(w->run_err);
+			w->run_st = NULL;
+			w->run_err = NULL;
+			return i; /* stated one by one */
+		}
+	}
+	w->run_names = names + i;
+	w->run_dirfd = dirfd;
+	crew_run(w, stat_one, 0, (int)(j - i));
+	return j;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -1768,6 +1971,7 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 		w->pend_dirfd = dirfd;
 		w->pend[w->npend].entry = idx;
 		w->pend[w->npend].name = name;
+		w->pend[w->npend].size = e->size;
 		w->pend[w->npend].mtim = st->st_mtim;
 		if (++w->npend == BATCH)
 			return flush_pending(w);
@@ -1901,11 +2105,14 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		size_t len = strlen(de->d_name);
 		if (grow((void **)&names, &cap, n + 1, sizeof(char *)) ||
-		    !(names[n] = strdup(de->d_name))) {
+		    !(names[n] = malloc(len + 2))) {
 			r = ZN_ERR_NOMEM;
 			goto out;
 		}
+		memcpy(names[n], de->d_name, len + 1);
+		names[n][len + 1] = (char)de->d_type; /* see is_leaf */
 		n++;
 	}
 	if (n)
@@ -1919,6 +2126,7 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 	}
 	closedir(d);
 	d = NULL;
+	size_t run_from = 0, run_to = 0, next_run = 0; /* names[run_from..run_to) stated ahead */
 	for (size_t i = 0; i < n && r == ZN_OK && me.fd >= 0; i++) {
 		size_t nlen = strlen(names[i]);
 		size_t child_len = rel_len + (rel_len ? 1 : 0) + nlen;
@@ -1929,9 +2137,26 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 		if (rel_len)
 			w->pathbuf[rel_len] = '/';
 		memcpy(w->pathbuf + rel_len + (rel_len ? 1 : 0), names[i], nlen + 1);
+		if (i >= run_to && i >= next_run) {
+			run_from = i;
+			run_to = stat_ahead(w, me.fd, names, i, n, &next_run);
+		}
 		struct stat st;
-		if (fstatat(me.fd, names[i], &st, AT_SYMLINK_NOFOLLOW)) {
-			report_errno(w, w->pathbuf, "cannot stat", errno);
+		int err = 0;
+		if (i < run_to) {
+			st = w->run_st[i - run_from];
+			err = w->run_err[i - run_from];
+		} else if (fstatat(me.fd, names[i], &st, AT_SYMLINK_NOFOLLOW)) {
+			err = errno;
+		}
+		if (!err && S_ISDIR(st.st_mode) && i < run_to) {
+			/* Not a directory when read: its walk may state runs of its own, so the
+			 * rest of this run is stated again. */
+			run_to = i + 1;
+			next_run = i + 1;
+		}
+		if (err) {
+			report_errno(w, w->pathbuf, "cannot stat", err);
 		} else if (w->opt.one_file_system && S_ISDIR(st.st_mode) &&
 		           st.st_dev != here.st_dev) {
 			/* A mount point: the directory alone. Only directories are tested, as tar
@@ -2072,6 +2297,9 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	pthread_cond_init(&w->cv_work, NULL);
 	pthread_cond_init(&w->cv_done, NULL);
 	pthread_cond_init(&w->cv_span, NULL);
+	pthread_mutex_init(&w->crew_mu, NULL);
+	pthread_cond_init(&w->crew_go, NULL);
+	pthread_cond_init(&w->crew_idle, NULL);
 
 	uint64_t per_slot = opt.chunk_size + ZSTD_compressBound(opt.chunk_size);
 	uint64_t want = 2ull * opt.threads + 2, fit = opt.memory_limit / per_slot;
@@ -2323,6 +2551,7 @@ static int cmp_entries(const void *a, const void *b, void *ctx)
 
 static void stop_threads(struct zn_writer *w)
 {
+	crew_stop(w);
 	pthread_mutex_lock(&w->mu);
 	w->producer_done = 1;
 	pthread_cond_broadcast(&w->cv_work);
@@ -2740,10 +2969,15 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->workers);
 	free(w->blocks);
 	free(w->pathbuf);
+	free(w->run_st);
+	free(w->run_err);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv_free);
 	pthread_cond_destroy(&w->cv_work);
 	pthread_cond_destroy(&w->cv_done);
 	pthread_cond_destroy(&w->cv_span);
+	pthread_mutex_destroy(&w->crew_mu);
+	pthread_cond_destroy(&w->crew_go);
+	pthread_cond_destroy(&w->crew_idle);
 	free(w);
 }
