@@ -141,7 +141,9 @@ struct inode_rec {
 /* A small file found by the walk whose bytes are read later, in a batch (see read_batch). */
 struct pending {
 	uint64_t entry;
-	const char *name; /* in the walk's name list, alive until the batch is flushed */
+	int dirfd;        /* its directory's: the batch's copy (pend_dir) */
+	size_t name_off;  /* its name in pend_names */
+	const char *name; /* there, once the batch is read */
 	uint8_t *room;    /* where its bytes go in the block being packed */
 	uint64_t size;    /* as the walk saw it: the bytes to read */
 	struct timespec mtim; /* as the walk saw it, to tell a change during the read */
@@ -160,7 +162,8 @@ struct read_res {
 	struct timespec mtim;
 };
 
-#define BATCH 64
+#define BATCH     256
+#define PEND_DIRS 64 /* directories a batch holds open at most (pend_dirs_max) */
 
 struct zn_writer {
 	struct zn_create_options opt;
@@ -204,10 +207,19 @@ struct zn_writer {
 	char *pathbuf; /* stored path being built during a walk */
 	int walk_levels; /* directory levels a walk keeps open (struct level) */
 	size_t pathbuf_cap;
-	struct pending pend[BATCH]; /* small files of directory pend_dirfd not read yet */
+	struct pending pend[BATCH]; /* small files not read yet, in the order found */
 	uint8_t *aside; /* chunk_size bytes read outside the slots: a small file before it has a
 	                   room (place_aside), a large file hashed before it is stored */
-	int npend, pend_dirfd;
+	int npend;
+	char *pend_names; /* the pending files' names, each with its NUL */
+	size_t pend_names_len, pend_names_cap;
+	int pend_dirs[PEND_DIRS]; /* descriptors of the pending files' directories, the batch's own
+	                           */
+	int npend_dirs, pend_dirs_max;
+	int pend_src, pend_fd; /* the walk's descriptor of the directory last given a pending file,
+	                          and the one its files are read through; pend_src -1 once the walk
+	                          may have closed it or moved on */
+	int pend_borrowed; /* pend_fd is the walk's own: read the batch before the walk leaves */
 	struct read_res res[BATCH];
 	/* The read crew (crew_run): threads that read pend[] with the producer. crew_mu guards
 	 * the rest; crew_next hands out the files. */
@@ -1167,15 +1179,16 @@ static int64_t inode_lookup(struct zn_writer *w, const struct stat *st, uint64_t
 /* ------------------------------------------------------------------------------------------------
  * Reading small files in batches
  *
- * The walk collects up to BATCH small files of one directory, then places them, in the order they
- * were found, into the packers (so block boundaries are the same whichever way they are read),
- * and reads each straight into its place in the slot. When the workers have nothing queued (a
- * tree of small files gives them little to compress) and there is more than one thread, a crew
- * shares the reads (crew_run). Otherwise the producer reads alone: with io_uring, each file is
- * one linked chain OPENAT (into a registered file slot) -> READ -> CLOSE, and a batch is one
- * submission instead of three system calls per file, followed by an fstatat per file for the
- * change check; without it (old kernel, seccomp, ZN_DISABLE_URING in test builds) with
- * openat/read/fstat/close. On this machine's kernel (6.18) both ways take the same time.
+ * The walk collects up to BATCH small files, from as many directories as hold them (pend_dir), up
+ * to the next file that is not small, then places them, in the order they were found, into the
+ * packers (so block boundaries are the same whichever way they are read), and reads each straight
+ * into its place in the slot. When the workers have nothing queued (a tree of small files gives
+ * them little to compress) and there is more than one thread, a crew shares the reads (crew_run).
+ * Otherwise the producer reads alone: with io_uring, each file is one linked chain OPENAT (into a
+ * registered file slot) -> READ -> CLOSE, and a batch is one submission instead of three system
+ * calls per file, followed by an fstatat per file for the change check; without it (old kernel,
+ * seccomp, ZN_DISABLE_URING in test builds) with openat/read/fstat/close. On this machine's kernel
+ * (6.18) both ways take the same time.
  * ---------------------------------------------------------------------------------------------- */
 
 /* Reserve room for entry idx in its packer. If the packer's block is too full, *queued_full is
@@ -1549,7 +1562,7 @@ static zn_result read_aside(struct zn_writer *w, int k)
 	if (!aside_buffer(w))
 		return ZN_ERR_NOMEM;
 	struct read_res r;
-	read_one(&w->pend[k], w->pend_dirfd, w->aside, &r);
+	read_one(&w->pend[k], w->pend[k].dirfd, w->aside, &r);
 	if (account(w, k, &r, w->aside, 0))
 		return ZN_OK;
 	return place_aside(w, w->pend[k].entry, w->aside);
@@ -1565,7 +1578,7 @@ static zn_result read_aside(struct zn_writer *w, int k)
  * which then waits for the crew to leave the batch. Every result has its own place (a file's
  * room is fixed before the reads start), and the producer acts on them in order afterwards, so
  * the archive is the same however the work was shared out. */
-#define CREW_MIN 4 /* a batch of fewer items is done by the producer alone */
+#define CREW_MIN 16 /* a batch of fewer items is done by the producer alone */
 
 static void crew_take(struct zn_writer *w, crew_fn *fn, int to)
 {
@@ -1660,7 +1673,7 @@ static void crew_run(struct zn_writer *w, crew_fn *fn, int from, int to)
 
 static void read_pending(struct zn_writer *w, int k)
 {
-	read_one(&w->pend[k], w->pend_dirfd, w->pend[k].room, &w->res[k]);
+	read_one(&w->pend[k], w->pend[k].dirfd, w->pend[k].room, &w->res[k]);
 }
 
 #ifdef ZN_HAVE_URING
@@ -1670,7 +1683,7 @@ static void read_pending(struct zn_writer *w, int k)
 static uint64_t read_rest(struct zn_writer *w, int k, uint64_t have)
 {
 	const struct pending *p = &w->pend[k];
-	int fd = openat(w->pend_dirfd, p->name,
+	int fd = openat(p->dirfd, p->name,
 	                O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	while (fd >= 0 && have < p->size) {
 		ssize_t n = pread(fd, p->room + have, p->size - have, (off_t)have);
@@ -1699,7 +1712,7 @@ static zn_result uring_run(struct zn_writer *w, int from, int to)
 		 * unless it shrank (then the short count is caught below). */
 		memset(&w->res[k], 0, sizeof(w->res[k]));
 		struct io_uring_sqe *q = io_uring_get_sqe(&w->ring);
-		io_uring_prep_openat_direct(q, w->pend_dirfd, w->pend[k].name,
+		io_uring_prep_openat_direct(q, w->pend[k].dirfd, w->pend[k].name,
 		                            O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0,
 		                            (unsigned)k);
 		q->flags |= IOSQE_IO_HARDLINK;
@@ -1760,7 +1773,7 @@ static zn_result uring_run(struct zn_writer *w, int from, int to)
 			r->got = read_rest(w, k, r->got); /* a short read is not always the end */
 		if (r->got < w->pend[k].size) {
 			r->err = -1;
-		} else if (!fstatat(w->pend_dirfd, w->pend[k].name, &st, AT_SYMLINK_NOFOLLOW)) {
+		} else if (!fstatat(w->pend[k].dirfd, w->pend[k].name, &st, AT_SYMLINK_NOFOLLOW)) {
 			r->stat_ok = 1;
 			r->size = (uint64_t)st.st_size;
 			r->mtim = st.st_mtim;
@@ -1776,6 +1789,11 @@ static zn_result finish_batch(struct zn_writer *w, int from, int to)
 {
 	if (crew_wanted(w, to - from)) {
 		crew_run(w, read_pending, from, to);
+		/* Several threads hold a file open at once: one that found no descriptor left is
+		 * read again, alone. */
+		for (int k = from; k < to; k++)
+			if (w->res[k].open_err == EMFILE || w->res[k].open_err == ENFILE)
+				read_pending(w, k);
 	} else {
 #ifdef ZN_HAVE_URING
 		if (w->ring_ok)
@@ -1798,6 +1816,8 @@ static zn_result finish_batch(struct zn_writer *w, int from, int to)
  * among them take no room, and it may fit then. */
 static zn_result read_batch(struct zn_writer *w)
 {
+	for (int k = 0; k < w->npend; k++)
+		w->pend[k].name = w->pend_names + w->pend[k].name_off;
 	int from = 0;
 	for (int k = 0; k < w->npend; k++) {
 		uint64_t idx = w->pend[k].entry, off;
@@ -1819,13 +1839,82 @@ static zn_result read_batch(struct zn_writer *w)
 	return finish_batch(w, from, w->npend);
 }
 
+/* Gives back the batch's directory descriptors and names. */
+static void drop_pending(struct zn_writer *w)
+{
+	for (int i = 0; i < w->npend_dirs; i++)
+		close(w->pend_dirs[i]);
+	w->npend_dirs = 0;
+	w->npend = 0;
+	w->pend_names_len = 0;
+	w->pend_src = -1;
+	w->pend_borrowed = 0;
+}
+
 static zn_result flush_pending(struct zn_writer *w)
 {
-	if (!w->npend)
-		return ZN_OK;
-	zn_result r = read_batch(w);
-	w->npend = 0;
+	zn_result r = w->npend ? read_batch(w) : ZN_OK;
+	drop_pending(w);
 	return r;
+}
+
+/* A batch gathers the small files of many directories (a Maven repository has a few in each),
+ * and outlives the walk of each: it reads them through descriptors of its own, one per
+ * directory (pend_dirs), and keeps their names. Where no descriptor can be had (too many open,
+ * or the working directory itself, AT_FDCWD), it borrows the walk's, and is read before the
+ * walk leaves that directory or goes into another (pend_borrowed). Sets *fd to the descriptor
+ * to read a file of directory dirfd (the walk's) through. */
+static zn_result pend_dir(struct zn_writer *w, int dirfd, int *fd)
+{
+	if (w->npend && w->pend_src == dirfd) {
+		*fd = w->pend_fd;
+		return ZN_OK;
+	}
+	if (w->pend_borrowed || (w->npend_dirs && w->npend_dirs == w->pend_dirs_max))
+		RETURN_IF_ERROR(flush_pending(w));
+	int own = dirfd == AT_FDCWD || !w->pend_dirs_max ? -1 : fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0 && dirfd != AT_FDCWD && w->pend_dirs_max && w->npend) {
+		RETURN_IF_ERROR(flush_pending(w)); /* its descriptors go back */
+		own = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	}
+	if (own >= 0) {
+		w->pend_dirs[w->npend_dirs++] = own;
+	} else {
+		RETURN_IF_ERROR(flush_pending(w));
+		own = dirfd;
+		w->pend_borrowed = 1;
+	}
+	w->pend_src = dirfd;
+	w->pend_fd = *fd = own;
+	return ZN_OK;
+}
+
+/* The walk is about to close or replace a directory descriptor, or to open one, whose number
+ * may then be one a pending file's directory had. */
+static zn_result pend_dir_moves(struct zn_writer *w)
+{
+	w->pend_src = -1;
+	return w->pend_borrowed ? flush_pending(w) : ZN_OK;
+}
+
+/* Adds small file idx (its name in its directory, dirfd the walk's) to the batch. */
+static zn_result add_pending(struct zn_writer *w, uint64_t idx, int dirfd, const char *name,
+                             const struct stat *st)
+{
+	int fd;
+	RETURN_IF_ERROR(pend_dir(w, dirfd, &fd));
+	size_t len = strlen(name) + 1;
+	if (grow((void **)&w->pend_names, &w->pend_names_cap, w->pend_names_len + len, 1))
+		return ZN_ERR_NOMEM;
+	struct pending *p = &w->pend[w->npend++];
+	p->entry = idx;
+	p->dirfd = fd;
+	p->name_off = w->pend_names_len;
+	memcpy(w->pend_names + w->pend_names_len, name, len);
+	w->pend_names_len += len;
+	p->size = w->ents[idx].size;
+	p->mtim = st->st_mtim;
+	return w->npend == BATCH ? flush_pending(w) : ZN_OK;
 }
 
 /* Stating ahead
@@ -1909,7 +1998,6 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 	const char *rel = w->pathbuf;
 	uint64_t idx;
 	if (S_ISDIR(st->st_mode)) {
-		RETURN_IF_ERROR(flush_pending(w));
 		if (rel_len) {
 			RETURN_IF_ERROR(new_entry(w, rel, rel_len, ZN_TYPE_DIR, &idx));
 			if (idx != NO_ENTRY)
@@ -1964,19 +2052,9 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 	e->type = ZN_TYPE_FILE;
 	e->size = (uint64_t)st->st_size;
 	e->has_digest = w->opt.digest == ZN_DIGEST_SHA256;
-	if (e->size > 0 && e->size < w->opt.chunk_size) {
-		/* Small files are read in batches, in the order they were found. */
-		if (w->npend && w->pend_dirfd != dirfd)
-			RETURN_IF_ERROR(flush_pending(w));
-		w->pend_dirfd = dirfd;
-		w->pend[w->npend].entry = idx;
-		w->pend[w->npend].name = name;
-		w->pend[w->npend].size = e->size;
-		w->pend[w->npend].mtim = st->st_mtim;
-		if (++w->npend == BATCH)
-			return flush_pending(w);
-		return ZN_OK;
-	}
+	if (e->size > 0 && e->size < w->opt.chunk_size)
+		return add_pending(w, idx, dirfd, name,
+		                   st); /* read in batches, in the order found */
 	RETURN_IF_ERROR(flush_pending(w));
 	/* O_NONBLOCK: if a FIFO replaced the file since the scan, reading it fails at once
 	 * instead of waiting for a writer (no effect on regular files). */
@@ -2068,6 +2146,7 @@ static void reopen_level(struct zn_writer *w, const struct level *child, struct 
 static zn_result walk(struct zn_writer *w, struct level *parent, const char *name, size_t rel_len,
                       int depth, uint64_t self)
 {
+	RETURN_IF_ERROR(pend_dir_moves(w));
 	struct level me = {.up = parent, .name = name, .rel_len = rel_len};
 	me.fd = openat(parent->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (me.fd < 0) {
@@ -2175,7 +2254,7 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 			r = first_error(w);
 	}
 	if (r == ZN_OK)
-		r = flush_pending(w); /* the names and the directory are about to go */
+		r = pend_dir_moves(w); /* the directory is about to go */
 	if (parent_closed)
 		reopen_level(w, &me, parent);
 	if (me.fd >= 0)
@@ -2282,12 +2361,19 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		return ZN_ERR_NOMEM;
 	w->opt = opt;
 	w->fd = fd;
+	w->pend_src = -1;
 	/* A quarter of the open-file limit for the directories a walk keeps open, at most 64: deep
 	 * trees under `ulimit -n 1024` as tar, and under much lower limits too. */
 	struct rlimit nofile;
 	w->walk_levels = 64;
-	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur != RLIM_INFINITY)
+	w->pend_dirs_max = PEND_DIRS;
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur != RLIM_INFINITY) {
 		w->walk_levels = (int)ZN_MAX(4, ZN_MIN(64, nofile.rlim_cur / 4));
+		/* and an eighth of what is left after 32 for a batch's directories (pend_dir) */
+		w->pend_dirs_max = nofile.rlim_cur < 40
+		                           ? 0
+		                           : (int)ZN_MIN(PEND_DIRS, (nofile.rlim_cur - 32) / 8);
+	}
 	if (regular) {
 		w->out_dev = ost.st_dev;
 		w->out_ino = ost.st_ino;
@@ -2971,6 +3057,8 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->pathbuf);
 	free(w->run_st);
 	free(w->run_err);
+	drop_pending(w);
+	free(w->pend_names);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv_free);
 	pthread_cond_destroy(&w->cv_work);

@@ -128,6 +128,16 @@ code 1 "pattern matching nothing" "$Z" extract -q "$A" -C "$P" 'nothing-*'
 check "byte-identical with 1 and 4 threads" cmp "$T/t1.zn" "$T/t4.zn"
 ZN_DISABLE_URING=1 "$Z" create -q -o "$T/plain.zn" -T 2 --chunk-size 64K -C "$S" .
 check "byte-identical with and without io_uring" cmp "$T/t1.zn" "$T/plain.zn"
+# Small files of many directories are read in batches that hold each directory open; with few
+# descriptors allowed, the walk still gets what it needs, and the archive is the same.
+mkdir -p "$T/fds" && for d in $(seq 60); do mkdir -p "$T/fds/d$d/s" &&
+	for f in 1 2 3; do echo "$d $f" >"$T/fds/d$d/f$f" && echo "s $d $f" >"$T/fds/d$d/s/g$f"; done; done
+"$Z" create -q -o "$T/fds.zn" -T 4 -C "$T" fds
+for n in 10 16 48 100; do
+	code 0 "create under ulimit -n $n" sh -c 'ulimit -n "$1" && "$2" create -q -T 4 -o "$3" -C "$4" fds' \
+		sh "$n" "$Z" "$T/fds$n.zn" "$T"
+	check "...the same archive" cmp "$T/fds.zn" "$T/fds$n.zn"
+done
 "$Z" create -q -o - --chunk-size 64K -C "$S" . >"$T/stdout.zn"
 check "-o - writes the same archive to stdout" cmp "$T/t1.zn" "$T/stdout.zn"
 "$Z" list "$T/t1.zn" >"$T/list-file.txt"
