@@ -112,7 +112,9 @@ struct zn_entry {
 struct zn_create_options {
 	int level;		 /* zstd level, 1..22 (ZSTD_maxCLevel); default 3; the command allows
 				    1..19 */
-	unsigned threads;	 /* worker threads; 0 = one per online CPU; at most 256 are used */
+	unsigned threads;	 /* worker threads; 0 = one per online CPU; at most 256 are used.
+				    threads - 1 more share the reading of small files with the
+				    caller's thread while the workers have nothing waiting */
 	uint64_t chunk_size;	 /* block size in bytes; default 2 MiB; 64 KiB .. 256 MiB (from
 				    about 31 MiB up, raise memory_limit: see below) */
 	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default; at
