@@ -163,7 +163,7 @@ struct read_res {
 };
 
 #define BATCH     256
-#define PEND_DIRS 64 /* directories a batch holds open at most (pend_dirs_max) */
+#define PEND_DIRS 64 /* directories a batch holds open at most (pend_dup) */
 
 struct zn_writer {
 	struct zn_create_options opt;
@@ -213,16 +213,17 @@ struct zn_writer {
 	int npend;
 	char *pend_names; /* the pending files' names, each with its NUL */
 	size_t pend_names_len, pend_names_cap;
-	int pend_dirs[PEND_DIRS]; /* descriptors of the pending files' directories, the batch's own
-	                           */
-	int npend_dirs, pend_dirs_max;
+	int pend_dirs[PEND_DIRS];      /* the batch's own descriptors of its files' directories */
+	int npend_dirs, pend_dirs_max; /* see fd_budget */
+	int flushing;                  /* flush_pending is running */
 	int pend_src, pend_fd; /* the walk's descriptor of the directory last given a pending file,
 	                          and the one its files are read through; pend_src -1 once the walk
 	                          may have closed it or moved on */
 	int pend_borrowed; /* pend_fd is the walk's own: read the batch before the walk leaves */
 	struct read_res res[BATCH];
-	/* The read crew (crew_run): threads that read pend[] with the producer. crew_mu guards
-	 * the rest; crew_next hands out the files. */
+	/* The crew (crew_run): threads that share batches of stats and reads with the producer.
+	 * crew_mu guards the fields below up to crew_next, which hands out the items; a batch's
+	 * items and results (pend[], res[], run_*) pass between the threads through crew_run. */
 	pthread_t *crew;
 	unsigned ncrew;
 	int crew_tried, crew_open, crew_quit, crew_to;
@@ -240,6 +241,7 @@ struct zn_writer {
 #ifdef ZN_HAVE_URING
 	struct io_uring ring;
 	int ring_ok;
+	int ring_files; /* registered file slots: a batch goes through the ring in parts this big */
 #endif
 
 	/* ---- shared, guarded by mu ---- */
@@ -309,8 +311,17 @@ static zn_result first_error(struct zn_writer *w)
 	return r;
 }
 
+static zn_result flush_pending(struct zn_writer *w);
+
+/* Names a problem with an input. Problems are named in the order of the walk: the small files
+ * waiting to be read, all found before this one, are read first, and theirs named. */
 static void report(struct zn_writer *w, const char *path, zn_result r, const char *what)
 {
+	if (w->npend && !w->flushing && !atomic_load(&w->cancel)) {
+		zn_result fr = flush_pending(w);
+		if (fr != ZN_OK)
+			set_error(w, fr);
+	}
 	if (w->problem)
 		w->problem(w->hook_ctx, path, r, what);
 }
@@ -1698,14 +1709,15 @@ static uint64_t read_rest(struct zn_writer *w, int k, uint64_t have)
 	return have;
 }
 
-/* Reads pend[from..to) through the ring, results in res[]: each file is a chain OPENAT (into
- * registered file slot k) -> READ -> CLOSE, and the batch one submission.
+/* Reads pend[from..to), at most ring_files of them, through the ring, results in res[]: each
+ * file is a chain OPENAT (into registered file slot k - from) -> READ -> CLOSE, and all of them
+ * one submission.
  *
  * One submit-and-wait normally does it all. A signal can interrupt the submission or a wait
  * (-EINTR, then retried: a program's interval timer must not cost it files). The reads write
  * into the block being packed, so every chain submitted is reaped before returning; an error
  * the ring cannot get past stops the whole archive rather than leaving reads in flight. */
-static zn_result uring_run(struct zn_writer *w, int from, int to)
+static zn_result uring_part(struct zn_writer *w, int from, int to)
 {
 	for (int k = from; k < to; k++) {
 		/* Reads are capped below 2 GiB by the chunk size, so one READ moves the whole file
@@ -1714,15 +1726,15 @@ static zn_result uring_run(struct zn_writer *w, int from, int to)
 		struct io_uring_sqe *q = io_uring_get_sqe(&w->ring);
 		io_uring_prep_openat_direct(q, w->pend[k].dirfd, w->pend[k].name,
 		                            O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0,
-		                            (unsigned)k);
+		                            (unsigned)(k - from));
 		q->flags |= IOSQE_IO_HARDLINK;
 		q->user_data = (uint64_t)k << 2;
 		q = io_uring_get_sqe(&w->ring);
-		io_uring_prep_read(q, k, w->pend[k].room, (unsigned)w->pend[k].size, 0);
+		io_uring_prep_read(q, k - from, w->pend[k].room, (unsigned)w->pend[k].size, 0);
 		q->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
 		q->user_data = ((uint64_t)k << 2) | 1;
 		q = io_uring_get_sqe(&w->ring);
-		io_uring_prep_close_direct(q, (unsigned)k);
+		io_uring_prep_close_direct(q, (unsigned)(k - from));
 		q->user_data = ((uint64_t)k << 2) | 2;
 	}
 	int want = (to - from) * 3;
@@ -1779,6 +1791,13 @@ static zn_result uring_run(struct zn_writer *w, int from, int to)
 			r->mtim = st.st_mtim;
 		}
 	}
+	return ZN_OK;
+}
+
+static zn_result uring_run(struct zn_writer *w, int from, int to)
+{
+	for (int k = from; k < to; k += w->ring_files)
+		RETURN_IF_ERROR(uring_part(w, k, ZN_MIN(to, k + w->ring_files)));
 	return ZN_OK;
 }
 #endif
@@ -1853,9 +1872,20 @@ static void drop_pending(struct zn_writer *w)
 
 static zn_result flush_pending(struct zn_writer *w)
 {
+	w->flushing = 1;
 	zn_result r = w->npend ? read_batch(w) : ZN_OK;
+	w->flushing = 0;
 	drop_pending(w);
 	return r;
+}
+
+/* A copy of directory descriptor dirfd for the batch, or -1 (none, or the batch holds as many
+ * as it may: pend_dirs_max). */
+static int pend_dup(struct zn_writer *w, int dirfd)
+{
+	if (dirfd == AT_FDCWD || w->npend_dirs >= w->pend_dirs_max)
+		return -1;
+	return fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 }
 
 /* A batch gathers the small files of many directories (a Maven repository has a few in each),
@@ -1870,12 +1900,12 @@ static zn_result pend_dir(struct zn_writer *w, int dirfd, int *fd)
 		*fd = w->pend_fd;
 		return ZN_OK;
 	}
-	if (w->pend_borrowed || (w->npend_dirs && w->npend_dirs == w->pend_dirs_max))
+	if (w->pend_borrowed)
 		RETURN_IF_ERROR(flush_pending(w));
-	int own = dirfd == AT_FDCWD || !w->pend_dirs_max ? -1 : fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-	if (own < 0 && dirfd != AT_FDCWD && w->pend_dirs_max && w->npend) {
+	int own = pend_dup(w, dirfd);
+	if (own < 0 && dirfd != AT_FDCWD && w->npend) {
 		RETURN_IF_ERROR(flush_pending(w)); /* its descriptors go back */
-		own = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+		own = pend_dup(w, dirfd);
 	}
 	if (own >= 0) {
 		w->pend_dirs[w->npend_dirs++] = own;
@@ -1887,6 +1917,18 @@ static zn_result pend_dir(struct zn_writer *w, int dirfd, int *fd)
 	w->pend_src = dirfd;
 	w->pend_fd = *fd = own;
 	return ZN_OK;
+}
+
+/* A descriptor the walk needs could not be had (err): if for want of descriptors, the batch is
+ * read, which gives back those it holds. Whether to try again. */
+static int give_back_fds(struct zn_writer *w, int err)
+{
+	if ((err != EMFILE && err != ENFILE) || !w->npend_dirs)
+		return 0;
+	zn_result r = flush_pending(w);
+	if (r != ZN_OK)
+		set_error(w, r);
+	return r == ZN_OK;
 }
 
 /* The walk is about to close or replace a directory descriptor, or to open one, whose number
@@ -1964,6 +2006,13 @@ static size_t stat_ahead(struct zn_writer *w, int dirfd, char **names, size_t i,
 	w->run_names = names + i;
 	w->run_dirfd = dirfd;
 	crew_run(w, stat_one, 0, (int)(j - i));
+	/* Storing a large file takes a while: the names after it are stated when it is done. */
+	for (size_t k = i; k < j; k++)
+		if (!w->run_err[k - i] && S_ISREG(w->run_st[k - i].st_mode) &&
+		    (uint64_t)w->run_st[k - i].st_size >= w->opt.chunk_size) {
+			*next = j = k + 1;
+			break;
+		}
 	return j;
 }
 
@@ -2149,6 +2198,8 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 	RETURN_IF_ERROR(pend_dir_moves(w));
 	struct level me = {.up = parent, .name = name, .rel_len = rel_len};
 	me.fd = openat(parent->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (me.fd < 0 && give_back_fds(w, errno))
+		me.fd = openat(parent->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (me.fd < 0) {
 		report_errno(w, rel_len ? w->pathbuf : name, "cannot open directory; not stored", errno);
 		/* Left out, as tar leaves it out, not stored as an empty directory: its contents
@@ -2199,6 +2250,8 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 	/* The names are read: the directory is used through a descriptor of its own, which the
 	 * walks of subdirectories may replace. */
 	me.fd = dup(dirfd(d));
+	if (me.fd < 0 && give_back_fds(w, errno))
+		me.fd = dup(dirfd(d));
 	if (me.fd < 0) {
 		report_errno(w, w->pathbuf, "cannot read directory", errno);
 		goto out;
@@ -2255,6 +2308,8 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 	}
 	if (r == ZN_OK)
 		r = pend_dir_moves(w); /* the directory is about to go */
+	else
+		drop_pending(w); /* fatal: nothing more is read */
 	if (parent_closed)
 		reopen_level(w, &me, parent);
 	if (me.fd >= 0)
@@ -2318,6 +2373,26 @@ void zn_create_options_init(struct zn_create_options *opt)
  * compressing and writing. */
 #define ZN_MIN_SLOTS 4
 
+/* How many directories a batch of small files may hold open (pend_dup): what the limit on
+ * descriptors leaves after those open now, twice the walk's levels (each may hold two for a
+ * moment), one for each thread's read, and 32 for the caller; none if that cannot be told. Should
+ * the caller open more meanwhile, the walk has the batch give back its own when it finds none
+ * left (give_back_fds). */
+static int fd_budget(const struct zn_writer *w, const struct rlimit *nofile)
+{
+	if (nofile->rlim_cur == RLIM_INFINITY)
+		return PEND_DIRS;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return 0;
+	uint64_t open_now = 0;
+	while (readdir(d))
+		open_now++;
+	closedir(d); /* it counted ".", ".." and its own */
+	uint64_t used = open_now + 2ull * (uint64_t)w->walk_levels + w->opt.threads + 32;
+	return used >= nofile->rlim_cur ? 0 : (int)ZN_MIN(PEND_DIRS, nofile->rlim_cur - used);
+}
+
 uint64_t zn_create_memory_min(uint64_t chunk_size)
 {
 	return ZN_MIN_SLOTS * (chunk_size + ZSTD_compressBound(chunk_size));
@@ -2366,14 +2441,10 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	 * trees under `ulimit -n 1024` as tar, and under much lower limits too. */
 	struct rlimit nofile;
 	w->walk_levels = 64;
-	w->pend_dirs_max = PEND_DIRS;
-	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur != RLIM_INFINITY) {
+	if (getrlimit(RLIMIT_NOFILE, &nofile))
+		nofile.rlim_cur = 0; /* unknown: no batch holds descriptors (fd_budget) */
+	else if (nofile.rlim_cur != RLIM_INFINITY)
 		w->walk_levels = (int)ZN_MAX(4, ZN_MIN(64, nofile.rlim_cur / 4));
-		/* and an eighth of what is left after 32 for a batch's directories (pend_dir) */
-		w->pend_dirs_max = nofile.rlim_cur < 40
-		                           ? 0
-		                           : (int)ZN_MIN(PEND_DIRS, (nofile.rlim_cur - 32) / 8);
-	}
 	if (regular) {
 		w->out_dev = ost.st_dev;
 		w->out_ino = ost.st_ino;
@@ -2405,12 +2476,17 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		want_uring = 0;
 #endif
 	if (want_uring && !io_uring_queue_init(BATCH * 4, &w->ring, 0)) {
-		if (!io_uring_register_files_sparse(&w->ring, BATCH))
-			w->ring_ok = 1;
-		else
+		/* as many slots as a batch has files; fewer under a low ulimit -n */
+		for (int n = BATCH; n >= 16 && !w->ring_ok; n /= 4)
+			if (!io_uring_register_files_sparse(&w->ring, (unsigned)n)) {
+				w->ring_ok = 1;
+				w->ring_files = n;
+			}
+		if (!w->ring_ok)
 			io_uring_queue_exit(&w->ring);
 	}
 #endif
+	w->pend_dirs_max = fd_budget(w, &nofile);
 	/* The file header. */
 	uint8_t hdr[ZN_HEADER_SIZE] = {0};
 	memcpy(hdr, ZN_MAGIC, ZN_MAGIC_LEN);
@@ -2537,6 +2613,8 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 	}
 	if (r == ZN_OK)
 		r = flush_pending(w); /* before the parent directory's descriptor goes */
+	else
+		drop_pending(w); /* fatal: nothing more is read */
 	if (dirfd >= 0)
 		close(dirfd);
 	free(copy);
@@ -2822,7 +2900,8 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	if (!w || w->finished)
 		return ZN_ERR_INVALID_ARG;
 	w->finished = 1;
-	zn_result pr = flush_pending(w);
+	zn_result pr = atomic_load(&w->cancel) ? ZN_OK : flush_pending(w);
+	drop_pending(w);
 	if (pr != ZN_OK)
 		set_error(w, pr);
 	for (int k = 0; k < 2; k++) {
