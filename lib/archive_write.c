@@ -317,7 +317,7 @@ static zn_result flush_pending(struct zn_writer *w);
  * waiting to be read, all found before this one, are read first, and theirs named. */
 static void report(struct zn_writer *w, const char *path, zn_result r, const char *what)
 {
-	if (w->npend && !w->flushing && !atomic_load(&w->cancel)) {
+	if (w->problem && w->npend && !w->flushing && !atomic_load(&w->cancel)) {
 		zn_result fr = flush_pending(w);
 		if (fr != ZN_OK)
 			set_error(w, fr);
@@ -2197,11 +2197,16 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 {
 	RETURN_IF_ERROR(pend_dir_moves(w));
 	struct level me = {.up = parent, .name = name, .rel_len = rel_len};
-	me.fd = openat(parent->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (me.fd < 0 && give_back_fds(w, errno))
-		me.fd = openat(parent->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	me.fd = openat(parent->fd, name, dflags);
+	int err = me.fd < 0 ? errno : 0;
+	if (me.fd < 0 && give_back_fds(w, err)) {
+		me.fd = openat(parent->fd, name, dflags);
+		err = me.fd < 0 ? errno : 0;
+	}
 	if (me.fd < 0) {
-		report_errno(w, rel_len ? w->pathbuf : name, "cannot open directory; not stored", errno);
+		report_errno(w, rel_len ? w->pathbuf : name, "cannot open directory; not stored",
+		             err);
 		/* Left out, as tar leaves it out, not stored as an empty directory: its contents
 		 * are not in the archive. */
 		if (self != NO_ENTRY)
@@ -2249,11 +2254,14 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 		qsort(names, n, sizeof(char *), cmp_names);
 	/* The names are read: the directory is used through a descriptor of its own, which the
 	 * walks of subdirectories may replace. */
-	me.fd = dup(dirfd(d));
-	if (me.fd < 0 && give_back_fds(w, errno))
-		me.fd = dup(dirfd(d));
+	me.fd = fcntl(dirfd(d), F_DUPFD_CLOEXEC, 0);
+	err = me.fd < 0 ? errno : 0;
+	if (me.fd < 0 && give_back_fds(w, err)) {
+		me.fd = fcntl(dirfd(d), F_DUPFD_CLOEXEC, 0);
+		err = me.fd < 0 ? errno : 0;
+	}
 	if (me.fd < 0) {
-		report_errno(w, w->pathbuf, "cannot read directory", errno);
+		report_errno(w, w->pathbuf, "cannot read directory", err);
 		goto out;
 	}
 	closedir(d);
@@ -2274,7 +2282,7 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 			run_to = stat_ahead(w, me.fd, names, i, n, &next_run);
 		}
 		struct stat st;
-		int err = 0;
+		err = 0;
 		if (i < run_to) {
 			st = w->run_st[i - run_from];
 			err = w->run_err[i - run_from];
