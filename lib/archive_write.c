@@ -163,6 +163,9 @@ struct read_res {
 };
 
 #define BATCH     256
+/* With one thread, nobody shares the reads and smaller batches are faster: 200,000 files of 40
+ * bytes took 4% longer in batches of 256 than of 64 (io_uring, docs/BENCHMARKS.md). */
+#define BATCH_ALONE 64
 #define PEND_DIRS 64 /* directories a batch holds open at most (pend_dup) */
 
 struct zn_writer {
@@ -215,6 +218,7 @@ struct zn_writer {
 	size_t pend_names_len, pend_names_cap;
 	int pend_dirs[PEND_DIRS];      /* the batch's own descriptors of its files' directories */
 	int npend_dirs, pend_dirs_max; /* see fd_budget */
+	int batch_max; /* files a batch holds: BATCH, or BATCH_ALONE for one thread */
 	int flushing;                  /* flush_pending is running */
 	int pend_src, pend_fd; /* the walk's descriptor of the directory last given a pending file,
 	                          and the one its files are read through; pend_src -1 once the walk
@@ -1956,7 +1960,7 @@ static zn_result add_pending(struct zn_writer *w, uint64_t idx, int dirfd, const
 	w->pend_names_len += len;
 	p->size = w->ents[idx].size;
 	p->mtim = st->st_mtim;
-	return w->npend == BATCH ? flush_pending(w) : ZN_OK;
+	return w->npend == w->batch_max ? flush_pending(w) : ZN_OK;
 }
 
 /* Stating ahead
@@ -2495,6 +2499,7 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	}
 #endif
 	w->pend_dirs_max = fd_budget(w, &nofile);
+	w->batch_max = opt.threads > 1 ? BATCH : BATCH_ALONE;
 	/* The file header. */
 	uint8_t hdr[ZN_HEADER_SIZE] = {0};
 	memcpy(hdr, ZN_MAGIC, ZN_MAGIC_LEN);
