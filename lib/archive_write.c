@@ -210,13 +210,13 @@ struct zn_writer {
 	char *pathbuf; /* stored path being built during a walk */
 	int walk_levels; /* directory levels a walk keeps open (struct level) */
 	size_t pathbuf_cap;
-	struct pending pend[BATCH]; /* small files not read yet, in the order found */
+	struct pending *pend; /* small files not read yet, in the order found: pend_store[0 or 1] */
 	uint8_t *aside; /* chunk_size bytes read outside the slots: a small file before it has a
 	                   room (place_aside), a large file hashed before it is stored */
 	int npend;
 	char *pend_names; /* the pending files' names, each with its NUL */
 	size_t pend_names_len, pend_names_cap;
-	int pend_dirs[PEND_DIRS];      /* the batch's own descriptors of its files' directories */
+	int *pend_dirs;                /* the batch's own descriptors of its files' directories */
 	int npend_dirs, pend_dirs_max; /* see fd_budget */
 	int batch_max; /* files a batch holds: BATCH, or BATCH_ALONE for one thread */
 	int flushing;                  /* flush_pending is running */
@@ -224,7 +224,17 @@ struct zn_writer {
 	                          and the one its files are read through; pend_src -1 once the walk
 	                          may have closed it or moved on */
 	int pend_borrowed; /* pend_fd is the walk's own: read the batch before the walk leaves */
-	struct read_res res[BATCH];
+	struct read_res *res;
+	/* The batch the crew reads while the walk goes on (post_batch): its files
+	 * fly_pend[fly_from.. fly_to), none if fly_to is 0; the other half of each store. */
+	struct pending *fly_pend;
+	struct read_res *fly_res;
+	int *fly_dirs, nfly_dirs, fly_from, fly_to;
+	char *fly_names;
+	size_t fly_names_cap;
+	struct pending pend_store[2][BATCH];
+	struct read_res res_store[2][BATCH];
+	int dirs_store[2][PEND_DIRS];
 	/* The crew (crew_run): threads that share batches of stats and reads with the producer.
 	 * crew_mu guards the fields below up to crew_next, which hands out the items; a batch's
 	 * items and results (pend[], res[], run_*) pass between the threads through crew_run. */
@@ -321,7 +331,7 @@ static zn_result flush_pending(struct zn_writer *w);
  * waiting to be read, all found before this one, are read first, and theirs named. */
 static void report(struct zn_writer *w, const char *path, zn_result r, const char *what)
 {
-	if (w->problem && w->npend && !w->flushing && !atomic_load(&w->cancel)) {
+	if (w->problem && (w->npend || w->fly_to) && !w->flushing && !atomic_load(&w->cancel)) {
 		zn_result fr = flush_pending(w);
 		if (fr != ZN_OK)
 			set_error(w, fr);
@@ -1552,20 +1562,21 @@ static void read_one(const struct pending *p, int dirfd, uint8_t *dst, struct re
 /* Acts on what reading pending file k into dst found (r): 0 if its bytes are there (all of them,
  * or those it had when it shrank: stored as read, with a warning; it may also have changed:
  * stored as read), else it is reported and left out. */
-static int account(struct zn_writer *w, int k, const struct read_res *r, uint8_t *dst, int placed)
+static int account(struct zn_writer *w, const struct pending *p, const struct read_res *r,
+                   uint8_t *dst, int placed)
 {
-	struct went *e = &w->ents[w->pend[k].entry];
+	struct went *e = &w->ents[p->entry];
 	if (r->open_err) {
 		report_open_failure(w, e, r->open_err, dst);
 		return -1;
 	}
 	if (r->err == -1) {
-		store_shrunk(w, w->pend[k].entry, r->got, dst, placed);
+		store_shrunk(w, p->entry, r->got, dst, placed);
 	} else if (r->err) {
 		report_read_failure(w, e, r->err, placed ? dst : NULL);
 		return -1;
 	} else if (r->stat_ok) {
-		check_unchanged(w, e, r->size, &w->pend[k].mtim, r->mtim.tv_sec, r->mtim.tv_nsec);
+		check_unchanged(w, e, r->size, &p->mtim, r->mtim.tv_sec, r->mtim.tv_nsec);
 	}
 	return 0;
 }
@@ -1578,7 +1589,7 @@ static zn_result read_aside(struct zn_writer *w, int k)
 		return ZN_ERR_NOMEM;
 	struct read_res r;
 	read_one(&w->pend[k], w->pend[k].dirfd, w->aside, &r);
-	if (account(w, k, &r, w->aside, 0))
+	if (account(w, &w->pend[k], &r, w->aside, 0))
 		return ZN_OK;
 	return place_aside(w, w->pend[k].entry, w->aside);
 }
@@ -1657,33 +1668,45 @@ static void crew_stop(struct zn_writer *w)
  * alone rather than take a core from them (the results are the same either way). */
 static int crew_wanted(struct zn_writer *w, int n)
 {
-	if (n < CREW_MIN || (w->crew_tried && !w->ncrew))
-		return 0;
+	if (n < CREW_MIN || (w->crew_tried && !w->ncrew) || w->fly_to)
+		return 0; /* few, no crew, or the crew has a batch (post_batch) */
 	pthread_mutex_lock(&w->mu);
 	int behind = w->qcount > 0;
 	pthread_mutex_unlock(&w->mu);
 	return !behind && crew_ready(w);
 }
 
-/* Runs fn on items from..to-1, shared with the crew. */
-static void crew_run(struct zn_writer *w, crew_fn *fn, int from, int to)
+/* Hands items from..to-1 to the crew (waking `wake` of its threads at most); crew_wait ends
+ * the batch. One batch at a time. */
+static void crew_post(struct zn_writer *w, crew_fn *fn, int from, int to, int wake)
 {
-	unsigned n = w->ncrew;
 	atomic_store(&w->crew_next, from); /* no crew thread is in a batch now */
 	pthread_mutex_lock(&w->crew_mu);
 	w->crew_job = fn;
 	w->crew_to = to;
 	w->crew_open = 1;
 	w->crew_gen++;
-	for (unsigned i = 0; i < n && (int)i + 1 < to - from; i++)
+	for (int i = 0; i < wake && i < (int)w->ncrew; i++)
 		pthread_cond_signal(&w->crew_go);
 	pthread_mutex_unlock(&w->crew_mu);
-	crew_take(w, fn, to);
+}
+
+/* Does what is left of the batch posted, then waits for the crew to leave it. */
+static void crew_wait(struct zn_writer *w)
+{
+	crew_take(w, w->crew_job, w->crew_to);
 	pthread_mutex_lock(&w->crew_mu);
 	w->crew_open = 0;
 	while (w->crew_busy)
 		pthread_cond_wait(&w->crew_idle, &w->crew_mu);
 	pthread_mutex_unlock(&w->crew_mu);
+}
+
+/* Runs fn on items from..to-1, shared with the crew. */
+static void crew_run(struct zn_writer *w, crew_fn *fn, int from, int to)
+{
+	crew_post(w, fn, from, to, to - from - 1); /* the producer takes items too */
+	crew_wait(w);
 }
 
 static void read_pending(struct zn_writer *w, int k)
@@ -1827,17 +1850,90 @@ static zn_result finish_batch(struct zn_writer *w, int from, int to)
 				read_pending(w, k);
 	}
 	for (int k = from; k < to; k++)
-		if (!account(w, k, &w->res[k], w->pend[k].room, 1))
+		if (!account(w, &w->pend[k], &w->res[k], w->pend[k].room, 1))
 			judge(w, w->pend[k].entry, w->pend[k].room);
 	compact(w, w->pack[0]);
 	compact(w, w->pack[1]);
 	return ZN_OK;
 }
 
+static void read_fly(struct zn_writer *w, int k)
+{
+	read_one(&w->fly_pend[k], w->fly_pend[k].dirfd, w->fly_pend[k].room, &w->fly_res[k]);
+}
+
+/* Gives back the flying batch's directory descriptors. */
+static void land_fly(struct zn_writer *w)
+{
+	for (int i = 0; i < w->nfly_dirs; i++)
+		close(w->fly_dirs[i]);
+	w->nfly_dirs = 0;
+	w->fly_to = 0;
+}
+
+/* Waits for the crew to read the flying batch (helping), then acts on what it found, in order,
+ * as finish_batch does. */
+static void settle_fly(struct zn_writer *w)
+{
+	if (!w->fly_to)
+		return;
+	crew_wait(w);
+	w->flushing = 1;
+	for (int k = w->fly_from; k < w->fly_to; k++) {
+		struct pending *p = &w->fly_pend[k];
+		if (w->fly_res[k].open_err == EMFILE || w->fly_res[k].open_err == ENFILE)
+			read_fly(w, k); /* again, alone */
+		if (!account(w, p, &w->fly_res[k], p->room, 1))
+			judge(w, p->entry, p->room);
+	}
+	w->flushing = 0;
+	compact(w, w->pack[0]);
+	compact(w, w->pack[1]);
+	land_fly(w);
+}
+
+/* Fatal: the flying batch is not acted on, once the crew has left it. */
+static void drop_fly(struct zn_writer *w)
+{
+	if (w->fly_to)
+		crew_wait(w);
+	land_fly(w);
+}
+
+/* The pending files from..npend, placed, become the flying batch: the crew reads them while
+ * the walk goes on, into a new batch. */
+static void take_off(struct zn_writer *w, int from)
+{
+	struct pending *p = w->fly_pend;
+	w->fly_pend = w->pend;
+	w->pend = p;
+	struct read_res *r = w->fly_res;
+	w->fly_res = w->res;
+	w->res = r;
+	int *d = w->fly_dirs;
+	w->fly_dirs = w->pend_dirs;
+	w->pend_dirs = d;
+	w->nfly_dirs = w->npend_dirs;
+	w->npend_dirs = 0;
+	char *names = w->fly_names;
+	size_t cap = w->fly_names_cap;
+	w->fly_names = w->pend_names;
+	w->fly_names_cap = w->pend_names_cap;
+	w->pend_names = names;
+	w->pend_names_cap = cap;
+	w->fly_from = from;
+	w->fly_to = w->npend;
+	w->npend = 0;
+	w->pend_names_len = 0;
+	w->pend_src = -1;
+	crew_post(w, read_fly, from, w->fly_to, w->fly_to - from);
+}
+
 /* Places the pending files in their packers, in the order they were found, and reads them. A
  * file that does not fit is placed after the files before it are read and judged: the copies
- * among them take no room, and it may fit then. */
-static zn_result read_batch(struct zn_writer *w)
+ * among them take no room, and it may fit then. With `fly`, the last part is read by the crew
+ * while the walk goes on (take_off) where it may be. */
+static zn_result read_batch(struct zn_writer *w, int fly)
 {
 	for (int k = 0; k < w->npend; k++)
 		w->pend[k].name = w->pend_names + w->pend[k].name_off;
@@ -1859,11 +1955,15 @@ static zn_result read_batch(struct zn_writer *w)
 		}
 		w->pend[k].room = s->in + off;
 	}
+	if (fly && !w->pend_borrowed && crew_wanted(w, w->npend - from)) {
+		take_off(w, from);
+		return ZN_OK;
+	}
 	return finish_batch(w, from, w->npend);
 }
 
 /* Gives back the batch's directory descriptors and names. */
-static void drop_pending(struct zn_writer *w)
+static void clear_pending(struct zn_writer *w)
 {
 	for (int i = 0; i < w->npend_dirs; i++)
 		close(w->pend_dirs[i]);
@@ -1874,12 +1974,33 @@ static void drop_pending(struct zn_writer *w)
 	w->pend_borrowed = 0;
 }
 
+/* Fatal: nothing pending is read or acted on. */
+static void drop_pending(struct zn_writer *w)
+{
+	drop_fly(w);
+	clear_pending(w);
+}
+
+/* Every small file found so far is read and acted on. */
 static zn_result flush_pending(struct zn_writer *w)
 {
+	settle_fly(w);
 	w->flushing = 1;
-	zn_result r = w->npend ? read_batch(w) : ZN_OK;
+	zn_result r = w->npend ? read_batch(w, 0) : ZN_OK;
 	w->flushing = 0;
-	drop_pending(w);
+	clear_pending(w);
+	return r;
+}
+
+/* The batch is full: the flying one is acted on, and this one placed and read, by the crew
+ * while the walk goes on where it may be. */
+static zn_result post_batch(struct zn_writer *w)
+{
+	settle_fly(w);
+	w->flushing = 1;
+	zn_result r = read_batch(w, 1);
+	w->flushing = 0;
+	clear_pending(w); /* what take_off left, or the batch read here */
 	return r;
 }
 
@@ -1927,7 +2048,7 @@ static zn_result pend_dir(struct zn_writer *w, int dirfd, int *fd)
  * read, which gives back those it holds. Whether to try again. */
 static int give_back_fds(struct zn_writer *w, int err)
 {
-	if ((err != EMFILE && err != ENFILE) || !w->npend_dirs)
+	if ((err != EMFILE && err != ENFILE) || (!w->npend_dirs && !w->nfly_dirs))
 		return 0;
 	zn_result r = flush_pending(w);
 	if (r != ZN_OK)
@@ -1960,7 +2081,7 @@ static zn_result add_pending(struct zn_writer *w, uint64_t idx, int dirfd, const
 	w->pend_names_len += len;
 	p->size = w->ents[idx].size;
 	p->mtim = st->st_mtim;
-	return w->npend == w->batch_max ? flush_pending(w) : ZN_OK;
+	return w->npend == w->batch_max ? post_batch(w) : ZN_OK;
 }
 
 /* Stating ahead
@@ -2402,7 +2523,8 @@ static int fd_budget(const struct zn_writer *w, const struct rlimit *nofile)
 		open_now++;
 	closedir(d); /* it counted ".", ".." and its own */
 	uint64_t used = open_now + 2ull * (uint64_t)w->walk_levels + w->opt.threads + 32;
-	return used >= nofile->rlim_cur ? 0 : (int)ZN_MIN(PEND_DIRS, nofile->rlim_cur - used);
+	/* two batches: the one filling and the one the crew reads */
+	return used >= nofile->rlim_cur ? 0 : (int)ZN_MIN(PEND_DIRS, (nofile->rlim_cur - used) / 2);
 }
 
 uint64_t zn_create_memory_min(uint64_t chunk_size)
@@ -2449,6 +2571,12 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	w->opt = opt;
 	w->fd = fd;
 	w->pend_src = -1;
+	w->pend = w->pend_store[0];
+	w->fly_pend = w->pend_store[1];
+	w->res = w->res_store[0];
+	w->fly_res = w->res_store[1];
+	w->pend_dirs = w->dirs_store[0];
+	w->fly_dirs = w->dirs_store[1];
 	/* A quarter of the open-file limit for the directories a walk keeps open, at most 64: deep
 	 * trees under `ulimit -n 1024` as tar, and under much lower limits too. */
 	struct rlimit nofile;
@@ -3125,6 +3253,7 @@ void zn_writer_free(struct zn_writer *w)
 {
 	if (!w)
 		return;
+	drop_pending(w); /* first: the crew may be reading into a slot */
 	if (w->writer_started || w->workers_started) {
 		set_error(w, ZN_ERR_CANCELED);
 		stop_threads(w);
@@ -3149,8 +3278,8 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->pathbuf);
 	free(w->run_st);
 	free(w->run_err);
-	drop_pending(w);
 	free(w->pend_names);
+	free(w->fly_names);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv_free);
 	pthread_cond_destroy(&w->cv_work);
