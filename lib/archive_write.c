@@ -218,6 +218,7 @@ struct zn_writer {
 	size_t pend_names_len, pend_names_cap;
 	int *pend_dirs;                /* the batch's own descriptors of its files' directories */
 	int npend_dirs, pend_dirs_max; /* see fd_budget */
+	int fd_short;  /* descriptors ran short: no batch flies (they would vary with timing) */
 	int batch_max; /* files a batch holds: BATCH, or BATCH_ALONE for one thread */
 	int flushing;                  /* flush_pending is running */
 	int pend_src, pend_fd; /* the walk's descriptor of the directory last given a pending file,
@@ -1838,8 +1839,10 @@ static zn_result finish_batch(struct zn_writer *w, int from, int to)
 		/* Several threads hold a file open at once: one that found no descriptor left is
 		 * read again, alone. */
 		for (int k = from; k < to; k++)
-			if (w->res[k].open_err == EMFILE || w->res[k].open_err == ENFILE)
+			if (w->res[k].open_err == EMFILE || w->res[k].open_err == ENFILE) {
+				w->fd_short = 1;
 				read_pending(w, k);
+			}
 	} else {
 #ifdef ZN_HAVE_URING
 		if (w->ring_ok)
@@ -1878,15 +1881,19 @@ static void settle_fly(struct zn_writer *w)
 	if (!w->fly_to)
 		return;
 	crew_wait(w);
+	int from = w->fly_from, to = w->fly_to, was = w->flushing;
+	w->fly_to = 0; /* landed: an entry a hook adds meanwhile (add_entry) settles nothing */
 	w->flushing = 1;
-	for (int k = w->fly_from; k < w->fly_to; k++) {
+	for (int k = from; k < to; k++) {
 		struct pending *p = &w->fly_pend[k];
-		if (w->fly_res[k].open_err == EMFILE || w->fly_res[k].open_err == ENFILE)
+		if (w->fly_res[k].open_err == EMFILE || w->fly_res[k].open_err == ENFILE) {
+			w->fd_short = 1;
 			read_fly(w, k); /* again, alone */
+		}
 		if (!account(w, p, &w->fly_res[k], p->room, 1))
 			judge(w, p->entry, p->room);
 	}
-	w->flushing = 0;
+	w->flushing = was;
 	compact(w, w->pack[0]);
 	compact(w, w->pack[1]);
 	land_fly(w);
@@ -1895,8 +1902,10 @@ static void settle_fly(struct zn_writer *w)
 /* Fatal: the flying batch is not acted on, once the crew has left it. */
 static void drop_fly(struct zn_writer *w)
 {
-	if (w->fly_to)
+	if (w->fly_to) {
+		atomic_store(&w->crew_next, w->crew_to); /* nobody starts another read */
 		crew_wait(w);
+	}
 	land_fly(w);
 }
 
@@ -1955,7 +1964,8 @@ static zn_result read_batch(struct zn_writer *w, int fly)
 		}
 		w->pend[k].room = s->in + off;
 	}
-	if (fly && !w->pend_borrowed && crew_wanted(w, w->npend - from)) {
+	if (fly && !w->pend_borrowed && !w->fd_short && !atomic_load(&w->cancel) &&
+	    crew_wanted(w, w->npend - from)) {
 		take_off(w, from);
 		return ZN_OK;
 	}
@@ -2010,7 +2020,10 @@ static int pend_dup(struct zn_writer *w, int dirfd)
 {
 	if (dirfd == AT_FDCWD || w->npend_dirs >= w->pend_dirs_max)
 		return -1;
-	return fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+		w->fd_short = 1;
+	return fd;
 }
 
 /* A batch gathers the small files of many directories (a Maven repository has a few in each),
@@ -2048,7 +2061,10 @@ static zn_result pend_dir(struct zn_writer *w, int dirfd, int *fd)
  * read, which gives back those it holds. Whether to try again. */
 static int give_back_fds(struct zn_writer *w, int err)
 {
-	if ((err != EMFILE && err != ENFILE) || (!w->npend_dirs && !w->nfly_dirs))
+	if (err != EMFILE && err != ENFILE)
+		return 0;
+	w->fd_short = 1;
+	if (!w->npend_dirs && !w->nfly_dirs)
 		return 0;
 	zn_result r = flush_pending(w);
 	if (r != ZN_OK)
@@ -2776,6 +2792,7 @@ static zn_result add_entry(struct zn_writer *w, const struct zn_entry *e, struct
 		return first_error(w);
 	if (!zn_path_is_safe(e->path, e->path_len))
 		return ZN_ERR_UNSAFE_PATH;
+	settle_fly(w); /* from a hook during a walk: its rooms are in the packers */
 	if (e->path_len > UINT32_MAX || e->link_len > UINT32_MAX ||
 	    (e->type == ZN_TYPE_FILE && e->size > (uint64_t)PTRDIFF_MAX &&
 	     !(e->size == ZN_SIZE_UNKNOWN && src->read)))
