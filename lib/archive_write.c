@@ -1600,11 +1600,17 @@ static zn_result read_aside(struct zn_writer *w, int k)
  * On a tree of many small files the producer's system calls are the limit: per file a stat in
  * the walk, then the open, read, fstat and close of the read. With more than one thread they
  * are shared with threads - 1 crew threads, a batch at a time: the stats of a run of a
- * directory's names (stat_run), or the reads of a batch of small files (read_batch). Each
+ * directory's names (stat_ahead), or the reads of a batch of small files (read_batch). Each
  * thread takes the next item nobody took (crew_next) until none is left, the producer too,
  * which then waits for the crew to leave the batch. Every result has its own place (a file's
  * room is fixed before the reads start), and the producer acts on them in order afterwards, so
- * the archive is the same however the work was shared out. */
+ * the archive is the same however the work was shared out.
+ *
+ * A full batch of small files "flies" (take_off): the crew reads it while the producer walks
+ * on and fills the other half of the batch stores, stating names itself meanwhile. The flying
+ * batch is acted on (settle_fly) before anything else is placed in a block: before the next
+ * batch is placed, before a large file or an entry from memory, and before a problem is named,
+ * so that the order is the walk's. */
 #define CREW_MIN 16 /* a batch of fewer items is done by the producer alone */
 
 static void crew_take(struct zn_writer *w, crew_fn *fn, int to)
