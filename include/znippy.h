@@ -151,7 +151,10 @@ typedef void (*zn_problem_fn)(void *ctx, const char *path, zn_result r, const ch
 /* Decides whether a path found while walking a tree is included: return 0 to skip it (and, for a
  * directory, everything below it). `rel` is the path as it will be stored. For the path given
  * to zn_writer_add_path(), each directory above it in its stored name is asked about first
- * (is_dir 1), as a walk from the top would have: one left out takes the path with it. */
+ * (is_dir 1), as a walk from the top would have: one left out takes the path with it. The hook
+ * may add entries with zn_writer_add_memory() or zn_writer_add_stream() (a file beside each
+ * directory, say): they go into the archive after every file the walk found before. A problem
+ * hook may not (ZN_ERR_INVALID_ARG while the writer reads a batch of files). */
 typedef int (*zn_filter_fn)(void *ctx, const char *rel, int is_dir);
 
 /* Progress: bytes of content processed so far, and the total (0 when it is not known: the

@@ -2798,7 +2798,12 @@ static zn_result add_entry(struct zn_writer *w, const struct zn_entry *e, struct
 		return first_error(w);
 	if (!zn_path_is_safe(e->path, e->path_len))
 		return ZN_ERR_UNSAFE_PATH;
-	settle_fly(w); /* from a hook during a walk: its rooms are in the packers */
+	/* From a filter hook during a walk: placed after every file found before it (whatever the
+	 * batches), and never while a batch's rooms are being read into. Not from a problem hook
+	 * while a batch is acted on. */
+	if (w->flushing)
+		return ZN_ERR_INVALID_ARG;
+	RETURN_IF_ERROR(flush_pending(w));
 	if (e->path_len > UINT32_MAX || e->link_len > UINT32_MAX ||
 	    (e->type == ZN_TYPE_FILE && e->size > (uint64_t)PTRDIFF_MAX &&
 	     !(e->size == ZN_SIZE_UNKNOWN && src->read)))
