@@ -112,9 +112,10 @@ struct zn_entry {
 struct zn_create_options {
 	int level;		 /* zstd level, 1..22 (ZSTD_maxCLevel); default 3; the command allows
 				    1..19 */
-	unsigned threads;	 /* worker threads; 0 = one per online CPU; at most 256 are used.
-				    threads - 1 more share the reading of small files with the
-				    caller's thread while the workers have nothing waiting */
+	unsigned threads;	 /* worker threads; 0 = one per CPU the process may run on (its
+				    affinity, as nproc counts); at most 256 are used. threads - 1
+				    more share the reading of small files with the caller's
+				    thread while the workers have nothing waiting */
 	uint64_t chunk_size;	 /* block size in bytes; default 2 MiB; 64 KiB .. 256 MiB (from
 				    about 31 MiB up, raise memory_limit: see below) */
 	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default; at
@@ -316,7 +317,7 @@ typedef zn_result (*zn_sink_fn)(void *ctx, const void *data, size_t len);
 ZN_API zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink, void *ctx);
 
 struct zn_extract_options {
-	unsigned threads;	/* 0 = one per online CPU */
+	unsigned threads;	/* 0 = one per CPU it may run on (its affinity, as nproc) */
 	int overwrite;		/* replace existing files */
 	int check_digest;	/* also verify each file's SHA-256 (always on in zn_verify) */
 	int same_owner;		/* apply uid/gid (default: when running as root) */

@@ -39,6 +39,7 @@
 
 #include "archive_internal.h"
 #include "xxh3.h"
+#include "cpu_features.h"
 
 struct xseg {
 	uint64_t entry, boff, len, foff;
@@ -1076,11 +1077,7 @@ static void *xworker(void *arg)
 
 static unsigned resolve_threads(unsigned threads)
 {
-	if (!threads) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		threads = n > 0 ? (unsigned)n : 1;
-	}
-	return threads;
+	return threads ? threads : zn_cpu_count();
 }
 
 static zn_result run_workers(struct xjob *j, unsigned threads)

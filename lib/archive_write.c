@@ -63,6 +63,7 @@
 #include "archive_format.h"
 #include "archive_internal.h"
 #include "common.h"
+#include "cpu_features.h"
 
 enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_DONE };
 enum data_class { CLASS_COMPRESS = 0, CLASS_STORE = 1 };
@@ -2570,10 +2571,8 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		return ZN_ERR_INVALID_ARG;
 	if (!opt.memory_limit)
 		opt.memory_limit = 256u << 20;
-	if (!opt.threads) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		opt.threads = n > 0 ? (unsigned)n : 1;
-	}
+	if (!opt.threads)
+		opt.threads = zn_cpu_count();
 	if (opt.threads > 256)
 		opt.threads = 256;
 	if (opt.digest != ZN_DIGEST_SHA256)

@@ -1,10 +1,21 @@
 /* cpu_features.c - the feature word, detected once per process (per-ISA zn_cpu_detect) and cached
  * with C11 atomics; in test builds, ZN_DISABLE_CPU_FEATURES masks features by name. */
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpu_features.h"
+
+unsigned zn_cpu_count(void)
+{
+	cpu_set_t set;
+	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 uint32_t zn_cpu_detect(void)

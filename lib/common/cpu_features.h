@@ -31,4 +31,9 @@ uint32_t zn_cpu_features(void);
 /* The raw features of this CPU and OS, per ISA (lib/x86, lib/arm); called once by the above. */
 uint32_t zn_cpu_detect(void);
 
+/* How many CPUs this process may run on (its affinity mask, as nproc counts: a container or
+ * taskset limited to 2 of a host's 64 gets 2); the online CPUs if that cannot be read; at least
+ * 1. The default thread count of the archive writer and extractor. */
+unsigned zn_cpu_count(void);
+
 #endif
