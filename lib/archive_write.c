@@ -2529,11 +2529,12 @@ void zn_create_options_init(struct zn_create_options *opt)
  * compressing and writing. */
 #define ZN_MIN_SLOTS 4
 
-/* How many directories a batch of small files may hold open (pend_dup): what the limit on
- * descriptors leaves after those open now, twice the walk's levels (each may hold two for a
- * moment), one for each thread's read, and 32 for the caller; none if that cannot be told. Should
- * the caller open more meanwhile, the walk has the batch give back its own when it finds none
- * left (give_back_fds). */
+/* How many directories a batch of small files may hold open (pend_dup): half of what the limit
+ * on descriptors leaves after those open now, twice the walk's levels (each may hold two for a
+ * moment), one for each thread's read, and 32 for the caller (half: the batch filling and the one
+ * the crew reads hold theirs at once); none if that cannot be told. Should the caller open more
+ * meanwhile, the walk has the batches give back their own when it finds none left
+ * (give_back_fds), and no batch flies after that (fd_short). */
 static int fd_budget(const struct zn_writer *w, const struct rlimit *nofile)
 {
 	if (nofile->rlim_cur == RLIM_INFINITY)
@@ -2546,7 +2547,6 @@ static int fd_budget(const struct zn_writer *w, const struct rlimit *nofile)
 		open_now++;
 	closedir(d); /* it counted ".", ".." and its own */
 	uint64_t used = open_now + 2ull * (uint64_t)w->walk_levels + w->opt.threads + 32;
-	/* two batches: the one filling and the one the crew reads */
 	return used >= nofile->rlim_cur ? 0 : (int)ZN_MIN(PEND_DIRS, (nofile->rlim_cur - used) / 2);
 }
 
