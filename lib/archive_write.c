@@ -168,6 +168,7 @@ struct read_res {
  * bytes took 4% longer in batches of 256 than of 64 (io_uring, docs/BENCHMARKS.md). */
 #define BATCH_ALONE 64
 #define PEND_DIRS 64 /* directories a batch holds open at most (pend_dup) */
+#define STAT_RUN    256 /* names a crew batch states ahead at most (stat_ahead) */
 
 struct zn_writer {
 	struct zn_create_options opt;
@@ -227,7 +228,7 @@ struct zn_writer {
 	                          may have closed it or moved on */
 	int pend_borrowed; /* pend_fd is the walk's own: read the batch before the walk leaves */
 	struct read_res *res;
-	/* The batch the crew reads while the walk goes on (post_batch): its files
+	/* The batch the crew reads while the walk goes on (take_off): its files
 	 * fly_pend[fly_from.. fly_to), none if fly_to is 0; the other half of each store. */
 	struct pending *fly_pend;
 	struct read_res *fly_res;
@@ -247,8 +248,8 @@ struct zn_writer {
 	crew_fn *crew_job;
 	/* A run of a directory's names stated ahead (stat_ahead). */
 	char **run_names;
-	struct stat *run_st;
-	int *run_err;
+	struct stat run_st[STAT_RUN];
+	int run_err[STAT_RUN];
 	int run_dirfd;
 	uint64_t crew_gen;
 	atomic_int crew_next;
@@ -1541,10 +1542,11 @@ static zn_result place_aside(struct zn_writer *w, uint64_t idx, const uint8_t *p
 
 /* Reads pending file p with plain system calls into dst (its room in a block, or the aside
  * buffer) and says in *r what it found. Touches nothing but dst and *r: crew threads run it. */
-static void read_one(const struct pending *p, int dirfd, uint8_t *dst, struct read_res *r)
+static void read_one(const struct pending *p, uint8_t *dst, struct read_res *r)
 {
 	memset(r, 0, sizeof(*r));
-	int fd = openat(dirfd, p->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = openat(p->dirfd, p->name,
+	                O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		r->open_err = errno;
 		return;
@@ -1590,7 +1592,7 @@ static zn_result read_aside(struct zn_writer *w, int k)
 	if (!aside_buffer(w))
 		return ZN_ERR_NOMEM;
 	struct read_res r;
-	read_one(&w->pend[k], w->pend[k].dirfd, w->aside, &r);
+	read_one(&w->pend[k], w->aside, &r);
 	if (account(w, &w->pend[k], &r, w->aside, 0))
 		return ZN_OK;
 	return place_aside(w, w->pend[k].entry, w->aside);
@@ -1677,7 +1679,7 @@ static void crew_stop(struct zn_writer *w)
 static int crew_wanted(struct zn_writer *w, int n)
 {
 	if (n < CREW_MIN || (w->crew_tried && !w->ncrew) || w->fly_to)
-		return 0; /* few, no crew, or the crew has a batch (post_batch) */
+		return 0; /* few, no crew, or the crew has a batch (take_off) */
 	pthread_mutex_lock(&w->mu);
 	int behind = w->qcount > 0;
 	pthread_mutex_unlock(&w->mu);
@@ -1719,7 +1721,7 @@ static void crew_run(struct zn_writer *w, crew_fn *fn, int from, int to)
 
 static void read_pending(struct zn_writer *w, int k)
 {
-	read_one(&w->pend[k], w->pend[k].dirfd, w->pend[k].room, &w->res[k]);
+	read_one(&w->pend[k], w->pend[k].room, &w->res[k]);
 }
 
 #ifdef ZN_HAVE_URING
@@ -1837,19 +1839,32 @@ static zn_result uring_run(struct zn_writer *w, int from, int to)
 }
 #endif
 
-/* Reads pend[from..to) into their rooms (through the ring when no crew shares the reads), acts
- * on what was found, then judges those files in order and takes the copies' rooms back. */
+/* Acts on what reading files pend[from..to) into their rooms found (res[]), in order, then
+ * judges them and takes the copies' rooms back. With `again` (the crew read them: several
+ * threads held a file open at once), a file that found no descriptor left is read again, alone,
+ * first. */
+static void act_on_reads(struct zn_writer *w, const struct pending *pend, struct read_res *res,
+                         int from, int to, crew_fn *again)
+{
+	for (int k = from; k < to; k++) {
+		if (again && (res[k].open_err == EMFILE || res[k].open_err == ENFILE)) {
+			w->fd_short = 1;
+			again(w, k);
+		}
+		if (!account(w, &pend[k], &res[k], pend[k].room, 1))
+			judge(w, pend[k].entry, pend[k].room);
+	}
+	compact(w, w->pack[0]);
+	compact(w, w->pack[1]);
+}
+
+/* Reads pend[from..to) into their rooms (through the ring when no crew shares the reads), and
+ * acts on what was found. */
 static zn_result finish_batch(struct zn_writer *w, int from, int to)
 {
-	if (crew_wanted(w, to - from)) {
+	int shared = crew_wanted(w, to - from);
+	if (shared) {
 		crew_run(w, read_pending, from, to);
-		/* Several threads hold a file open at once: one that found no descriptor left is
-		 * read again, alone. */
-		for (int k = from; k < to; k++)
-			if (w->res[k].open_err == EMFILE || w->res[k].open_err == ENFILE) {
-				w->fd_short = 1;
-				read_pending(w, k);
-			}
 	} else {
 #ifdef ZN_HAVE_URING
 		if (w->ring_ok)
@@ -1859,25 +1874,26 @@ static zn_result finish_batch(struct zn_writer *w, int from, int to)
 			for (int k = from; k < to; k++)
 				read_pending(w, k);
 	}
-	for (int k = from; k < to; k++)
-		if (!account(w, &w->pend[k], &w->res[k], w->pend[k].room, 1))
-			judge(w, w->pend[k].entry, w->pend[k].room);
-	compact(w, w->pack[0]);
-	compact(w, w->pack[1]);
+	act_on_reads(w, w->pend, w->res, from, to, shared ? read_pending : NULL);
 	return ZN_OK;
 }
 
 static void read_fly(struct zn_writer *w, int k)
 {
-	read_one(&w->fly_pend[k], w->fly_pend[k].dirfd, w->fly_pend[k].room, &w->fly_res[k]);
+	read_one(&w->fly_pend[k], w->fly_pend[k].room, &w->fly_res[k]);
+}
+
+static void close_dirs(const int *fds, int *n)
+{
+	for (int i = 0; i < *n; i++)
+		close(fds[i]);
+	*n = 0;
 }
 
 /* Gives back the flying batch's directory descriptors. */
 static void land_fly(struct zn_writer *w)
 {
-	for (int i = 0; i < w->nfly_dirs; i++)
-		close(w->fly_dirs[i]);
-	w->nfly_dirs = 0;
+	close_dirs(w->fly_dirs, &w->nfly_dirs);
 	w->fly_to = 0;
 }
 
@@ -1889,20 +1905,10 @@ static void settle_fly(struct zn_writer *w)
 		return;
 	crew_wait(w);
 	int from = w->fly_from, to = w->fly_to, was = w->flushing;
-	w->fly_to = 0; /* landed: an entry a hook adds meanwhile (add_entry) settles nothing */
+	w->fly_to = 0; /* landed: nothing settles it again */
 	w->flushing = 1;
-	for (int k = from; k < to; k++) {
-		struct pending *p = &w->fly_pend[k];
-		if (w->fly_res[k].open_err == EMFILE || w->fly_res[k].open_err == ENFILE) {
-			w->fd_short = 1;
-			read_fly(w, k); /* again, alone */
-		}
-		if (!account(w, p, &w->fly_res[k], p->room, 1))
-			judge(w, p->entry, p->room);
-	}
+	act_on_reads(w, w->fly_pend, w->fly_res, from, to, read_fly);
 	w->flushing = was;
-	compact(w, w->pack[0]);
-	compact(w, w->pack[1]);
 	land_fly(w);
 }
 
@@ -1918,25 +1924,22 @@ static void drop_fly(struct zn_writer *w)
 
 /* The pending files from..npend, placed, become the flying batch: the crew reads them while
  * the walk goes on, into a new batch. */
+#define SWAP(T, a, b)                                                                              \
+	do {                                                                                       \
+		T t_ = (a);                                                                        \
+		(a) = (b);                                                                         \
+		(b) = t_;                                                                          \
+	} while (0)
+
 static void take_off(struct zn_writer *w, int from)
 {
-	struct pending *p = w->fly_pend;
-	w->fly_pend = w->pend;
-	w->pend = p;
-	struct read_res *r = w->fly_res;
-	w->fly_res = w->res;
-	w->res = r;
-	int *d = w->fly_dirs;
-	w->fly_dirs = w->pend_dirs;
-	w->pend_dirs = d;
+	SWAP(struct pending *, w->pend, w->fly_pend);
+	SWAP(struct read_res *, w->res, w->fly_res);
+	SWAP(int *, w->pend_dirs, w->fly_dirs);
+	SWAP(char *, w->pend_names, w->fly_names);
+	SWAP(size_t, w->pend_names_cap, w->fly_names_cap);
 	w->nfly_dirs = w->npend_dirs;
 	w->npend_dirs = 0;
-	char *names = w->fly_names;
-	size_t cap = w->fly_names_cap;
-	w->fly_names = w->pend_names;
-	w->fly_names_cap = w->pend_names_cap;
-	w->pend_names = names;
-	w->pend_names_cap = cap;
 	w->fly_from = from;
 	w->fly_to = w->npend;
 	w->npend = 0;
@@ -1982,9 +1985,7 @@ static zn_result read_batch(struct zn_writer *w, int fly)
 /* Gives back the batch's directory descriptors and names. */
 static void clear_pending(struct zn_writer *w)
 {
-	for (int i = 0; i < w->npend_dirs; i++)
-		close(w->pend_dirs[i]);
-	w->npend_dirs = 0;
+	close_dirs(w->pend_dirs, &w->npend_dirs);
 	w->npend = 0;
 	w->pend_names_len = 0;
 	w->pend_src = -1;
@@ -1998,27 +1999,22 @@ static void drop_pending(struct zn_writer *w)
 	clear_pending(w);
 }
 
-/* Every small file found so far is read and acted on. */
-static zn_result flush_pending(struct zn_writer *w)
+/* The flying batch is acted on, and the pending one placed and read; with `fly` (the batch is
+ * full), by the crew while the walk goes on where it may be. */
+static zn_result flush_batch(struct zn_writer *w, int fly)
 {
 	settle_fly(w);
 	w->flushing = 1;
-	zn_result r = w->npend ? read_batch(w, 0) : ZN_OK;
-	w->flushing = 0;
-	clear_pending(w);
-	return r;
-}
-
-/* The batch is full: the flying one is acted on, and this one placed and read, by the crew
- * while the walk goes on where it may be. */
-static zn_result post_batch(struct zn_writer *w)
-{
-	settle_fly(w);
-	w->flushing = 1;
-	zn_result r = read_batch(w, 1);
+	zn_result r = w->npend ? read_batch(w, fly) : ZN_OK;
 	w->flushing = 0;
 	clear_pending(w); /* what take_off left, or the batch read here */
 	return r;
+}
+
+/* Every small file found so far is read and acted on. */
+static zn_result flush_pending(struct zn_writer *w)
+{
+	return flush_batch(w, 0);
 }
 
 /* A copy of directory descriptor dirfd for the batch, or -1 (none, or the batch holds as many
@@ -2104,7 +2100,7 @@ static zn_result add_pending(struct zn_writer *w, uint64_t idx, int dirfd, const
 	w->pend_names_len += len;
 	p->size = w->ents[idx].size;
 	p->mtim = st->st_mtim;
-	return w->npend == w->batch_max ? post_batch(w) : ZN_OK;
+	return w->npend == w->batch_max ? flush_batch(w, 1) : ZN_OK;
 }
 
 /* Stating ahead
@@ -2113,8 +2109,6 @@ static zn_result add_pending(struct zn_writer *w, uint64_t idx, int dirfd, const
  * STAT_RUN of them that readdir says are not directories is stated in one crew batch, just
  * before the run's turn comes; a directory, or a name of unknown type, is stated when its own
  * turn comes, just before it is walked, as are all names without a crew. */
-#define STAT_RUN 256
-
 /* Each name the walk keeps is followed, after its NUL, by its d_type from readdir. */
 static int is_leaf(const char *name)
 {
@@ -2140,17 +2134,6 @@ static size_t stat_ahead(struct zn_writer *w, int dirfd, char **names, size_t i,
 	*next = ZN_MAX(j, i + 1);
 	if (!crew_wanted(w, (int)(j - i)))
 		return i;
-	if (!w->run_st) {
-		w->run_st = malloc(STAT_RUN * sizeof(*w->run_st));
-		w->run_err = malloc(STAT_RUN * sizeof(*w->run_err));
-		if (!w->run_st || !w->run_err) {
-			free(w->run_st);
-			free(w->run_err);
-			w->run_st = NULL;
-			w->run_err = NULL;
-			return i; /* stated one by one */
-		}
-	}
 	w->run_names = names + i;
 	w->run_dirfd = dirfd;
 	crew_run(w, stat_one, 0, (int)(j - i));
@@ -2249,9 +2232,8 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 	e->type = ZN_TYPE_FILE;
 	e->size = (uint64_t)st->st_size;
 	e->has_digest = w->opt.digest == ZN_DIGEST_SHA256;
-	if (e->size > 0 && e->size < w->opt.chunk_size)
-		return add_pending(w, idx, dirfd, name,
-		                   st); /* read in batches, in the order found */
+	if (e->size > 0 && e->size < w->opt.chunk_size) /* read in batches, in the order found */
+		return add_pending(w, idx, dirfd, name, st);
 	RETURN_IF_ERROR(flush_pending(w));
 	/* O_NONBLOCK: if a FIFO replaced the file since the scan, reading it fails at once
 	 * instead of waiting for a writer (no effect on regular files). */
@@ -3303,8 +3285,6 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->workers);
 	free(w->blocks);
 	free(w->pathbuf);
-	free(w->run_st);
-	free(w->run_err);
 	free(w->pend_names);
 	free(w->fly_names);
 	pthread_mutex_destroy(&w->mu);
