@@ -541,17 +541,20 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	check "...and left out, as tar leaves it out, not stored empty" \
 		test "$("$Z" list "$T/u2.zn" | grep -c closed)" = 0 -a "$("$Z" list "$T/u2.zn" | grep -c secret)" = 1
 	chmod 700 "$U/closed"
-	# Many small files, some unreadable: the crew's reads (several threads) and the producer's
-	# alone (one) give the same archive and the same reports.
+	# Many small files, some unreadable, some empty (read in the batch too, to know they can
+	# be opened): the crew's reads (several threads) and the producer's alone (one) give the
+	# same archive and the same reports.
 	mkdir -p "$U/many" && for i in $(seq 60); do printf 'file %d\n' "$i" >"$U/many/f$i"; done
-	mkdir "$U/many/zz" && chmod 000 "$U/many/f7" "$U/many/f14" "$U/many/f53" "$U/many/zz"
+	: >"$U/many/f20" && : >"$U/many/f40" && : >"$U/many/f41"
+	mkdir "$U/many/zz" && chmod 000 "$U/many/f7" "$U/many/f14" "$U/many/f40" "$U/many/f53" "$U/many/zz"
 	run_unpriv "$T/znippy-unpriv" create -q -T4 -o "$T/m4.zn" -C "$U" many >/dev/null 2>"$T/stderr"
 	check "unreadable among many, 4 threads: exit 3" test $? -eq 3
-	check "...each named once" test "$(grep -c 'cannot open; not stored' "$T/stderr")" = 3
+	check "...each named once (an empty one too)" test "$(grep -c 'cannot open; not stored' "$T/stderr")" = 4
 	check "...in path order (the files read in a batch before the directory after them)" \
-		test "$(grep -o 'many/[a-z0-9]*' "$T/stderr" | tr '\n' ' ')" = "many/f14 many/f53 many/f7 many/zz "
-	check "...the others stored" test "$("$Z" list "$T/m4.zn" | wc -l)" = 58 -a \
+		test "$(grep -o 'many/[a-z0-9]*' "$T/stderr" | tr '\n' ' ')" = "many/f14 many/f40 many/f53 many/f7 many/zz "
+	check "...the others stored" test "$("$Z" list "$T/m4.zn" | wc -l)" = 57 -a \
 		"$("$Z" cat "$T/m4.zn" many/f60)" = "file 60"
+	check "...the empty ones empty" test "$("$Z" list -l "$T/m4.zn" many/f20 many/f41 | awk '{s += $3} END {print NR, s}')" = "2 0"
 	run_unpriv "$T/znippy-unpriv" create -q -T1 -o "$T/m1.zn" -C "$U" many >/dev/null 2>&1
 	check "...the same archive with 1 thread" cmp -s "$T/m1.zn" "$T/m4.zn"
 fi
