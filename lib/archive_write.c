@@ -99,6 +99,8 @@ struct slot {
 	size_t nsegs_checked; /* segs before this one are final (duplicates taken out) */
 };
 
+/* An entry: what its row in the index will hold, and what finish needs to make the row (120
+ * bytes; a million files take 120 MB of these). What only packing needs is in struct wpack. */
 struct went {
 	char *path;
 	char *link;
@@ -109,15 +111,20 @@ struct went {
 	uint8_t shrunk; /* ended early while read: said so once (store_shrunk, emit_content) */
 	uint32_t mode, uid, gid;
 	uint32_t uname, gname; /* ids in the name table */
+	uint32_t first_block;  /* a u32 in the index too (finish refuses more blocks) */
+	uint32_t block_offset; /* below the chunk size, 256 MiB at most */
 	int64_t mtime_ns;
 	uint64_t size;
-	uint64_t first_block, block_offset;
 	int64_t link_entry; /* hardlinks found on disk: the entry holding the content, else -1 */
 	int64_t dup_of;     /* a file identical to this earlier one, stored once; else -1 */
-	uint64_t ckey;      /* XXH3-64 of a small file's content, or of a large one's ends */
-	uint64_t gen;       /* the fill of slots[slot] that holds its bytes (its last chunk's) */
-	uint32_t slot;
 	uint8_t sha[32];
+};
+
+/* An entry's packing state, beside it (writer.packs), freed before the index is made. */
+struct wpack {
+	uint64_t ckey; /* XXH3-64 of a small file's content, or of a large one's ends */
+	uint64_t gen;  /* the fill of slots[slot] that holds its bytes (its last chunk's) */
+	uint32_t slot;
 };
 
 /* A run of the entries' path and link strings, one after another, each with its NUL. */
@@ -187,7 +194,8 @@ struct zn_writer {
 
 	/* ---- owned by the producer ---- */
 	struct went *ents;
-	size_t nents, ents_cap;
+	struct wpack *packs; /* packs[i] beside ents[i], packs_cap of them */
+	size_t nents, ents_cap, packs_cap;
 	struct strchunk *strs; /* the entries' path and link strings (keep_str) */
 	char **names; /* user and group names; id 0 is "" */
 	uint32_t nnames, names_cap;
@@ -697,7 +705,7 @@ static void queue_slot(struct zn_writer *w, struct slot *s)
 	s->seq = w->next_seq++;
 	for (size_t i = 0; i < s->nsegs; i++)
 		if (s->segs[i].first)
-			w->ents[s->segs[i].entry].first_block = s->seq;
+			w->ents[s->segs[i].entry].first_block = (uint32_t)s->seq;
 	s->span_seq = spanning && w->opt.digest == ZN_DIGEST_SHA256 ? w->next_span_seq++ : -1;
 	s->state = SLOT_QUEUED;
 	w->queue[(w->qhead + w->qcount) % w->nslots] = (unsigned)(s - w->slots);
@@ -820,7 +828,7 @@ static void store_shrunk(struct zn_writer *w, uint64_t idx, uint64_t got, uint8_
 	report(w, e->path, ZN_ERR_CHANGED, "file shrank while being read; stored as read");
 	e->shrunk = 1;
 	if (placed) {
-		struct slot *s = &w->slots[e->slot];
+		struct slot *s = &w->slots[w->packs[idx].slot];
 		for (size_t i = s->nsegs; i-- > 0;)
 			if (s->segs[i].entry == idx) {
 				s->segs[i].len = got;
@@ -893,8 +901,8 @@ static zn_result emit_unsized(struct zn_writer *w, uint64_t idx, struct source *
 		s->usize = n;
 		queue_slot(w, s);
 		done += n;
-		w->ents[idx].slot = (uint32_t)(s - w->slots);
-		w->ents[idx].gen = s->gen;
+		w->packs[idx].slot = (uint32_t)(s - w->slots);
+		w->packs[idx].gen = s->gen;
 		if (!next)
 			break;
 		n = next;
@@ -975,8 +983,8 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 		queue_slot(w, s);
 		done += n;
 		/* The last chunk's slot, where settle_digest() finds the file's digest. */
-		w->ents[idx].slot = (uint32_t)(s - w->slots);
-		w->ents[idx].gen = s->gen;
+		w->packs[idx].slot = (uint32_t)(s - w->slots);
+		w->packs[idx].gen = s->gen;
 	}
 	return ZN_OK;
 }
@@ -1126,7 +1134,8 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 		*idx = NO_ENTRY;
 		return ZN_OK;
 	}
-	if (grow((void **)&w->ents, &w->ents_cap, w->nents + 1, sizeof(*w->ents)))
+	if (grow((void **)&w->ents, &w->ents_cap, w->nents + 1, sizeof(*w->ents)) ||
+	    grow((void **)&w->packs, &w->packs_cap, w->nents + 1, sizeof(*w->packs)))
 		return ZN_ERR_NOMEM;
 	struct went *e = &w->ents[w->nents];
 	memset(e, 0, sizeof(*e));
@@ -1238,9 +1247,9 @@ static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **ou
 	*off = s->usize;
 	RETURN_IF_ERROR(add_seg(w, s, idx, e->size, 1, 1));
 	s->usize += e->size;
-	w->ents[idx].block_offset = *off;
-	w->ents[idx].slot = (uint32_t)(s - w->slots);
-	w->ents[idx].gen = s->gen;
+	w->ents[idx].block_offset = (uint32_t)*off;
+	w->packs[idx].slot = (uint32_t)(s - w->slots);
+	w->packs[idx].gen = s->gen;
 	*out = s;
 	return ZN_OK;
 }
@@ -1259,9 +1268,9 @@ static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **ou
  * block is closed: place_aside), so blocks fill exactly as if the copies had never been met,
  * with or without io_uring, and a block that would hold only copies is never written. */
 
-static uint64_t set_key(const struct went *e, int by_sha)
+static uint64_t set_key(const struct zn_writer *w, uint64_t idx, int by_sha)
 {
-	return by_sha ? zn_get_le64(e->sha) : e->ckey;
+	return by_sha ? zn_get_le64(w->ents[idx].sha) : w->packs[idx].ckey;
 }
 
 /* Room in an open-addressing set of entries (slots as set_slot makes them, keyed by their ckey,
@@ -1278,7 +1287,7 @@ static int grow_set(struct zn_writer *w, uint64_t **set, size_t *cap, size_t n, 
 	for (size_t i = 0; i < ocap; i++) {
 		if (!old[i])
 			continue;
-		size_t h = (size_t)set_key(&w->ents[slot_entry(old[i])], by_sha) & (ncap - 1);
+		size_t h = (size_t)set_key(w, slot_entry(old[i]), by_sha) & (ncap - 1);
 		while (neu[h])
 			h = (h + 1) & (ncap - 1);
 		neu[h] = old[i];
@@ -1296,20 +1305,22 @@ static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 	if (w->opt.no_dedup || grow_set(w, &w->contents, &w->contents_cap, w->ncontents + 1, 0))
 		return 0;
 	struct went *e = &w->ents[idx];
-	e->ckey = zn_xxh3(p, e->size);
+	const uint64_t ckey = w->packs[idx].ckey = zn_xxh3(p, e->size);
 	const size_t mask = w->contents_cap - 1;
-	size_t h = (size_t)e->ckey & mask;
+	size_t h = (size_t)ckey & mask;
 	uint8_t sha[32];
 	int hashed = 0;
 	for (; w->contents[h]; h = (h + 1) & mask) {
-		if (!slot_may_be(w->contents[h], e->ckey))
+		if (!slot_may_be(w->contents[h], ckey))
 			continue;
-		const struct went *o = &w->ents[slot_entry(w->contents[h])];
-		if (o->ckey != e->ckey || o->size != e->size)
+		const uint64_t oi = slot_entry(w->contents[h]);
+		const struct went *o = &w->ents[oi];
+		const struct wpack *op = &w->packs[oi];
+		if (op->ckey != ckey || o->size != e->size)
 			continue;
-		const struct slot *os = &w->slots[o->slot];
+		const struct slot *os = &w->slots[op->slot];
 		int same;
-		if (os->gen == o->gen) {
+		if (os->gen == op->gen) {
 			same = !memcmp(os->in + o->block_offset, p, e->size);
 		} else {
 			if (!hashed)
@@ -1322,7 +1333,7 @@ static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 			return 1;
 		}
 	}
-	w->contents[h] = set_slot(e->ckey, idx);
+	w->contents[h] = set_slot(ckey, idx);
 	w->ncontents++;
 	return 0;
 }
@@ -1402,8 +1413,8 @@ static int whole_sha(struct zn_writer *w, const struct source *src, uint64_t siz
 static int settle_digest(struct zn_writer *w, uint64_t o)
 {
 	struct went *e = &w->ents[o];
-	struct slot *s = &w->slots[e->slot];
-	if (s->gen != e->gen)
+	struct slot *s = &w->slots[w->packs[o].slot];
+	if (s->gen != w->packs[o].gen)
 		return 0; /* the slot was taken back since: harvest() gave e its digest */
 	pthread_mutex_lock(&w->mu);
 	while (s->state == SLOT_QUEUED && !atomic_load(&w->cancel))
@@ -1450,18 +1461,19 @@ static int settle_larges(struct zn_writer *w)
 static int large_copy(struct zn_writer *w, uint64_t idx, const struct source *src)
 {
 	struct went *e = &w->ents[idx];
-	if (w->opt.no_dedup || e->size < w->opt.chunk_size || ends_key(src, e->size, &e->ckey) ||
+	uint64_t *ckey = &w->packs[idx].ckey;
+	if (w->opt.no_dedup || e->size < w->opt.chunk_size || ends_key(src, e->size, ckey) ||
 	    grow_set(w, &w->larges, &w->larges_cap, w->nlarges + 1, 0))
 		return 0;
 	const size_t mask = w->larges_cap - 1;
-	size_t h = (size_t)e->ckey & mask;
+	size_t h = (size_t)*ckey & mask;
 	for (; w->larges[h]; h = (h + 1) & mask) {
-		const struct went *o = &w->ents[slot_entry(w->larges[h])];
-		if (o->ckey == e->ckey && o->size == e->size)
+		const uint64_t oi = slot_entry(w->larges[h]);
+		if (w->packs[oi].ckey == *ckey && w->ents[oi].size == e->size)
 			break;
 	}
 	if (!w->larges[h]) { /* the first of its size and ends: nothing to compare */
-		w->larges[h] = set_slot(e->ckey, idx);
+		w->larges[h] = set_slot(*ckey, idx);
 		w->nlarges++;
 		remember_large(w, idx);
 		return 0;
@@ -3048,6 +3060,9 @@ static void drop_work_memory(struct zn_writer *w)
 	free(w->aside);
 	free(w->inodes);
 	free(w->paths);
+	free(w->packs);
+	w->packs = NULL;
+	w->packs_cap = 0;
 	w->contents = w->larges = w->lsums = w->lwait = w->paths = NULL;
 	w->aside = NULL;
 	w->inodes = NULL;
