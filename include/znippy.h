@@ -360,8 +360,9 @@ struct zn_extract_options {
 	/* As tar -m (--touch): modification times are not restored; what is extracted has the
 	 * time of the extraction. */
 	int touch;
-	/* As tar --no-overwrite-dir: a directory that exists already keeps its own mode, owner
-	 * and times (by default it is given the archive's). */
+	/* As tar --no-overwrite-dir: a directory that exists already keeps its own mode and owner,
+	 * and is given the archive's times (by default it is given all three). skip_existing
+	 * keeps its times too. */
 	int no_overwrite_dir;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);

@@ -46,7 +46,8 @@ struct xseg {
 	uint8_t first, last;
 };
 
-enum { ST_OK = 0, ST_DAMAGED = 1, ST_FAILED = 2, ST_SKIPPED = 3 };
+/* ST_KEPT: a directory that existed, kept with its own mode and owner (keep_dirs). */
+enum { ST_OK = 0, ST_DAMAGED = 1, ST_FAILED = 2, ST_SKIPPED = 3, ST_KEPT = 4 };
 
 /* An entry as the extractor keeps it, one per row: its strings and digest point into the
  * reader's index (zn_entry copies the digest and has room for more; 96 bytes a row instead of
@@ -1443,18 +1444,25 @@ static int chmod_dir(int dfd, const char *base, uint32_t mode)
 	return rc;
 }
 
-/* Phase 4: directory modes and times, deepest (last in path order) first; then the modes of
- * the existing directories keep_dirs opened up. */
+/* Phase 4: directory modes and times, deepest (last in path order) first (of a directory
+ * that existed, with no_overwrite_dir, the times alone, as tar's); then the modes of the
+ * existing directories keep_dirs opened up. */
 static void restore_dirs(struct xjob *j, struct dircache *dc)
 {
 	char base[256];
 	for (uint64_t i = j->n; i-- > 0;) {
 		const struct xent *e = &j->ents[i];
-		if (j->status[i] != ST_OK || e->type != ZN_TYPE_DIR)
+		int kept = j->status[i] == ST_KEPT && j->opt->no_overwrite_dir;
+		if ((j->status[i] != ST_OK && !kept) || e->type != ZN_TYPE_DIR)
 			continue;
 		int dfd = parent_fd(j, dc, e, base, sizeof(base));
-		if (dfd >= 0)
+		if (dfd >= 0 && !kept) {
 			apply_meta_dir(j, dfd, base, e);
+		} else if (dfd >= 0) {
+			struct timespec ts[2];
+			entry_times(j, e, ts);
+			utimensat(dfd, base, ts, AT_SYMLINK_NOFOLLOW);
+		}
 	}
 	for (size_t k = j->nreopened; k-- > 0;) {
 		const struct reopened *o = &j->reopened[k];
@@ -1588,7 +1596,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			continue;
 		int made = mkdir_beneath(&j, &dc, e);
 		if (made > 0) {
-			j.status[i] = ST_SKIPPED; /* an existing directory kept as it is (keep_dirs) */
+			j.status[i] = ST_KEPT; /* an existing directory, keep_dirs */
 		} else if (made < 0) {
 			int err = errno;
 			j.status[i] = ST_FAILED;

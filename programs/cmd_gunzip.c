@@ -49,7 +49,10 @@ static const char gunzip_help[] =
         "  -n, --no-name      the name from FILE.gz and its time (the default, as gzip)\n"
         "  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
         "  -q, --quiet        no warnings; with -l, no heading and no totals\n"
-        "  -h, --help         this help\n" EXIT_CODES_HELP;
+        "  -h, --help         this help\n"
+        "Exit status: 0 success, 1 damaged or invalid input, or a FILE or output refused\n"
+        "(a symlink, directory, set-id or linked file, an unknown suffix, an existing output\n"
+        "without -f; gzip's warnings, 2 there), 2 usage error, 3 I/O or system error.\n";
 
 struct out;
 struct opts {

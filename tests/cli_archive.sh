@@ -741,9 +741,13 @@ touch -d 2001-01-01 "$MT/exx/p/a/y.c" && "$Z" create -q -o "$MT/exm.zn" -C "$MT/
 "$Z" extract -q -m "$MT/exm.zn" -C "$MT/exm"
 check "extract -m: the time of the extraction, not the stored one" test "$(stat -c %Y "$MT/exm/p/a/y.c")" -gt 1000000000 -a \
 	"$(stat -c %Y "$MT/exm/p/a/y.c")" -ne "$(stat -c %Y "$MT/exx/p/a/y.c")"
-mkdir -p "$MT/exn/p" && chmod 700 "$MT/exn/p" && "$Z" extract -q --no-overwrite-dir "$MT/exm.zn" -C "$MT/exn"
+touch -d 2002-02-02 "$MT/exx/p" && "$Z" create -q -o "$MT/exm.zn" -C "$MT/exx" p
+mkdir -p "$MT/exn/p" && chmod 700 "$MT/exn/p" && touch -d 2000-01-01 "$MT/exn/p" &&
+	"$Z" extract -q --no-overwrite-dir "$MT/exm.zn" -C "$MT/exn"
 check "extract --no-overwrite-dir: an existing directory keeps its mode; new ones get the archive's" \
 	test "$(stat -c %a "$MT/exn/p") $(stat -c %a "$MT/exn/p/a")" = "700 $(stat -c %a "$MT/exx/p/a")"
+check "...and the existing one gets the archive's time, as tar's" \
+	test "$(stat -c %Y "$MT/exn/p")" = "$(stat -c %Y "$MT/exx/p")"
 check "extract -O --strip-components leaves out what has no more parts, as tar -xO" \
 	test "$("$Z" extract -O --strip-components 2 "$MT/exo.zn" p/a | wc -c)" = 4 -a \
 	"$("$Z" extract -O --strip-components 3 "$MT/exo.zn" p/a | wc -c)" = 0
