@@ -1139,6 +1139,7 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 		return ZN_ERR_NOMEM;
 	struct went *e = &w->ents[w->nents];
 	memset(e, 0, sizeof(*e));
+	memset(&w->packs[w->nents], 0, sizeof(*w->packs)); /* slot 0, fill 0 until placed */
 	if (!(e->path = keep_str(w, path, path_len)))
 		return ZN_ERR_NOMEM;
 	e->path_len = (uint32_t)path_len;
