@@ -2807,7 +2807,11 @@ static zn_result add_entry(struct zn_writer *w, const struct zn_entry *e, struct
 	 * while a batch is acted on. */
 	if (w->flushing)
 		return ZN_ERR_INVALID_ARG;
-	RETURN_IF_ERROR(flush_pending(w));
+	zn_result r = flush_pending(w);
+	if (r != ZN_OK) {
+		set_error(w, r); /* fatal, as in zn_writer_add_path */
+		return r;
+	}
 	if (e->path_len > UINT32_MAX || e->link_len > UINT32_MAX ||
 	    (e->type == ZN_TYPE_FILE && e->size > (uint64_t)PTRDIFF_MAX &&
 	     !(e->size == ZN_SIZE_UNKNOWN && src->read)))
@@ -2844,13 +2848,19 @@ static zn_result add_entry(struct zn_writer *w, const struct zn_entry *e, struct
 	w->ents[idx].gname = intern_name(w, tmp);
 	d = &w->ents[idx];
 	d->mtime_ns = e->mtime_ns;
-	if (e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK)
-		return set_link(w, d, e->link, e->link_len);
-	if (e->type != ZN_TYPE_FILE)
-		return ZN_OK;
-	d->size = e->size;
-	d->has_digest = w->opt.digest == ZN_DIGEST_SHA256;
-	return emit_content(w, idx, src);
+	if (e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) {
+		r = set_link(w, d, e->link, e->link_len);
+	} else if (e->type == ZN_TYPE_FILE) {
+		d->size = e->size;
+		d->has_digest = w->opt.digest == ZN_DIGEST_SHA256;
+		r = emit_content(w, idx, src);
+	}
+	/* A stream that failed leaves its entry out and the writer sound (the header says so); any
+	 * other failure from here on (memory) leaves a half-made entry: fatal, the first error
+	 * wins, as in zn_writer_add_path. */
+	if (r != ZN_OK && !w->ents[idx].dropped)
+		set_error(w, r);
+	return r;
 }
 
 zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data)
