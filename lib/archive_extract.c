@@ -487,6 +487,14 @@ static void apply_meta_fd(struct xjob *j, int fd, const struct xent *e)
 	futimens(fd, ts);
 }
 
+/* The entry's times on base in dfd, never through a symlink. */
+static void apply_times_at(struct xjob *j, int dfd, const char *base, const struct xent *e)
+{
+	struct timespec ts[2];
+	entry_times(j, e, ts);
+	utimensat(dfd, base, ts, AT_SYMLINK_NOFOLLOW);
+}
+
 /* Owner and times of a symlink just created (a symlink has no mode of its own). */
 static void apply_meta_link(struct xjob *j, int dfd, const char *base, const struct xent *e)
 {
@@ -494,9 +502,7 @@ static void apply_meta_link(struct xjob *j, int dfd, const char *base, const str
 		(void)!fchownat(dfd, base, local_id(j, e->uname, e->uname_len, 0, e->uid),
 		                local_id(j, e->gname, e->gname_len, 1, e->gid),
 		                AT_SYMLINK_NOFOLLOW);
-	struct timespec ts[2];
-	entry_times(j, e, ts);
-	utimensat(dfd, base, ts, AT_SYMLINK_NOFOLLOW);
+	apply_times_at(j, dfd, base, e);
 }
 
 /* Owner, mode and times of a directory, through a descriptor opened with O_NOFOLLOW: if the
@@ -1456,13 +1462,8 @@ static void restore_dirs(struct xjob *j, struct dircache *dc)
 		if ((j->status[i] != ST_OK && !kept) || e->type != ZN_TYPE_DIR)
 			continue;
 		int dfd = parent_fd(j, dc, e, base, sizeof(base));
-		if (dfd >= 0 && !kept) {
-			apply_meta_dir(j, dfd, base, e);
-		} else if (dfd >= 0) {
-			struct timespec ts[2];
-			entry_times(j, e, ts);
-			utimensat(dfd, base, ts, AT_SYMLINK_NOFOLLOW);
-		}
+		if (dfd >= 0)
+			(kept ? apply_times_at : apply_meta_dir)(j, dfd, base, e);
 	}
 	for (size_t k = j->nreopened; k-- > 0;) {
 		const struct reopened *o = &j->reopened[k];
