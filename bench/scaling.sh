@@ -54,17 +54,7 @@ if [ "$(cat "$work/.trees" 2>/dev/null)" != "$scale" ]; then
 	fi
 	"$here/make_corpora.sh" --scale "$scale" --only small "$work/trees" >&2
 	python3 "$here/make_small_dirs.py" "$work/trees/maven" --groups "$(scaled 200)"
-	python3 - "$work/trees/tiny" "$(scaled 200000)" <<'EOF'
-import hashlib, os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d, f = divmod(i, 1000)
-    sub = os.path.join(root, "d%04d" % d)
-    if f == 0:
-        os.makedirs(sub, exist_ok=True)
-    with open(os.path.join(sub, "f%04d.jar.sha1" % f), "w") as fh:
-        fh.write(hashlib.sha1(b"%d-%d" % (d, f)).hexdigest())
-EOF
+	python3 "$here/make_tiny_files.py" "$work/trees/tiny" "$(scaled 200000)"
 	echo "$scale" >"$work/.trees"
 fi
 trees="small maven tiny"

@@ -9,6 +9,7 @@
 # The tree is deterministic: file d/f holds the SHA-1 hex digest of "d-f". Times are one run
 # each (a shared machine: compare within a run, not across runs).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 n=${1:-100000}
 dir=${2:-/dev/shm/zn-tiny}
 z=$(realpath "${3:-build/znippy}")
@@ -16,17 +17,7 @@ tree="$dir/t$n"
 mkdir -p "$dir"
 if [ ! -e "$tree.done" ]; then
 	rm -rf "$tree"
-	python3 - "$tree" "$n" <<'EOF'
-import hashlib, os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d, f = divmod(i, 1000)
-    sub = os.path.join(root, "d%04d" % d)
-    if f == 0:
-        os.makedirs(sub, exist_ok=True)
-    with open(os.path.join(sub, "f%04d.jar.sha1" % f), "w") as fh:
-        fh.write(hashlib.sha1(b"%d-%d" % (d, f)).hexdigest())
-EOF
+	python3 "$here/make_tiny_files.py" "$tree" "$n"
 	touch "$tree.done"
 fi
 t() { # label, command...: wall seconds and peak RSS
