@@ -79,7 +79,9 @@ struct xjob {
 	struct xent *ents; /* all entries (only selected ones are filled) */
 	const uint8_t *select;
 	uint8_t *status;	 /* ST_* per entry; written by workers with atomic byte stores */
-	uint8_t *created;	 /* 1 once this job created the file (only such files are removed) */
+	uint8_t *created; /* 1 once this job created the file (only such files are removed), 2
+	                   * while it is written under its temporary name (temp_name) */
+	unsigned seq;     /* this job's number in the process, for temporary names */
 	uint64_t *pieces;	 /* pieces per file */
 	/* Files spanning blocks with the very same extent (identical large files stored once):
 	 * the first one met takes the pieces, and the others are written from the same decoded
@@ -322,10 +324,24 @@ static int remove_old(int dfd, const char *base)
 	return errno == EISDIR && !unlinkat(dfd, base, AT_REMOVEDIR) ? 0 : -1;
 }
 
-/* Create the file for writing: never through a symlink, never over an existing file unless
- * overwrite, in which case the old one (or an empty directory) is removed first. */
-static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode)
+/* The name entry i is written under while an older file keeps its own name (--overwrite):
+ * hidden, beside it, unique to the process and the job. */
+static void temp_name(const struct xjob *j, uint64_t i, char out[64])
 {
+	snprintf(out, 64, ".znippy-%ld-%u-%llu.part", (long)getpid(), j->seq,
+	         (unsigned long long)i);
+}
+
+/* Create the file for writing: never through a symlink, never over an existing file unless
+ * overwrite. Then an existing file or link keeps its name until the new content is complete
+ * and checked: the new file is made under temp_name (*temp set) and renamed over it by
+ * finish_temp, so a damaged entry, a failed write or a stop costs nothing that was there. An
+ * empty directory in the way (which a rename cannot replace), or a directory where the
+ * temporary file cannot be made, has the old one removed first. */
+static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode, uint64_t i,
+                       int *temp)
+{
+	*temp = 0;
 	for (int tries = 0; tries < 2; tries++) {
 		int fd = openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				mode & 0777);
@@ -337,6 +353,16 @@ static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode)
 		if (!j->opt->overwrite) {
 			errno = dir ? EISDIR : EEXIST;
 			return -1;
+		}
+		if (!dir) {
+			char tmp[64];
+			temp_name(j, i, tmp);
+			fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			            mode & 0777);
+			if (fd >= 0) {
+				*temp = 1;
+				return fd;
+			}
 		}
 		if (remove_old(dfd, base)) { /* keeps why (EACCES, EROFS), but a full directory */
 			if (dir && (errno == ENOTEMPTY || errno == EEXIST))
@@ -774,16 +800,51 @@ static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
 	struct xent *e = &j->ents[i];
 	char base[256];
 	int dfd = parent_fd(j, dc, e, base, sizeof(base));
-	int fd = dfd < 0 ? -1 : create_file(j, dfd, base, e->mode);
+	int temp = 0;
+	int fd = dfd < 0 ? -1 : create_file(j, dfd, base, e->mode, i, &temp);
 	if (fd < 0 && dfd >= 0 && (errno == EEXIST || errno == EISDIR) && j->skip_old) {
 		set_status(j, i, ST_SKIPPED); /* kept as it is, and not named */
 	} else if (fd < 0) {
 		set_status(j, i, ST_FAILED);
 		report_create_failure(j, e);
 	} else {
-		__atomic_store_n(&j->created[i], 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&j->created[i], temp ? 2 : 1, __ATOMIC_RELAXED);
 	}
 	return fd;
+}
+
+/* A file written under its temporary name (create_file) takes the old one's name if it is
+ * complete (ok), and is removed otherwise, leaving the old one as it was. 0, or -1 with errno
+ * set and the temporary file removed. */
+static int finish_temp(const struct xjob *j, int dfd, const char *base, uint64_t i, int ok)
+{
+	char tmp[64];
+	temp_name(j, i, tmp);
+	if (ok && !renameat(dfd, tmp, dfd, base))
+		return 0;
+	int err = errno;
+	unlinkat(dfd, tmp, 0);
+	errno = err;
+	return ok ? -1 : 0;
+}
+
+/* Entry i, if written under its temporary name, takes its own name when complete (status OK)
+ * or goes, leaving the old file as it was. */
+static void settle_temp(struct xjob *j, struct dircache *dc, uint64_t i)
+{
+	if (j->created[i] != 2)
+		return;
+	struct xent *e = &j->ents[i];
+	char base[256];
+	int dfd = parent_fd(j, dc, e, base, sizeof(base));
+	int ok = j->status[i] == ST_OK;
+	if (dfd < 0 || finish_temp(j, dfd, base, i, ok)) {
+		if (ok)
+			xreport_errno(j, e, "cannot replace the file that was there", errno);
+		j->status[i] = ST_FAILED;
+		ok = 0;
+	}
+	j->created[i] = (uint8_t)ok;
 }
 
 /* Holes are made of runs of zero bytes between multiples of SPARSE_UNIT in the file. */
@@ -1193,6 +1254,8 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 	j->select = select;
 	j->rootfd = -1;
 	j->span_entry = UINT64_MAX;
+	static _Atomic unsigned jobs;
+	j->seq = atomic_fetch_add(&jobs, 1);
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_mutex_init(&j->report_mu, NULL);
 	pthread_mutex_init(&j->names_mu, NULL);
@@ -1668,6 +1731,10 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	}
 	run_workers(&j, opt.threads);
 	settle_copies(&j);
+	/* Files written under a temporary name replace their old namesakes now, before any
+	 * hardlink looks for them by name; unfinished ones go, and the old ones stay. */
+	for (uint64_t i = 0; i < j.n; i++)
+		settle_temp(&j, &dc, i);
 	/* Phase 3: empty files, then symlinks and hardlinks (a hardlink to an empty file must find
 	 * the file this job created, not an older one of the same name). */
 	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {
@@ -1679,6 +1746,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			continue; /* named, and marked failed */
 		apply_meta_fd(&j, fd, e);
 		close(fd);
+		settle_temp(&j, &dc, i);
 	}
 	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {
 		struct xent *e = &j.ents[i];
@@ -1689,6 +1757,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
 			char *target = e->link ? strndup(e->link, e->link_len) : NULL;
 			const char *why = NULL; /* a reason that errno does not carry */
+			const char *damaged_why = NULL;
 			int rc = -1;
 			if (dfd >= 0 && target) {
 				if (e->type == ZN_TYPE_SYMLINK) {
@@ -1720,19 +1789,34 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 						   (j.status[t] == ST_SKIPPED || j.status[t] == ST_FAILED)) {
 						/* Target not selected, or not written (it existed): write
 						 * the content here. */
-						int fd = create_file(&j, dfd, base, e->mode);
+						int temp;
+						int fd = create_file(&j, dfd, base, e->mode, i,
+						                     &temp);
 						if (fd >= 0) {
 							struct fd_sink s = {fd};
-							rc = zn_reader_read_entry(r, i, sink_fd, &s) ==
-									     ZN_OK
-								     ? 0
-								     : -1;
-							if (!rc)
+							zn_result got = zn_reader_read_entry(
+							        r, i, sink_fd, &s);
+							if (got == ZN_OK)
 								apply_meta_fd(&j, fd, e);
 							close(fd);
-							if (rc) {
+							rc = got == ZN_OK ? 0 : -1;
+							if (temp)
+								rc = finish_temp(&j, dfd, base, i,
+								                 !rc);
+							else if (rc)
 								unlinkat(dfd, base, 0);
-								errno = EIO;
+							if (got == ZN_ERR_CHECKSUM ||
+							    got == ZN_ERR_CORRUPT) {
+								rc = -1;
+								damaged_why = "damaged in the "
+								              "archive (the "
+								              "content of its "
+								              "target); not "
+								              "extracted";
+							} else if (got != ZN_OK) {
+								rc = -1;
+								errno = got == ZN_ERR_NOMEM ? ENOMEM
+								                            : EIO;
 							}
 						}
 					} else {
@@ -1741,7 +1825,10 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 					}
 				}
 			}
-			if (rc && why) {
+			if (rc && damaged_why) {
+				xreport(&j, e, ZN_ERR_CHECKSUM, damaged_why);
+				j.status[i] = ST_DAMAGED;
+			} else if (rc && why) {
 				xreport(&j, e, ZN_ERR_IO, why);
 				j.status[i] = ST_FAILED;
 			} else if (rc && (errno == EEXIST || errno == EISDIR) && j.skip_old) {
@@ -1761,9 +1848,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	}
 	halted(&j); /* a stop that came after the last check still makes the result CANCELED */
 	/* Damaged files are named in path order. Files this job created but could not finish
-	 * (damaged, a write error, cancelled) are removed. A file it did not create is left alone,
-	 * except that with --overwrite a damaged file's old namesake goes too (whether a worker
-	 * had already replaced it depends on timing; the result must not). */
+	 * (damaged, a write error, cancelled) are removed. A file it did not create is left alone:
+	 * with --overwrite an old file is replaced only by a complete new one (create_file). */
 	for (uint64_t i = 0; i < j.n; i++) {
 		struct xent *e = &j.ents[i];
 		if (j.status[i] == ST_OK || e->type != ZN_TYPE_FILE)
@@ -1771,8 +1857,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		int damaged = j.status[i] == ST_DAMAGED && j.pieces[i]; /* else named by the plan */
 		if (damaged)
 			xreport(&j, e, ZN_ERR_CHECKSUM, "damaged in the archive; not extracted");
-		if (!j.created[i] && !(damaged && opt.overwrite))
-			continue;
+		if (j.created[i] != 1)
+			continue; /* what was there before stays */
 		char base[256];
 		int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
 		if (dfd >= 0)

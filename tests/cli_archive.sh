@@ -828,6 +828,11 @@ printf 'X' | dd of="$O/s3.zn" bs=1 seek=1000 conv=notrunc status=none # in big's
 code 0 "--skip-old-files over a file whose blocks are damaged: they are not needed" \
 	"$Z" extract --skip-old-files -T 4 "$O/s3.zn" -C "$O/x"
 code 1 "...without it, the damage is named" "$Z" extract --overwrite -T 4 "$O/s3.zn" -C "$O/x"
+check "...and the file that was there stays, with nothing left half-written beside it" \
+	test "$(cat "$O/x/in/d/big")-$(find "$O/x" -name '.znippy-*' | wc -l)" = "oldbig-0"
+cp "$O/s2.zn" "$O/s4.zn" && printf 'X' | dd of="$O/s4.zn" bs=1 seek=1000 conv=notrunc status=none
+code 1 "a hardlink alone whose target's content is damaged" "$Z" extract "$O/s4.zn" -C "$O/y" in/d/hl
+check "...is named as damaged" grep -q "in/d/hl: damaged in the archive (the content of its target)" "$T/stderr"
 
 # ---- -o - into a file that already holds something (>>): refused, as the offsets would be wrong ---------------
 echo junk >"$T/app.zn"
