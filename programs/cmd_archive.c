@@ -175,8 +175,9 @@ static const char create_help[] =
 	"                        or by SHA-256; not with --digest none)\n"
 	"      --exclude GLOB    leave out what GLOB matches: the stored path or any tail of it\n"
 	"                        from a '/' on (\"b\", \"*.o\", \"a/b\"), with its contents if a\n"
-	"                        directory, as tar does; a leading '/' anchors it to the start\n"
-	"                        of the stored path, a trailing '/' matches directories only;\n"
+	"                        directory, as tar does; a leading '/' or './' anchors it to\n"
+	"                        the start of the stored path (\"./build\" is the top one\n"
+	"                        only), a trailing '/' matches directories only;\n"
 	"                        repeatable\n"
 	"  -X, --exclude-from FILE\n"
 	"                        --exclude each line of FILE ('-': standard input) but empty\n"
@@ -233,7 +234,8 @@ struct excludes {
 /* As tar's --exclude: a pattern matches the stored path or any tail of it that starts at a
  * component ("a/b" excludes "t/a/b"), '*' matches '/' too, and an excluded directory takes
  * its contents with it (it is not walked). A pattern with a leading '/' is anchored: it must
- * match the whole stored path (which has no leading '/'), as for a PATH given absolute; one
+ * match the whole stored path (which has no leading '/'), as for a PATH given absolute; so is
+ * one with a leading "./" (tar's "./build" leaves "./src/build" in, its names starting "./"); one
  * with a trailing '/' matches directories only. */
 static int filter_cb(void *ctx, const char *rel, int is_dir)
 {
@@ -250,8 +252,8 @@ static int filter_cb(void *ctx, const char *rel, int is_dir)
 	return 1;
 }
 
-/* Adds one --exclude: "./t/a", "t//a" and "/abs/t/a/" become "t/a" and "abs/t/a" (anchored,
- * directories only), matching the names PATHs are stored under. */
+/* Adds one --exclude: "./t/a", "t//a" and "/abs/t/a/" become "t/a" (the first anchored) and
+ * "abs/t/a" (anchored, directories only), matching the names PATHs are stored under. */
 static int exclude_pattern(struct excludes *x, const char *arg)
 {
 	if (x->n == x->cap) {
@@ -261,7 +263,7 @@ static int exclude_pattern(struct excludes *x, const char *arg)
 		x->pats = np;
 	}
 	struct exclude *e = &x->pats[x->n];
-	e->anchored = arg[0] == '/';
+	e->anchored = arg[0] == '/' || (arg[0] == '.' && arg[1] == '/');
 	while (arg[0] == '/' && arg[1])
 		arg++;
 	if (!(e->glob = cli_pattern(arg, &e->dir_only)))

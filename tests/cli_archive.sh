@@ -165,6 +165,10 @@ check "exclude of a path given as the PATH was (absolute)" test "$("$Z" list "$T
 mkdir -p "$T/ex/u/tmp" "$T/ex/u/d" && touch "$T/ex/u/tmp/f" "$T/ex/u/d/tmp"
 "$Z" create -q -o "$T/ex4.zn" --exclude /tmp -C "$T/ex" u
 check "exclude with a leading / is anchored: it leaves u/tmp alone" test "$("$Z" list "$T/ex4.zn" | wc -l)" -eq 5
+mkdir -p "$T/ex/w/build" "$T/ex/w/src/build" && : >"$T/ex/w/build/o" && : >"$T/ex/w/src/build/k"
+"$Z" create -q -o "$T/ex4b.zn" --exclude ./build -C "$T/ex/w" .
+check "exclude with a leading ./ is anchored too: only the top build goes (as tar)" \
+	test "$("$Z" list "$T/ex4b.zn" | tr '\n' ' ')" = "src src/build src/build/k "
 "$Z" create -q -o "$T/ex5.zn" --exclude tmp/ -C "$T/ex" u
 check "exclude with a trailing / leaves out directories only" \
 	test "$("$Z" list "$T/ex5.zn" | tr '\n' ' ')" = "u u/d u/d/tmp "
