@@ -422,7 +422,12 @@ int cli_open_replacement(const char *final, const struct stat *like, char **tmp)
 		return -1;
 	}
 	memcpy(t, final, dlen);
-	sprintf(t + dlen, ".%s.XXXXXX", final + dlen);
+	/* ".NAME.XXXXXX", or where that would pass the 255 bytes a name may have, a shorter one
+	 * (allocated for: NAME is then longer than what replaces it) */
+	if (strlen(final + dlen) + 8 > 255)
+		strcpy(t + dlen, ".znippy.XXXXXX");
+	else
+		sprintf(t + dlen, ".%s.XXXXXX", final + dlen);
 	sigset_t old;
 	hold_signals(&old); /* no signal between creating the file and registering it */
 	int fd = mkostemp(t, O_CLOEXEC);

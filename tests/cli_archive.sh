@@ -165,6 +165,11 @@ check "exclude of a path given as the PATH was (absolute)" test "$("$Z" list "$T
 mkdir -p "$T/ex/u/tmp" "$T/ex/u/d" && touch "$T/ex/u/tmp/f" "$T/ex/u/d/tmp"
 "$Z" create -q -o "$T/ex4.zn" --exclude /tmp -C "$T/ex" u
 check "exclude with a leading / is anchored: it leaves u/tmp alone" test "$("$Z" list "$T/ex4.zn" | wc -l)" -eq 5
+L255=$T/ex/$(printf 'o%.0s' $(seq 255))
+code 0 "create -o OUT with a 255-byte name (its temporary name is shorter)" \
+	sh -c '"$1" create -q -o "$2" -C "$3" u && "$1" create -q -o "$2" -C "$3" u && "$1" verify -q "$2"' \
+	- "$Z" "$L255" "$T/ex"
+rm -f "$L255"
 mkdir -p "$T/ex/w/build" "$T/ex/w/src/build" && : >"$T/ex/w/build/o" && : >"$T/ex/w/src/build/k"
 "$Z" create -q -o "$T/ex4b.zn" --exclude ./build -C "$T/ex/w" .
 check "exclude with a leading ./ is anchored too: only the top build goes (as tar)" \
