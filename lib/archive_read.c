@@ -67,9 +67,22 @@ static zn_result parse(struct zn_reader *r)
 			size = z;
 	}
 	const uint8_t *f = m + size - ZN_FOOTER_SIZE;
-	if (memcmp(f + 56, ZN_FOOTER_MAGIC, 8))
+	if (memcmp(f + 56, ZN_FOOTER_MAGIC, 8)) {
+		/* A whole footer a little earlier: something was appended to a good archive. */
+		for (uint64_t end = size - 1;
+		     end >= ZN_HEADER_SIZE + ZN_FOOTER_SIZE && size - end <= (1u << 20); end--) {
+			const uint8_t *g = m + end - ZN_FOOTER_SIZE;
+			if (!memcmp(g + 56, ZN_FOOTER_MAGIC, 8) &&
+			    zn_xxh3(g, 48) == zn_get_le64(g + 48))
+				return fail(r, ZN_ERR_CORRUPT,
+				            "%llu byte%s of other data after the archive's end "
+				            "(appended to it?)",
+				            (unsigned long long)(size - end),
+				            size - end > 1 ? "s" : "");
+		}
 		return fail(r, ZN_ERR_TRUNCATED,
 			    "no footer at the end (archive truncated or not finished)");
+	}
 	if (!ZN_SUM_OK(zn_xxh3(f, 48) == zn_get_le64(f + 48)))
 		return fail(r, ZN_ERR_CHECKSUM, "footer checksum mismatch");
 	if (zn_get_le32(f + 40) != ZN_FORMAT_VERSION || zn_get_le32(f + 44) != 0)

@@ -468,6 +468,7 @@ check "...says so" grep -q "other data before it (archives concatenated?)" "$T/s
 code 0 "an archive padded with zero bytes (dd conv=sync) still reads" "$Z" verify -q "$R.padded"
 { cat "$R.zn"; printf 'x'; } >"$R.junk"
 code 1 "...but not one with other bytes after it" "$Z" list "$R.junk"
+check "...which are named as such, not as a truncation" grep -q "1 byte of other data after the archive's end" "$T/stderr"
 if [ -w /dev/full ]; then
 	"$Z" cat "$R.zn" dir/a.txt >/dev/full 2>"$T/stderr"
 	check "cat to a full device: exit 3" test $? -eq 3
