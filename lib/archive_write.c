@@ -125,6 +125,7 @@ struct wpack {
 	uint64_t ckey; /* XXH3-64 of a small file's content, or of a large one's ends */
 	uint64_t gen;  /* the fill of slots[slot] that holds its bytes (its last chunk's) */
 	uint32_t slot;
+	uint32_t ident; /* file_ident of where it came from, for paths met twice */
 };
 
 /* A run of the entries' path and link strings, one after another, each with its NUL. */
@@ -1105,8 +1106,30 @@ static char *keep_str(struct zn_writer *w, const char *s, size_t n)
  * a path given again is named unless both are directories, which merge. A first one already
  * left out (it could not be read) gives its place to the new one. */
 #define NO_ENTRY UINT64_MAX
+/* Nanoseconds in 64 bits reach from 1677 to 2262; times outside are clamped (the
+ * multiplication would overflow). */
+static int64_t mtime_ns_of(const struct stat *st)
+{
+	const int64_t lim = INT64_MAX / 1000000000 - 1;
+	int64_t sec = st->st_mtim.tv_sec;
+	return sec > lim    ? INT64_MAX
+	       : sec < -lim ? INT64_MIN
+	                    : sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+/* 32 bits of which file stat names (its device and inode), to tell a file met again from a
+ * different one stored under the same path (0 for an entry added from memory). */
+static uint32_t file_ident(const struct stat *st)
+{
+	const uint64_t id[2] = {(uint64_t)st->st_dev, (uint64_t)st->st_ino};
+	return (uint32_t)zn_xxh3(id, sizeof(id)) | 1;
+}
+
+/* A new entry for path (*idx), or NO_ENTRY where the path is stored already: the same file
+ * met again (overlapping PATHs) is named as a warning, a different one (st, from another -C
+ * or PATH) as an input left out; two directories are merged, as their contents would be. */
 static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_len, int type,
-                           uint64_t *idx)
+                           const struct stat *st, uint64_t *idx)
 {
 	if (w->nents * 2 >= w->paths_cap) {
 		size_t ncap = w->paths_cap ? w->paths_cap * 2 : 1024;
@@ -1129,8 +1152,15 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 	uint64_t key, *slot = path_slot(w, path, path_len, &key);
 	const struct went *first = *slot ? &w->ents[slot_entry(*slot)] : NULL;
 	if (first && !left_out(w, first)) {
-		if (type != ZN_TYPE_DIR || first->type != ZN_TYPE_DIR)
+		if (st && (type != ZN_TYPE_DIR || first->type != ZN_TYPE_DIR) &&
+		    w->packs[slot_entry(*slot)].ident != file_ident(st)) {
+			report(w, path, ZN_ERR_EXISTS,
+			       "a different file was stored under this path first (another -C or "
+			       "PATH); not stored");
+			w->input_err = ZN_ERR_IO;
+		} else if (type != ZN_TYPE_DIR || first->type != ZN_TYPE_DIR) {
 			report(w, path, ZN_OK, "given more than once; stored once (the first)");
+		}
 		*idx = NO_ENTRY;
 		return ZN_OK;
 	}
@@ -1140,6 +1170,7 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 	struct went *e = &w->ents[w->nents];
 	memset(e, 0, sizeof(*e));
 	memset(&w->packs[w->nents], 0, sizeof(*w->packs)); /* slot 0, fill 0 until placed */
+	w->packs[w->nents].ident = st ? file_ident(st) : 0;
 	if (!(e->path = keep_str(w, path, path_len)))
 		return ZN_ERR_NOMEM;
 	e->path_len = (uint32_t)path_len;
@@ -1166,14 +1197,8 @@ static void fill_stat(struct zn_writer *w, struct went *e, const struct stat *st
 	e->gid = st->st_gid;
 	e->uname = lookup_name(w, &w->ucache, st->st_uid, 0);
 	e->gname = lookup_name(w, &w->gcache, st->st_gid, 1);
-	/* Nanoseconds in 64 bits reach from 1677 to 2262; times outside are clamped (the
-	 * multiplication would overflow). */
-	const int64_t lim = INT64_MAX / 1000000000 - 1;
-	int64_t sec = st->st_mtim.tv_sec;
-	e->mtime_ns = sec > lim    ? INT64_MAX
-	              : sec < -lim ? INT64_MIN
-	                           : sec * 1000000000 + st->st_mtim.tv_nsec;
-	if (sec > lim || sec < -lim)
+	e->mtime_ns = mtime_ns_of(st);
+	if (e->mtime_ns == INT64_MAX || e->mtime_ns == INT64_MIN)
 		report(w, e->path, ZN_OK, "modification time outside 1677-2262; stored as the nearest");
 }
 
@@ -2196,7 +2221,7 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 	uint64_t idx;
 	if (S_ISDIR(st->st_mode)) {
 		if (rel_len) {
-			RETURN_IF_ERROR(new_entry(w, rel, rel_len, ZN_TYPE_DIR, &idx));
+			RETURN_IF_ERROR(new_entry(w, rel, rel_len, ZN_TYPE_DIR, st, &idx));
 			if (idx != NO_ENTRY)
 				fill_stat(w, &w->ents[idx], st);
 		}
@@ -2213,7 +2238,7 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 			report_errno(w, rel, "cannot read symlink", n < 0 ? errno : ENAMETOOLONG);
 			return ZN_OK;
 		}
-		RETURN_IF_ERROR(new_entry(w, rel, rel_len, ZN_TYPE_SYMLINK, &idx));
+		RETURN_IF_ERROR(new_entry(w, rel, rel_len, ZN_TYPE_SYMLINK, st, &idx));
 		if (idx == NO_ENTRY)
 			return ZN_OK;
 		fill_stat(w, &w->ents[idx], st);
@@ -2231,7 +2256,7 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 		report(w, rel, ZN_OK, "is the archive being written; skipped");
 		return ZN_OK;
 	}
-	RETURN_IF_ERROR(new_entry(w, rel, rel_len, ZN_TYPE_FILE, &idx));
+	RETURN_IF_ERROR(new_entry(w, rel, rel_len, ZN_TYPE_FILE, st, &idx));
 	if (idx == NO_ENTRY)
 		return ZN_OK; /* given before: its content is not read again */
 	struct went *e = &w->ents[idx];
@@ -2457,7 +2482,8 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 			 * an overlay's lower layer, is an ordinary member of its directory. */
 			uint64_t idx;
 			if ((!w->filter || w->filter(w->hook_ctx, w->pathbuf, 1)) &&
-			    (r = new_entry(w, w->pathbuf, child_len, ZN_TYPE_DIR, &idx)) == ZN_OK &&
+			    (r = new_entry(w, w->pathbuf, child_len, ZN_TYPE_DIR, &st, &idx)) ==
+			            ZN_OK &&
 			    idx != NO_ENTRY)
 				fill_stat(w, &w->ents[idx], &st);
 		} else if (!w->filter || w->filter(w->hook_ctx, w->pathbuf, S_ISDIR(st.st_mode))) {
@@ -2830,7 +2856,7 @@ static zn_result add_entry(struct zn_writer *w, const struct zn_entry *e, struct
 	    (e->gname && (e->gname_len > 255 || memchr(e->gname, 0, e->gname_len))))
 		return ZN_ERR_INVALID_ARG;
 	uint64_t idx;
-	RETURN_IF_ERROR(new_entry(w, e->path, e->path_len, (int)e->type, &idx));
+	RETURN_IF_ERROR(new_entry(w, e->path, e->path_len, (int)e->type, NULL, &idx));
 	if (idx == NO_ENTRY)
 		return ZN_OK; /* given before: named through the problem hook, data not taken */
 	struct went *d = &w->ents[idx];

@@ -165,6 +165,12 @@ check "exclude of a path given as the PATH was (absolute)" test "$("$Z" list "$T
 mkdir -p "$T/ex/u/tmp" "$T/ex/u/d" && touch "$T/ex/u/tmp/f" "$T/ex/u/d/tmp"
 "$Z" create -q -o "$T/ex4.zn" --exclude /tmp -C "$T/ex" u
 check "exclude with a leading / is anchored: it leaves u/tmp alone" test "$("$Z" list "$T/ex4.zn" | wc -l)" -eq 5
+mkdir -p "$T/ex/c1" "$T/ex/c2" && echo one >"$T/ex/c1/f" && echo two >"$T/ex/c2/f"
+code 3 "create: a different file under a path already stored (-C a f -C b f)" \
+	"$Z" create -q -o "$T/ex/c.zn" -C "$T/ex/c1" f -C "$T/ex/c2" f
+check "...is named, the first kept" sh -c 'grep -q "f: a different file was stored under this path first" "$1" &&
+	test "$("$2" cat "$3" f)" = one' - "$T/stderr" "$Z" "$T/ex/c.zn"
+code 0 "...while the same file met twice is a warning" "$Z" create -q -o "$T/ex/c.zn" -C "$T/ex/c1" f f
 L255=$T/ex/$(printf 'o%.0s' $(seq 255))
 code 0 "create -o OUT with a 255-byte name (its temporary name is shorter)" \
 	sh -c '"$1" create -q -o "$2" -C "$3" u && "$1" create -q -o "$2" -C "$3" u && "$1" verify -q "$2"' \
@@ -411,13 +417,13 @@ check "'..' in a PATH: a warning" grep -q "up to its last '..'" "$T/stderr"
 check "a symlink given as 'link/' is stored as the symlink" \
 	grep -q '^l' <("$Z" list -l "$O/p.zn" ldir)
 
-# a path given twice: the first is stored, the second named and not read; a hardlink to the
-# second is then the first of its inode and keeps its own content
+# two files stored under one path: the first is stored, the second named and not read (exit
+# 3); a hardlink to the second is then the first of its inode and keeps its own content
 mkdir -p "$O/hl/sub" && printf 'outer\n' >"$O/hl/p" && printf 'inner\n' >"$O/hl/sub/p"
 ln "$O/hl/sub/p" "$O/hl/sub/q"
 (cd "$O/hl/sub" && "$Z" create -o "$O/hl.zn" ../p p q) 2>"$T/stderr"
-check "a path given twice: exit 0" test $? -eq 0
-check "a path given twice: named" grep -q '^znippy: p: given more than once; stored once (the first)' "$T/stderr"
+check "a path given twice: exit 3" test $? -eq 3
+check "a path given twice: named" grep -q '^znippy: p: a different file was stored under this path first' "$T/stderr"
 check "a path given twice: the first stored" test "$("$Z" cat "$O/hl.zn" p)" = outer
 check "a hardlink to the second: stored with its content" test "$("$Z" cat "$O/hl.zn" q)" = inner
 check "a path given twice: two rows" test "$("$Z" list "$O/hl.zn" | tr '\n' ' ')" = "p q "
