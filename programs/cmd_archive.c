@@ -791,11 +791,12 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 		missing = -1;
 		goto out;
 	}
-	uint64_t n = zn_reader_count(r);
+	uint64_t n = zn_reader_count(r), unreadable = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		struct zn_entry e;
 		if (zn_reader_entry(r, i, &e) != ZN_OK) {
 			sel[i] = 1; /* let the extractor report it */
+			unreadable++;
 			continue;
 		}
 		/* The part of the path a directory-only pattern may match: its parent. */
@@ -814,7 +815,12 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 		}
 	}
 	for (int k = 0; k < npats; k++) {
-		if (!p[k].hit) {
+		if (!p[k].hit && unreadable) {
+			cli_error("%s: not found among the entries that can be read (%llu of the "
+			          "index's entries are damaged)",
+			          pats[k], (unsigned long long)unreadable);
+			missing++;
+		} else if (!p[k].hit) {
 			cli_error("%s: not found in archive", pats[k]);
 			missing++;
 		}
@@ -1238,13 +1244,33 @@ int cmd_list(int argc, char **argv)
 	uint8_t *copy = (json || lng) ? malloc(n + 1) : NULL;
 	if (copy)
 		zn_reader_copies(r, copy);
-	for (uint64_t i = 0; i < n; i++) {
-		if (sel && !sel[i])
+	/* Unreadable rows come in runs (a damaged page of the index holds many): one line a run. */
+	uint64_t run_from = 0, run_len = 0;
+	zn_result run_res = ZN_OK;
+	for (uint64_t i = 0; i <= n; i++) {
+		if (i < n && sel && !sel[i])
 			continue;
 		struct zn_entry e;
-		if ((res = zn_reader_entry(r, i, &e)) != ZN_OK) {
-			cli_error("%s: entry %llu: %s", path, (unsigned long long)i,
-				  zn_result_message(res));
+		res = i < n ? zn_reader_entry(r, i, &e) : ZN_OK;
+		if (run_len && (res == ZN_OK || res != run_res || i != run_from + run_len)) {
+			if (run_len == 1)
+				cli_error("%s: entry %llu: %s", path, (unsigned long long)run_from,
+				          zn_result_message(run_res));
+			else
+				cli_error("%s: entries %llu-%llu: %s", path,
+				          (unsigned long long)run_from,
+				          (unsigned long long)(run_from + run_len - 1),
+				          zn_result_message(run_res));
+			run_len = 0;
+		}
+		if (i == n)
+			break;
+		if (res != ZN_OK) {
+			if (!run_len) {
+				run_from = i;
+				run_res = res;
+			}
+			run_len++;
 			bad = 1;
 			continue;
 		}

@@ -467,6 +467,13 @@ check "...does not make -C DIR" test ! -e "$R/none-made"
 check "--check-digest on an archive without digests warns" grep -q "has no file digests" "$T/stderr"
 code 3 "a directory as ARCHIVE" "$Z" list "$R"
 check "...says why" grep -q "not a regular file, a pipe or standard input" "$T/stderr"
+mkdir -p "$R/ix" && (cd "$R/ix" && for i in $(seq 1000 1999); do echo $i >f$i; done)
+"$Z" create -q -o "$R.ix.zn" -C "$R/ix" . && cp "$R.ix.zn" "$R.ixd.zn"
+printf 'A' | dd of="$R.ixd.zn" bs=1 seek=$(($(stat -c %s "$R.ixd.zn") - 8192)) conv=notrunc status=none
+code 1 "list PATTERN over an index with a damaged page" "$Z" list "$R.ixd.zn" nothere
+check "...says the pattern was not found among the readable entries, and names the damaged ones in one line" \
+	sh -c 'grep -q "nothere: not found among the entries that can be read ([0-9]* of the index" "$1" &&
+	grep -q "entries [0-9]*-[0-9]*: corrupt data" "$1" && test $(wc -l <"$1") = 2' - "$T/stderr"
 cat "$R.zn" "$R.zn" >"$R.twice"
 code 1 "two archives concatenated" "$Z" list "$R.twice"
 check "...says so" grep -q "other data before it (archives concatenated?)" "$T/stderr"
