@@ -112,6 +112,9 @@ struct xjob {
 	int span_missing; /* a piece of span_entry was not hashed (its block failed) */
 
 	atomic_uint_fast64_t done_bytes;
+	/* Blocks that failed their checksums, and of them those whose files were judged one by
+	 * one by their SHA-256 (salvage_block). */
+	atomic_uint_fast64_t blocks_bad, blocks_salvaged;
 	atomic_int cancel;
 	zn_result err; /* first system error, under mu */
 	int same_owner;
@@ -1072,6 +1075,43 @@ static void hash_piece(struct xjob *j, struct last_hash *h, const struct xseg *s
 	}
 }
 
+/* Block b failed its checksums. Where the archive has digests and the block still decodes to
+ * its size, each file held whole in it is judged by its own SHA-256 and kept if it matches (a
+ * flipped byte in a block of packed small files then costs the files it is in, not all of
+ * them). Everything else with bytes in it is damaged. Returns the bytes to write the kept
+ * files from, or NULL. */
+static const uint8_t *salvage_block(struct xjob *j, uint64_t b, ZSTD_DCtx *dctx, uint8_t *buf)
+{
+	struct zn_reader *r = j->r;
+	const uint8_t *data = NULL;
+	atomic_fetch_add(&j->blocks_bad, 1);
+	if (r->digest != ZN_DIGEST_SHA256 || zn_block_salvage(r, b, dctx, buf, &data) != ZN_OK)
+		data = NULL;
+	struct last_hash h = {0};
+	int kept = 0;
+	for (uint64_t s = j->bstart[b]; s < j->bstart[b + 1]; s++) {
+		const struct xseg *g = &j->segs[s];
+		const struct xent *e = &j->ents[g->entry];
+		if (data && j->pieces[g->entry] == 1 && e->has_digest) {
+			if (h.boff != g->boff || h.len != g->len) {
+				zn_sha256(data + g->boff, g->len, h.sha);
+				h.boff = g->boff;
+				h.len = g->len;
+			}
+			if (!memcmp(h.sha, e->sha256, 32)) {
+				kept = 1;
+				continue;
+			}
+		}
+		downgrade_status(j, g->entry, ST_DAMAGED);
+		if (j->bytes_bad) /* its copies follow: settle_copies() */
+			__atomic_store_n(&j->bytes_bad[g->entry], 1, __ATOMIC_RELAXED);
+	}
+	if (kept)
+		atomic_fetch_add(&j->blocks_salvaged, 1);
+	return kept ? data : NULL;
+}
+
 static void *xworker(void *arg)
 {
 	struct xjob *j = arg;
@@ -1092,15 +1132,8 @@ static void *xworker(void *arg)
 		const uint8_t *data = NULL;
 		uint64_t len = 0;
 		int cancel = atomic_load(&j->cancel);
-		if (!cancel && dctx && buf && zn_block_load(r, b, dctx, buf, &data, &len) != ZN_OK) {
-			data = NULL;
-			for (uint64_t s = j->bstart[b]; s < j->bstart[b + 1]; s++) {
-				downgrade_status(j, j->segs[s].entry, ST_DAMAGED);
-				if (j->bytes_bad) /* its copies follow: settle_copies() */
-					__atomic_store_n(&j->bytes_bad[j->segs[s].entry], 1,
-					                 __ATOMIC_RELAXED);
-			}
-		}
+		if (!cancel && dctx && buf && zn_block_load(r, b, dctx, buf, &data, &len) != ZN_OK)
+			data = salvage_block(j, b, dctx, buf);
 		if (hashing && span >= 0) {
 			pthread_mutex_lock(&j->mu);
 			while (j->span_turn != span && !atomic_load(&j->cancel))
@@ -1334,6 +1367,27 @@ void zn_extract_options_init(struct zn_extract_options *opt)
 	opt->sparse = 1;
 }
 
+/* After the workers: blocks that failed their checksums are named once, in a line of their own
+ * (their damaged files are named one by one). Returns whether there were any. */
+static int report_bad_blocks(struct xjob *j)
+{
+	uint64_t bad = atomic_load(&j->blocks_bad), kept = atomic_load(&j->blocks_salvaged);
+	if (bad && j->problem) {
+		char msg[200];
+		const int one = bad == 1;
+		snprintf(msg, sizeof(msg), "%llu data block%s not match %s checksum%s%s%s",
+		         (unsigned long long)bad, one ? " does" : "s do", one ? "its" : "their",
+		         one ? "" : "s", kept ? "; the files held whole in " : "",
+		         kept ? (one ? "it whose SHA-256 matches are intact"
+		                     : "them whose SHA-256 matches are intact")
+		              : "");
+		pthread_mutex_lock(&j->report_mu);
+		j->problem(j->ctx, "(data)", ZN_ERR_CHECKSUM, msg);
+		pthread_mutex_unlock(&j->report_mu);
+	}
+	return bad != 0;
+}
+
 zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem,
 		    zn_progress_fn progress, void *ctx)
 {
@@ -1431,6 +1485,7 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 		}
 		damaged |= st == ST_DAMAGED;
 	}
+	damaged |= report_bad_blocks(&j);
 	job_free(&j);
 	if (res != ZN_OK)
 		return structure_damaged ? ZN_ERR_DAMAGED : res;
@@ -1872,7 +1927,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		if (j.status[i] == ST_OK)
 			opt.extracted(j.ctx, j.ents[i].path, j.ents[i].path_len);
 	if (res == ZN_OK) {
-		int damaged = 0, failed = 0;
+		int damaged = report_bad_blocks(&j), failed = 0;
 		for (uint64_t i = 0; i < j.n; i++) {
 			damaged |= j.status[i] == ST_DAMAGED;
 			failed |= j.status[i] == ST_FAILED;

@@ -143,4 +143,10 @@ zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b)
 zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
 			const uint8_t **data, uint64_t *len);
 
+/* Block i's bytes as zn_block_load gives them but without its checksums, for a block that
+ * failed them: only what each file's own SHA-256 then confirms may be used. ZN_ERR_CORRUPT if
+ * it does not decode to its size. */
+zn_result zn_block_salvage(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
+                           const uint8_t **data);
+
 #endif

@@ -252,6 +252,22 @@ while IFS= read -r -d '' f; do
 	if cmp -s "$f" "$S/${f#"$T/bad-out/"}"; then good=$((good + 1)); else badfiles=$((badfiles + 1)); fi
 done < <(find "$T/bad-out" -type f -print0)
 check "undamaged files still extracted ($good), no damaged file left ($badfiles)" test "$good" -gt 40 -a "$badfiles" -eq 0
+# One flipped byte in a block of packed small files costs the file it is in: the others are
+# judged by their own SHA-256 and kept; the block is named once. Without digests, the block.
+mkdir -p "$T/sv/in" && for i in 01 02 03 04 05 06 07 08 09 10 11 12 13; do
+	head -c 3000 /dev/urandom >"$T/sv/in/r$i"; done
+"$Z" create -q -o "$T/sv/a.zn" -C "$T/sv/in" . && "$Z" create -q --digest none -o "$T/sv/n.zn" -C "$T/sv/in" .
+printf 'X' | dd of="$T/sv/a.zn" bs=1 seek=20000 conv=notrunc status=none
+printf 'X' | dd of="$T/sv/n.zn" bs=1 seek=20000 conv=notrunc status=none
+code 1 "verify of a damaged block of small files" "$Z" verify "$T/sv/a.zn"
+check "...names the one file and the block" sh -c 'test "$(grep -c "damaged: content does not match" "$1")" = 1 &&
+	grep -q "1 data block does not match its checksum; the files held whole in it whose SHA-256 matches are intact" "$1"' \
+	- "$T/stderr"
+code 1 "extract of it" "$Z" extract "$T/sv/a.zn" -C "$T/sv/x"
+check "...extracts the other 12, intact" sh -c 'test "$(ls "$1" | wc -l)" = 12 && for f in "$1"/*; do
+	cmp -s "$f" "$2/${f##*/}" || exit 1; done' - "$T/sv/x" "$T/sv/in"
+code 1 "extract of it without digests (--digest none)" "$Z" extract "$T/sv/n.zn" -C "$T/sv/y"
+check "...extracts nothing of the block" test -z "$(ls "$T/sv/y" 2>/dev/null)"
 head -c 1000 "$A" >"$T/trunc.zn"
 code 1 "truncated archive" "$Z" list "$T/trunc.zn"
 check "message says truncated" grep -q 'truncated' "$T/stderr"
