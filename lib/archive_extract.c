@@ -399,11 +399,8 @@ static void report_create_failure(struct xjob *j, const struct xent *e)
 {
 	int err = errno;
 	if (err == ELOOP) { /* openat2's RESOLVE_NO_SYMLINKS, or O_NOFOLLOW on the name itself */
-		xreport(j, e, ZN_ERR_IO,
-			j->opt->overwrite ? "not created: a symlink on its path is not followed"
-					  : "not created: a symlink on its path is not followed (use "
-					    "--overwrite to replace one that stands where the archive "
-					    "has a directory)");
+		/* No hint: where the archive has that directory, its own message gives one. */
+		xreport(j, e, ZN_ERR_IO, "not created: a symlink on its path is not followed");
 		return;
 	}
 	xreport_errno(j, e, err == EEXIST ? "not overwritten (use --overwrite)" : "cannot create",
@@ -1745,6 +1742,10 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 				         "not overwritten: a file or symlink stands where the "
 				         "archive has a directory%s%s",
 				         j.skip_old ? "" : " (use --overwrite)", more);
+			else if (err == ELOOP) /* a symlink on its path (openat2, O_NOFOLLOW) */
+				snprintf(msg, sizeof(msg),
+				         "not created: a symlink on its path is not followed%s",
+				         more);
 			else
 				snprintf(msg, sizeof(msg), "cannot create directory: %s%s",
 				         strerror(err), more);
@@ -1890,6 +1891,10 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 				j.status[i] = ST_SKIPPED; /* kept as it is, and not named */
 			} else if (rc && errno == EEXIST && !opt.overwrite) {
 				report_create_failure(&j, e); /* "not overwritten (use --overwrite)" */
+				j.status[i] = ST_FAILED;
+			} else if (rc && errno == ELOOP) {
+				xreport(&j, e, ZN_ERR_IO,
+				        "not created: a symlink on its path is not followed");
 				j.status[i] = ST_FAILED;
 			} else if (rc) {
 				xreport_errno(&j, e,

@@ -252,6 +252,13 @@ while IFS= read -r -d '' f; do
 	if cmp -s "$f" "$S/${f#"$T/bad-out/"}"; then good=$((good + 1)); else badfiles=$((badfiles + 1)); fi
 done < <(find "$T/bad-out" -type f -print0)
 check "undamaged files still extracted ($good), no damaged file left ($badfiles)" test "$good" -gt 40 -a "$badfiles" -eq 0
+# Below a symlink already in the destination nothing is created, and every kind of entry says why.
+mkdir -p "$T/sl/src/d/sub" "$T/sl/dst" "$T/sl/elsewhere" && echo 1 >"$T/sl/src/d/f1" && ln -s f1 "$T/sl/src/d/link"
+"$Z" create -q -o "$T/sl/a.zn" -C "$T/sl/src" . && ln -s ../elsewhere "$T/sl/dst/d"
+code 3 "extract of a directory, a file and a symlink below a symlink in the destination" \
+	"$Z" extract "$T/sl/a.zn" -C "$T/sl/dst" d/sub d/f1 d/link
+check "...names each as not followed, and writes nothing through it" sh -c 'test "$(grep -c \
+	"not created: a symlink on its path is not followed" "$1")" = 3 && test -z "$(ls "$2")"' - "$T/stderr" "$T/sl/elsewhere"
 # One flipped byte in a block of packed small files costs the file it is in: the others are
 # judged by their own SHA-256 and kept; the block is named once. Without digests, the block.
 mkdir -p "$T/sv/in" && for i in 01 02 03 04 05 06 07 08 09 10 11 12 13; do
