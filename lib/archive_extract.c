@@ -79,8 +79,8 @@ struct xjob {
 	struct xent *ents; /* all entries (only selected ones are filled) */
 	const uint8_t *select;
 	uint8_t *status;	 /* ST_* per entry; written by workers with atomic byte stores */
-	uint8_t *created; /* 1 once this job created the file (only such files are removed), 2
-	                   * while it is written under its temporary name (temp_name) */
+	uint8_t *created; /* 1 once this job created the file (only such files are removed), 2 + k
+	                   * while it is written under its temporary name number k (temp_name) */
 	unsigned seq;     /* this job's number in the process, for temporary names */
 	uint64_t *pieces;	 /* pieces per file */
 	/* Files spanning blocks with the very same extent (identical large files stored once):
@@ -327,20 +327,23 @@ static int remove_old(int dfd, const char *base)
 	return errno == EISDIR && !unlinkat(dfd, base, AT_REMOVEDIR) ? 0 : -1;
 }
 
+/* Temporary names tried for one file before giving up (another file may have the name). */
+#define TEMP_TRIES 8
+
 /* The name entry i is written under while an older file keeps its own name (--overwrite):
- * hidden, beside it, unique to the process and the job. */
-static void temp_name(const struct xjob *j, uint64_t i, char out[64])
+ * hidden, beside it, unique to the process and the job; try k < TEMP_TRIES if others exist. */
+static void temp_name(const struct xjob *j, uint64_t i, int k, char out[64])
 {
-	snprintf(out, 64, ".znippy-%ld-%u-%llu.part", (long)getpid(), j->seq,
-	         (unsigned long long)i);
+	snprintf(out, 64, k ? ".znippy-%ld-%u-%llu-%d.part" : ".znippy-%ld-%u-%llu.part",
+	         (long)getpid(), j->seq, (unsigned long long)i, k);
 }
 
 /* Create the file for writing: never through a symlink, never over an existing file unless
  * overwrite. Then an existing file or link keeps its name until the new content is complete
- * and checked: the new file is made under temp_name (*temp set) and renamed over it by
- * finish_temp, so a damaged entry, a failed write or a stop costs nothing that was there. An
- * empty directory in the way (which a rename cannot replace), or a directory where the
- * temporary file cannot be made, has the old one removed first. */
+ * and checked: the new file is made under temp_name (*temp set to 1 + the try) and renamed over
+ * it by finish_temp, so a damaged entry, a failed write or a stop costs nothing that was there;
+ * where no temporary file can be made (a full disk, a quota) the entry fails and the old file
+ * stays. Only an empty directory in the way (which a rename cannot replace) is removed first. */
 static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode, uint64_t i,
                        int *temp)
 {
@@ -358,20 +361,66 @@ static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode,
 			return -1;
 		}
 		if (!dir) {
-			char tmp[64];
-			temp_name(j, i, tmp);
-			fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			            mode & 0777);
-			if (fd >= 0) {
-				*temp = 1;
-				return fd;
+			for (int k = 0; k < TEMP_TRIES; k++) {
+				char tmp[64];
+				temp_name(j, i, k, tmp);
+				fd = openat(dfd, tmp,
+				            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				            mode & 0777);
+				*temp = fd >= 0 ? 1 + k : -1;
+				if (fd >= 0 || errno != EEXIST)
+					return fd;
 			}
+			*temp = -1; /* EEXIST: every name taken */
+			return -1;
 		}
 		if (remove_old(dfd, base)) { /* keeps why (EACCES, EROFS), but a full directory */
 			if (dir && (errno == ENOTEMPTY || errno == EEXIST))
 				errno = EISDIR;
 			return -1;
 		}
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* A symlink to `target`, or else a hardlink to tbase in directory tfd. */
+struct linkspec {
+	const char *target;
+	int tfd;
+	const char *tbase;
+};
+
+static int make_link(const struct linkspec *l, int dfd, const char *name)
+{
+	return l->target ? symlinkat(l->target, dfd, name) : linkat(l->tfd, l->tbase, dfd, name, 0);
+}
+
+/* Makes entry i's link at base. With --overwrite an existing file or link is replaced whole: the
+ * link is made under a temporary name (temp_name) and renamed over it, so a failure leaves the
+ * old one; an empty directory in the way is removed first. 0, or -1 with errno set. */
+static int place_link(struct xjob *j, const struct linkspec *l, int dfd, const char *base,
+                      uint64_t i)
+{
+	int rc = make_link(l, dfd, base);
+	if (!rc || errno != EEXIST || !j->opt->overwrite)
+		return rc;
+	struct stat st;
+	if (!fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
+		return remove_old(dfd, base) ? -1 : make_link(l, dfd, base);
+	for (int k = 0; k < TEMP_TRIES; k++) {
+		char tmp[64];
+		temp_name(j, i, k, tmp);
+		if (make_link(l, dfd, tmp)) {
+			if (errno == EEXIST)
+				continue;
+			return -1;
+		}
+		rc = renameat(dfd, tmp, dfd, base);
+		int err = errno;
+		unlinkat(dfd, tmp, 0); /* left by a rename onto a hardlink of the same file */
+		errno = err;
+		return rc;
 	}
 	errno = EEXIST;
 	return -1;
@@ -394,10 +443,18 @@ static void entry_times(const struct xjob *j, const struct xent *e, struct times
 	ts[1] = ts[0];
 }
 
-/* The message for a file that could not be created (errno says why). */
-static void report_create_failure(struct xjob *j, const struct xent *e)
+/* The message for a file that could not be created (errno says why; temp < 0: its new copy
+ * beside the old file, create_file). */
+static void report_create_failure(struct xjob *j, const struct xent *e, int temp)
 {
 	int err = errno;
+	if (temp < 0) {
+		xreport_errno(j, e,
+		              "not replaced (the old file is kept): cannot create the new one "
+		              "beside it",
+		              err);
+		return;
+	}
 	if (err == ELOOP) { /* openat2's RESOLVE_NO_SYMLINKS, or O_NOFOLLOW on the name itself */
 		/* No hint: where the archive has that directory, its own message gives one. */
 		xreport(j, e, ZN_ERR_IO, "not created: a symlink on its path is not followed");
@@ -806,9 +863,9 @@ static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
 		set_status(j, i, ST_SKIPPED); /* kept as it is, and not named */
 	} else if (fd < 0) {
 		set_status(j, i, ST_FAILED);
-		report_create_failure(j, e);
+		report_create_failure(j, e, temp);
 	} else {
-		__atomic_store_n(&j->created[i], temp ? 2 : 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&j->created[i], (uint8_t)(temp ? 1 + temp : 1), __ATOMIC_RELAXED);
 	}
 	return fd;
 }
@@ -816,10 +873,11 @@ static int open_output(struct xjob *j, struct dircache *dc, uint64_t i)
 /* A file written under its temporary name (create_file) takes the old one's name if it is
  * complete (ok), and is removed otherwise, leaving the old one as it was. 0, or -1 with errno
  * set and the temporary file removed. */
-static int finish_temp(const struct xjob *j, int dfd, const char *base, uint64_t i, int ok)
+static int finish_temp(const struct xjob *j, int dfd, const char *base, uint64_t i, int temp,
+                       int ok)
 {
 	char tmp[64];
-	temp_name(j, i, tmp);
+	temp_name(j, i, temp - 1, tmp);
 	if (ok && !renameat(dfd, tmp, dfd, base))
 		return 0;
 	int err = errno;
@@ -832,13 +890,13 @@ static int finish_temp(const struct xjob *j, int dfd, const char *base, uint64_t
  * or goes, leaving the old file as it was. */
 static void settle_temp(struct xjob *j, struct dircache *dc, uint64_t i)
 {
-	if (j->created[i] != 2)
+	if (j->created[i] < 2)
 		return;
 	struct xent *e = &j->ents[i];
 	char base[256];
 	int dfd = parent_fd(j, dc, e, base, sizeof(base));
 	int ok = j->status[i] == ST_OK;
-	if (dfd < 0 || finish_temp(j, dfd, base, i, ok)) {
+	if (dfd < 0 || finish_temp(j, dfd, base, i, j->created[i] - 1, ok)) {
 		if (ok)
 			xreport_errno(j, e, "cannot replace the file that was there", errno);
 		j->status[i] = ST_FAILED;
@@ -1814,13 +1872,12 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			char *target = e->link ? strndup(e->link, e->link_len) : NULL;
 			const char *why = NULL; /* a reason that errno does not carry */
 			const char *damaged_why = NULL;
+			int temp = 0; /* < 0: no new file could be made beside the old one */
 			int rc = -1;
 			if (dfd >= 0 && target) {
 				if (e->type == ZN_TYPE_SYMLINK) {
-					rc = symlinkat(target, dfd, base);
-					if (rc && errno == EEXIST && opt.overwrite &&
-					    !remove_old(dfd, base))
-						rc = symlinkat(target, dfd, base);
+					struct linkspec l = {target, -1, NULL};
+					rc = place_link(&j, &l, dfd, base, i);
 					if (!rc)
 						apply_meta_link(&j, dfd, base, e);
 				} else {
@@ -1834,18 +1891,15 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 						int tfd = parent_fd(&j, &tdc, &j.ents[t], tbase,
 								    sizeof(tbase));
 						if (tfd >= 0) {
-							rc = linkat(tfd, tbase, dfd, base, 0);
-							if (rc && errno == EEXIST &&
-							    opt.overwrite && !remove_old(dfd, base))
-								rc = linkat(tfd, tbase, dfd, base, 0);
+							struct linkspec l = {NULL, tfd, tbase};
+							rc = place_link(&j, &l, dfd, base, i);
 						}
 						dircache_drop(&tdc);
 						free(tdc.path);
 					} else if (zn_reader_find(r, e->link, e->link_len, &t) == ZN_OK &&
 						   (j.status[t] == ST_SKIPPED || j.status[t] == ST_FAILED)) {
-						/* Target not selected, or not written (it existed): write
-						 * the content here. */
-						int temp;
+						/* Target not selected, or not written (it existed):
+						 * write the content here. */
 						int fd = create_file(&j, dfd, base, e->mode, i,
 						                     &temp);
 						if (fd >= 0) {
@@ -1858,7 +1912,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 							rc = got == ZN_OK ? 0 : -1;
 							if (temp)
 								rc = finish_temp(&j, dfd, base, i,
-								                 !rc);
+								                 temp, !rc);
 							else if (rc)
 								unlinkat(dfd, base, 0);
 							if (got == ZN_ERR_CHECKSUM ||
@@ -1887,10 +1941,14 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			} else if (rc && why) {
 				xreport(&j, e, ZN_ERR_IO, why);
 				j.status[i] = ST_FAILED;
+			} else if (rc && (temp < 0 || (errno == EEXIST && opt.overwrite))) {
+				report_create_failure(&j, e, -1);
+				j.status[i] = ST_FAILED;
 			} else if (rc && (errno == EEXIST || errno == EISDIR) && j.skip_old) {
 				j.status[i] = ST_SKIPPED; /* kept as it is, and not named */
 			} else if (rc && errno == EEXIST && !opt.overwrite) {
-				report_create_failure(&j, e); /* "not overwritten (use --overwrite)" */
+				report_create_failure(&j, e,
+				                      0); /* "not overwritten (use --overwrite)" */
 				j.status[i] = ST_FAILED;
 			} else if (rc && errno == ELOOP) {
 				xreport(&j, e, ZN_ERR_IO,

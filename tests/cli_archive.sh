@@ -638,7 +638,9 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	chmod 666 "$W/perm/x/d/f" && "$Z" create -q -o "$W/perm/a.zn" -C "$W/perm/s" d
 	code 3 "--overwrite where the old file cannot be removed" \
 		run_unpriv "$T/znippy-unpriv" extract -q --overwrite "$W/perm/a.zn" -C "$W/perm/x"
-	check "...says why, not to use --overwrite" grep -q "d/f: cannot create: Permission denied" "$T/stderr"
+	check "...says why (and that it is kept), not to use --overwrite" grep -q \
+		"d/f: not replaced (the old file is kept): cannot create the new one beside it: Permission denied" \
+		"$T/stderr"
 	# Directories a user may pass through but not read, as tar handles them.
 	N=$W/noread && mkdir -p "$N/home/pub" "$N/out" && echo pub >"$N/home/pub/f" && chmod 711 "$N/home"
 	chmod 777 "$N/out"
@@ -879,6 +881,22 @@ check "...and the file that was there stays, with nothing left half-written besi
 cp "$O/s2.zn" "$O/s4.zn" && printf 'X' | dd of="$O/s4.zn" bs=1 seek=1000 conv=notrunc status=none
 code 1 "a hardlink alone whose target's content is damaged" "$Z" extract "$O/s4.zn" -C "$O/y" in/d/hl
 check "...is named as damaged" grep -q "in/d/hl: damaged in the archive (the content of its target)" "$T/stderr"
+# A name the new file would be written under is taken (a stale one of an earlier process with the same
+# pid): the next is used, the other file left alone; with every name taken the old file stays.
+O=$T/stale && mkdir -p "$O/in" "$O/x" && echo new >"$O/in/f" && ln -s f "$O/in/l"
+"$Z" create -q -o "$O/s.zn" -C "$O/in" f l && echo old >"$O/x/f" && echo oldl >"$O/x/l"
+code 0 "extract --overwrite where its temporary name is taken" sh -c \
+	'cd "$2/x" && touch .znippy-$$-0-0.part && exec "$1" extract -q --overwrite "$2/s.zn"' - "$Z" "$O"
+check "...uses another, and leaves that file alone" \
+	test "$(cat "$O/x/f")-$(readlink "$O/x/l")-$(ls -A "$O/x" | wc -l)" = "new-f-3"
+rm "$O/x/.znippy-"* && echo old >"$O/x/f" && rm "$O/x/l" && echo oldl >"$O/x/l"
+code 3 "...and where all of them are taken" sh -c 'cd "$2/x" && for i in 0 1; do touch .znippy-$$-0-$i.part &&
+	for k in 1 2 3 4 5 6 7; do touch .znippy-$$-0-$i-$k.part; done; done &&
+	exec "$1" extract -q --overwrite "$2/s.zn"' - "$Z" "$O"
+check "...the file and the symlink are not replaced, the old ones kept" \
+	test "$(cat "$O/x/f" "$O/x/l")-$(ls -A "$O/x" | wc -l)" = "$(printf 'old\noldl')-18"
+check "...and says so, for both" sh -c 'grep -q "f: not replaced (the old file is kept): cannot create the new one beside it" "$1" &&
+	grep -q "l: not replaced (the old file is kept)" "$1"' - "$T/stderr"
 
 # ---- -o - into a file that already holds something (>>): refused, as the offsets would be wrong ---------------
 echo junk >"$T/app.zn"
