@@ -433,7 +433,8 @@ zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len,
  * everything it takes from the block before handing any of it out, which is a stronger check of
  * those bytes and saves hashing the whole compressed block (a fifth of a millisecond per MB,
  * most of `cat`'s cost for a file near the start of a block). The whole-block XXH3 is checked
- * whenever the whole block is decoded. */
+ * whenever the whole block is decoded; with `digest_first` a block failing it is still handed
+ * out (zn_block_salvage), as extract does, for the file's own SHA-256 to judge. */
 static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_blockinfo *bi,
 			      uint64_t need, bool digest_first, const uint8_t **data)
 {
@@ -448,11 +449,20 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 		 * runs CPUID for each, a VM exit), and one `cat` needs at most one of them. */
 		if (!r->dctx && bi->codec != ZN_BLOCK_STORED)
 			SAFETY_CHECK(r->dctx = zn_dctx_new(), ZN_ERR_NOMEM);
-		RETURN_IF_ERROR(zn_block_load(r, b, r->dctx, r->cache, data, &len));
+		zn_result res = zn_block_load(r, b, r->dctx, r->cache, data, &len);
+		bool unchecked = false;
+		if (res == ZN_ERR_CHECKSUM && digest_first) {
+			/* A damaged block (one flipped byte among many packed files) still holds
+			 * this file intact if the file's SHA-256, checked next, says so. */
+			res = zn_block_salvage(r, b, r->dctx, r->cache, data);
+			len = bi->usize;
+			unchecked = true;
+		}
+		RETURN_IF_ERROR(res);
 		if (*data == r->cache) {
 			r->cache_block = b;
 			r->cache_len = len;
-			r->cache_unchecked = false;
+			r->cache_unchecked = unchecked;
 		}
 		return ZN_OK;
 	}

@@ -1080,7 +1080,7 @@ int cmd_extract(int argc, char **argv)
 	zn_reader_close(r);
 	if (res != ZN_OK) {
 		if (res == ZN_ERR_DAMAGED)
-			cli_error("%s: some entries are damaged or unsafe (see above)", path);
+			cli_error("%s: parts of the archive are damaged, or entries unsafe (see above)", path);
 		else if (res == ZN_ERR_IO)
 			cli_error("%s: not everything could be extracted (see above)", path);
 		else

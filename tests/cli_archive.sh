@@ -273,6 +273,9 @@ check "...names the one file and the block" sh -c 'test "$(grep -c "damaged: con
 code 1 "extract of it" "$Z" extract "$T/sv/a.zn" -C "$T/sv/x"
 check "...extracts the other 12, intact" sh -c 'test "$(ls "$1" | wc -l)" = 12 && for f in "$1"/*; do
 	cmp -s "$f" "$2/${f##*/}" || exit 1; done' - "$T/sv/x" "$T/sv/in"
+check "...cat gives those 12 too, each whole, and refuses the damaged one" sh -c 'bad=0; for f in "$2"/*; do
+	"$1" cat "$3" "${f##*/}" >"$4" 2>/dev/null; case $?-$(cmp -s "$f" "$4"; echo $?) in
+	0-0) ;; 1-*) bad=$((bad + 1)) ;; *) exit 1 ;; esac; done; test $bad = 1' - "$Z" "$T/sv/in" "$T/sv/a.zn" "$T/sv/o"
 code 1 "extract of it without digests (--digest none)" "$Z" extract "$T/sv/n.zn" -C "$T/sv/y"
 check "...extracts nothing of the block" test -z "$(ls "$T/sv/y" 2>/dev/null)"
 head -c 1000 "$A" >"$T/trunc.zn"
