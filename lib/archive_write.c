@@ -93,6 +93,7 @@ struct slot {
 	uint64_t xxh3, cxxh3;
 	/* Guarded by writer->mu. */
 	int state;
+	uint8_t worked, hashed; /* DONE once both: its worker is through, its span pieces hashed */
 	/* Producer only: counts fills, so that an entry placed here knows whether its bytes are
 	 * still in `in` (see is_duplicate). */
 	uint64_t gen;
@@ -279,10 +280,10 @@ struct zn_writer {
 	unsigned qhead, qcount;
 	uint64_t next_seq;    /* written by the producer under mu */
 	int producer_done;
-	int64_t span_turn;    /* next span_seq allowed to feed span_ctx */
+	int64_t span_turn;    /* the span_seq the hasher takes next */
 	zn_result err;	      /* first error */
 	atomic_int cancel;
-	SHA256_CTX span_ctx;  /* used only by the holder of the span turn */
+	SHA256_CTX span_ctx; /* the hasher's own */
 
 	/* ---- owned by the writer thread until it is joined ---- */
 	uint64_t write_seq, file_off, written_content;
@@ -292,8 +293,8 @@ struct zn_writer {
 
 	pthread_t *workers;
 	unsigned nworkers, workers_started;
-	pthread_t writer_thread;
-	int writer_started;
+	pthread_t writer_thread, hasher_thread;
+	int writer_started, hasher_started;
 	struct zn_write_stats stats;
 };
 
@@ -447,28 +448,54 @@ static int sample_says_store(ZSTD_CCtx *cctx, const uint8_t *in, uint64_t n, uin
 	return total_out * 100 > total_in * 97;
 }
 
-static void hash_span_piece(struct zn_writer *w, struct slot *s, struct seg *g)
+/* Slot s is through with one of its two jobs (worked or hashed, under mu): DONE after both. */
+static void slot_through(struct zn_writer *w, struct slot *s)
 {
-	pthread_mutex_lock(&w->mu);
-	while (w->span_turn != s->span_seq && !atomic_load(&w->cancel))
-		pthread_cond_wait(&w->cv_span, &w->mu);
-	pthread_mutex_unlock(&w->mu);
-	if (atomic_load(&w->cancel))
-		return;
-	/* We hold the turn: nobody else touches span_ctx until we pass it on. */
-	if (g->first)
-		SHA256_Init(&w->span_ctx);
-	SHA256_Update(&w->span_ctx, s->in + g->off, g->len);
-	if (g->last)
-		SHA256_Final(g->sha, &w->span_ctx);
+	if (s->worked && s->hashed) {
+		s->state = SLOT_DONE;
+		pthread_cond_broadcast(&w->cv_done);
+	}
 }
 
-static void pass_span_turn(struct zn_writer *w)
+/* The hasher: the SHA-256 of a file cut into several blocks is one sequential chain through
+ * them, in order. One thread of its own runs it, so that no worker waits for its turn on it
+ * (with 2 workers on random data, taking turns left the chain idle between pieces: 0.40 s
+ * for 477 MB, against 0.28 s of hashing). The workers meanwhile hash whole files in their
+ * slots, check and compress; a slot goes to the writer once both are through with it. */
+static void *hasher_main(void *arg)
 {
-	pthread_mutex_lock(&w->mu);
-	w->span_turn++;
-	pthread_cond_broadcast(&w->cv_span);
-	pthread_mutex_unlock(&w->mu);
+	struct zn_writer *w = arg;
+	for (;;) {
+		struct slot *s = NULL;
+		pthread_mutex_lock(&w->mu);
+		while (!s && !atomic_load(&w->cancel)) {
+			for (unsigned i = 0; i < w->nslots && !s; i++)
+				if (w->slots[i].state == SLOT_QUEUED &&
+				    w->slots[i].span_seq == w->span_turn)
+					s = &w->slots[i];
+			if (s || w->producer_done)
+				break; /* producer done: every slot is queued, none left to hash */
+			pthread_cond_wait(&w->cv_span, &w->mu);
+		}
+		pthread_mutex_unlock(&w->mu);
+		if (!s || atomic_load(&w->cancel))
+			return NULL;
+		for (size_t i = 0; i < s->nsegs; i++) {
+			struct seg *g = &s->segs[i];
+			if (g->first && g->last)
+				continue; /* a whole file: its worker's */
+			if (g->first)
+				SHA256_Init(&w->span_ctx);
+			SHA256_Update(&w->span_ctx, s->in + g->off, g->len);
+			if (g->last)
+				SHA256_Final(g->sha, &w->span_ctx);
+		}
+		pthread_mutex_lock(&w->mu);
+		w->span_turn++;
+		s->hashed = 1;
+		slot_through(w, s);
+		pthread_mutex_unlock(&w->mu);
+	}
 }
 
 static void process_slot(struct zn_writer *w, struct slot *s, ZSTD_CCtx *cctx, uint8_t *tmp,
@@ -476,23 +503,12 @@ static void process_slot(struct zn_writer *w, struct slot *s, ZSTD_CCtx *cctx, u
 {
 	int digest = w->opt.digest == ZN_DIGEST_SHA256;
 	s->xxh3 = zn_xxh3(s->in, s->usize);
-	if (digest) {
-		int spanning = 0;
+	if (digest) /* pieces of longer files: the hasher's */
 		for (size_t i = 0; i < s->nsegs; i++) {
 			struct seg *g = &s->segs[i];
 			if (g->first && g->last)
 				zn_sha256(s->in + g->off, g->len, g->sha);
-			else
-				spanning = 1;
 		}
-		if (spanning) {
-			for (size_t i = 0; i < s->nsegs; i++)
-				if (!(s->segs[i].first && s->segs[i].last))
-					hash_span_piece(w, s, &s->segs[i]);
-		}
-	}
-	if (s->span_seq >= 0)
-		pass_span_turn(w);
 
 	s->codec = ZN_BLOCK_STORED;
 	s->csize = s->usize;
@@ -553,12 +569,10 @@ static void *worker_main(void *arg)
 
 		if (!atomic_load(&w->cancel) && cctx && tmp)
 			process_slot(w, s, cctx, tmp, tmp_cap);
-		else if (s->span_seq >= 0)
-			pass_span_turn(w);
 
 		pthread_mutex_lock(&w->mu);
-		s->state = SLOT_DONE;
-		pthread_cond_broadcast(&w->cv_done);
+		s->worked = 1;
+		slot_through(w, s);
 		pthread_mutex_unlock(&w->mu);
 	}
 	ZSTD_freeCCtx(cctx);
@@ -709,9 +723,13 @@ static void queue_slot(struct zn_writer *w, struct slot *s)
 			w->ents[s->segs[i].entry].first_block = (uint32_t)s->seq;
 	s->span_seq = spanning && w->opt.digest == ZN_DIGEST_SHA256 ? w->next_span_seq++ : -1;
 	s->state = SLOT_QUEUED;
+	s->worked = 0;
+	s->hashed = s->span_seq < 0;
 	w->queue[(w->qhead + w->qcount) % w->nslots] = (unsigned)(s - w->slots);
 	w->qcount++;
 	pthread_cond_signal(&w->cv_work);
+	if (s->span_seq >= 0)
+		pthread_cond_signal(&w->cv_span);
 	pthread_mutex_unlock(&w->mu);
 }
 
@@ -2699,6 +2717,13 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		return ZN_ERR_NOMEM;
 	}
 	w->writer_started = 1;
+	if (opt.digest == ZN_DIGEST_SHA256) {
+		if (pthread_create(&w->hasher_thread, NULL, hasher_main, w)) {
+			zn_writer_free(w);
+			return ZN_ERR_NOMEM;
+		}
+		w->hasher_started = 1;
+	}
 	*out = w;
 	return ZN_OK;
 }
@@ -2929,10 +2954,15 @@ static void stop_threads(struct zn_writer *w)
 	w->producer_done = 1;
 	pthread_cond_broadcast(&w->cv_work);
 	pthread_cond_broadcast(&w->cv_done);
+	pthread_cond_broadcast(&w->cv_span);
 	pthread_mutex_unlock(&w->mu);
 	if (w->writer_started) {
 		pthread_join(w->writer_thread, NULL);
 		w->writer_started = 0;
+	}
+	if (w->hasher_started) {
+		pthread_join(w->hasher_thread, NULL);
+		w->hasher_started = 0;
 	}
 	for (unsigned i = 0; i < w->workers_started; i++)
 		pthread_join(w->workers[i], NULL);
@@ -3325,7 +3355,7 @@ void zn_writer_free(struct zn_writer *w)
 	if (!w)
 		return;
 	drop_pending(w); /* first: the crew may be reading into a slot */
-	if (w->writer_started || w->workers_started) {
+	if (w->writer_started || w->workers_started || w->hasher_started) {
 		set_error(w, ZN_ERR_CANCELED);
 		stop_threads(w);
 	}
