@@ -2,7 +2,7 @@
  *
  * The pipeline
  * ------------
- * Three kinds of threads share a fixed set of slots. A slot is one block in the making: an input
+ * Five kinds of threads share a fixed set of slots. A slot is one block in the making: an input
  * buffer of chunk_size bytes, an output buffer big enough for zstd's worst case, and the list of
  * file pieces ("segments") that the block holds.
  *
@@ -14,10 +14,10 @@
  *       block is full the producer gives it the next sequence number and queues the slot id.
  *   workers (N): take slot ids from the queue in order; compute XXH3-64 of the block, SHA-256 of
  *       each file wholly inside it, and compress it (or decide, from a cheap sample, to store it).
- *       Files that span several blocks are hashed piece by piece in block order: each such block
- *       carries a "span sequence" number and a worker waits for its turn (the baton) before
- *       feeding the shared SHA-256 context; the turn before it is always already held by a running
- *       worker, because slots leave the queue in order, so the wait is short and cannot deadlock.
+ *   hasher (1, with digests): hashes the files that span several blocks, piece by piece in block
+ *       order: each such block carries a "span sequence" number, and the hasher feeds its one
+ *       SHA-256 context from the queued block with the next number. A slot is done (for the
+ *       writer) once its worker and, if it holds such pieces, the hasher are through with it.
  *   crew (threads - 1, started on a tree's first batch of small files): shares the producer's
  *       stats and reads of small files while the workers have nothing queued (see "The crew").
  *   writer (1): writes finished blocks in sequence order, from the output buffer, or straight from
