@@ -1498,6 +1498,18 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 			        "the blocks do not tile the data area (gaps, overlaps or stray bytes "
 			        "before the index)");
 	}
+	uint64_t bad_row;
+	if (!structure_damaged && zn_fence_check(r, &bad_row) != ZN_OK) {
+		structure_damaged = 1;
+		if (problem) {
+			char msg[128];
+			snprintf(
+			        msg, sizeof(msg),
+			        "index damaged: its path fence disagrees with the path of row %llu",
+			        (unsigned long long)bad_row);
+			problem(ctx, "(index)", ZN_ERR_CORRUPT, msg);
+		}
+	}
 	zn_result res = job_init(&j, r, NULL, threads);
 	if (res == ZN_OK)
 		res = build_plan(&j);

@@ -70,6 +70,8 @@ enum zn_col_codec { ZN_COL_RAW = 0, ZN_COL_ZSTD = 1, ZN_COL_PAGED = 2 };
 	X(SHA256, 15, 32)                                                                          \
 	X(FIRST_BLOCK, 16, 4)                                                                      \
 	X(BLOCK_OFFSET, 17, 4)                                                                     \
+	X(FENCE_OFFSETS, 18, 8)                                                                    \
+	X(FENCE_BYTES, 19, 1)                                                                      \
 	X(BLK_OFFSET, 32, 8)                                                                       \
 	X(BLK_CSIZE, 33, 8)                                                                        \
 	X(BLK_USIZE, 34, 8)                                                                        \
@@ -91,6 +93,9 @@ enum zn_block_codec { ZN_BLOCK_STORED = 0, ZN_BLOCK_ZSTD = 1 };
 #define ZN_CHUNK_MIN (64u << 10)
 #define ZN_CHUNK_MAX (256u << 20)
 #define ZN_CHUNK_DEFAULT (2u << 20)
+/* The path fence (columns 18, 19, optional): the paths of rows 0, ZN_FENCE_STEP, 2 x ZN_FENCE_STEP,
+ * ..., so that a lookup narrows to ZN_FENCE_STEP rows before it touches the path column. */
+#define ZN_FENCE_STEP  256
 #define ZN_MAX_COLUMNS 64
 
 #endif

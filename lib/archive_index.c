@@ -130,10 +130,11 @@ struct colspec {
  * switch there took a quarter of the time of opening a 100,000-entry archive for extraction. */
 #define IS_BYTES_COL(id)                                                                           \
 	((id) == ZN_COL_PATH_BYTES || (id) == ZN_COL_UNAME_BYTES || (id) == ZN_COL_GNAME_BYTES ||  \
-	 (id) == ZN_COL_LINK_BYTES)
+	 (id) == ZN_COL_LINK_BYTES || (id) == ZN_COL_FENCE_BYTES)
 #define IS_OFFSETS_COL(id)                                                                         \
 	((id) == ZN_COL_PATH_OFFSETS || (id) == ZN_COL_UNAME_OFFSETS ||                            \
-	 (id) == ZN_COL_GNAME_OFFSETS || (id) == ZN_COL_LINK_OFFSETS)
+	 (id) == ZN_COL_GNAME_OFFSETS || (id) == ZN_COL_LINK_OFFSETS ||                            \
+	 (id) == ZN_COL_FENCE_OFFSETS)
 static const struct colspec col_specs[ZN_COL_MAX_ID + 1] = {
 #define ZN_COL_SPEC_(name, cid, w)                                                                 \
 	[cid] = {IS_BYTES_COL(cid) ? 0 : (w), 0, IS_OFFSETS_COL(cid) ? (cid) + 1 : 0},
@@ -148,6 +149,16 @@ static struct colspec spec_of(int id)
 	return s;
 }
 
+/* Rows of column id (without an offsets column's extra one): blocks, entries, or fence rows. */
+static uint64_t rows_of(const struct zn_reader *r, int id, struct colspec s)
+{
+	if (s.blocks)
+		return r->nblocks;
+	if (id == ZN_COL_FENCE_OFFSETS || id == ZN_COL_FENCE_BYTES)
+		return (r->nentries + ZN_FENCE_STEP - 1) / ZN_FENCE_STEP;
+	return r->nentries;
+}
+
 static const struct zn_index_row *index_row(const struct zn_index_input *in, uint64_t i,
                                             struct zn_index_row *row)
 {
@@ -159,26 +170,35 @@ static const struct zn_index_row *index_row(const struct zn_index_input *in, uin
 
 zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_sink *sink)
 {
-	enum { NCOLS = 23 };
-	static const int ids[NCOLS] = {
-		ZN_COL_PATH_OFFSETS, ZN_COL_PATH_BYTES,	  ZN_COL_TYPE,		ZN_COL_MODE,
-		ZN_COL_UID,	     ZN_COL_GID,	  ZN_COL_UNAME_OFFSETS, ZN_COL_UNAME_BYTES,
-		ZN_COL_GNAME_OFFSETS, ZN_COL_GNAME_BYTES, ZN_COL_MTIME_NS,	ZN_COL_SIZE,
-		ZN_COL_LINK_OFFSETS, ZN_COL_LINK_BYTES,	  ZN_COL_FIRST_BLOCK,
-		ZN_COL_BLOCK_OFFSET, ZN_COL_BLK_OFFSET,	  ZN_COL_BLK_CSIZE,	ZN_COL_BLK_USIZE,
-		ZN_COL_BLK_CODEC,    ZN_COL_BLK_XXH3,	  ZN_COL_BLK_CXXH3,	ZN_COL_SHA256,
+	enum { NCOLS = 25 };
+	static const int all_ids[NCOLS] = {
+	        ZN_COL_PATH_OFFSETS,  ZN_COL_PATH_BYTES,  ZN_COL_TYPE,          ZN_COL_MODE,
+	        ZN_COL_UID,           ZN_COL_GID,         ZN_COL_UNAME_OFFSETS, ZN_COL_UNAME_BYTES,
+	        ZN_COL_GNAME_OFFSETS, ZN_COL_GNAME_BYTES, ZN_COL_MTIME_NS,      ZN_COL_SIZE,
+	        ZN_COL_LINK_OFFSETS,  ZN_COL_LINK_BYTES,  ZN_COL_FIRST_BLOCK,   ZN_COL_BLOCK_OFFSET,
+	        ZN_COL_BLK_OFFSET,    ZN_COL_BLK_CSIZE,   ZN_COL_BLK_USIZE,     ZN_COL_BLK_CODEC,
+	        ZN_COL_BLK_XXH3,      ZN_COL_BLK_CXXH3,   ZN_COL_FENCE_OFFSETS, ZN_COL_FENCE_BYTES,
+	        ZN_COL_SHA256,
 	};
+	/* The path fence only where a lookup's search is long enough to gain from it. */
+	const int fence = in->nrows > ZN_FENCE_STEP && in->layout == ZN_IX_CHOSEN;
+	const uint64_t fence_rows = (in->nrows + ZN_FENCE_STEP - 1) / ZN_FENCE_STEP;
+	int ids[NCOLS], ncols = 0;
+	for (int i = 0; i < NCOLS; i++)
+		if ((all_ids[i] != ZN_COL_SHA256 || in->digest == ZN_DIGEST_SHA256) &&
+		    (fence ||
+		     (all_ids[i] != ZN_COL_FENCE_OFFSETS && all_ids[i] != ZN_COL_FENCE_BYTES)))
+			ids[ncols++] = all_ids[i];
 	struct colbuf c[NCOLS];
 	memset(c, 0, sizeof(c));
 	struct colbuf *col[ZN_COL_MAX_ID + 1] = {0};
-	for (int i = 0; i < NCOLS; i++) {
+	for (int i = 0; i < ncols; i++) {
 		c[i].id = ids[i];
 		col[ids[i]] = &c[i];
 	}
 	zn_result r = ZN_ERR_NOMEM;
 	uint8_t *buf = NULL;
 	int fail = 0;
-	int ncols = NCOLS - (in->digest == ZN_DIGEST_SHA256 ? 0 : 1);
 
 	/* Each column at its final size from the start: for a million files, growing by doubling
 	 * would hold up to twice the index in slack at the writer's peak. */
@@ -190,13 +210,14 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 		bytes_of[ZN_COL_UNAME_BYTES] += strlen(e->uname);
 		bytes_of[ZN_COL_GNAME_BYTES] += strlen(e->gname);
 		bytes_of[ZN_COL_LINK_BYTES] += e->link ? e->link_len : 0;
+		if (i % ZN_FENCE_STEP == 0)
+			bytes_of[ZN_COL_FENCE_BYTES] += e->path_len;
 	}
 	/* Columns are filled in three passes over the rows, each group compressed before the next
 	 * is made, so that the raw index is never held whole beside the writer's entries. */
 	static const uint8_t group_of[ZN_COL_MAX_ID + 1] = {
-	        [ZN_COL_PATH_OFFSETS] = 1,
-	        [ZN_COL_PATH_BYTES] = 1,
-	        [ZN_COL_SHA256] = 2,
+	        [ZN_COL_PATH_OFFSETS] = 1, [ZN_COL_PATH_BYTES] = 1, [ZN_COL_FENCE_OFFSETS] = 1,
+	        [ZN_COL_FENCE_BYTES] = 1,  [ZN_COL_SHA256] = 2,
 	}; /* the others, and the block columns, 0 */
 	uint8_t *zdata[NCOLS] = {0};
 	size_t zlen[NCOLS] = {0};
@@ -211,7 +232,9 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 			if (group_of[ids[i]] != g)
 				continue;
 			struct colspec sp = spec_of(ids[i]);
-			uint64_t rows = sp.blocks ? in->nblocks : in->nrows;
+			uint64_t rows = sp.blocks                        ? in->nblocks
+			                : ids[i] == ZN_COL_FENCE_OFFSETS ? fence_rows
+			                                                 : in->nrows;
 			size_t want = sp.width ? (size_t)(rows + (sp.offsets_of != 0)) * sp.width
 			                       : bytes_of[ids[i]];
 			if (want && !(c[i].data = malloc(want)))
@@ -227,6 +250,9 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 			uint8_t t = e->type;
 			if (on[ZN_COL_PATH_OFFSETS])
 				fail |= put_str(col[ZN_COL_PATH_OFFSETS], col[ZN_COL_PATH_BYTES],
+				                e->path, e->path_len);
+			if (on[ZN_COL_FENCE_OFFSETS] && i % ZN_FENCE_STEP == 0)
+				fail |= put_str(col[ZN_COL_FENCE_OFFSETS], col[ZN_COL_FENCE_BYTES],
 				                e->path, e->path_len);
 			if (on[ZN_COL_SHA256])
 				fail |= put(col[ZN_COL_SHA256], e->sha, 32);
@@ -260,7 +286,9 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 			goto out_z;
 		/* Compress what is worth it. */
 		for (int i = 0; i < ncols; i++) {
-			if (!on[ids[i]] || c[i].len < 64 || in->layout == ZN_IX_RAW)
+			/* The fence stays raw: a lookup reads a few of its pages as they are. */
+			if (!on[ids[i]] || c[i].len < 64 || in->layout == ZN_IX_RAW ||
+			    ids[i] == ZN_COL_FENCE_OFFSETS || ids[i] == ZN_COL_FENCE_BYTES)
 				continue;
 			size_t z = 0;
 			if (is_lookup(c[i].id) && in->layout != ZN_IX_WHOLE) {
@@ -477,7 +505,7 @@ zn_result zn_col_check_shape(struct zn_reader *r, int id)
 	struct colspec s = spec_of(id);
 	if (!c->present)
 		return ZN_OK;
-	uint64_t rows = s.blocks ? r->nblocks : r->nentries;
+	uint64_t rows = rows_of(r, id, s);
 	if (s.offsets_of)
 		rows++;
 	if (s.width) {
@@ -523,7 +551,7 @@ static int validate_content(struct zn_reader *r, int id, const uint8_t *p)
 	if (s.offsets_of) {
 		struct zn_column *b = &r->cols[s.offsets_of];
 		uint64_t blen = b->present ? b->raw_size : 0;
-		return validate_offsets(p, r->nentries + 1, blen);
+		return validate_offsets(p, rows_of(r, id, s) + 1, blen);
 	}
 	if (id == ZN_COL_TYPE) {
 		for (uint64_t i = 0; i < r->nentries; i++)
@@ -562,7 +590,7 @@ const uint8_t *zn_row(struct zn_reader *r, int id, uint64_t i)
 {
 	struct zn_column *c = &r->cols[id];
 	struct colspec s = spec_of(id);
-	uint64_t rows = (s.blocks ? r->nblocks : r->nentries) + (s.offsets_of ? 1 : 0);
+	uint64_t rows = rows_of(r, id, s) + (s.offsets_of ? 1 : 0);
 	if (!c->present || !s.width || i >= rows)
 		return NULL;
 	if (c->codec == ZN_COL_PAGED)

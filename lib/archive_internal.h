@@ -124,6 +124,10 @@ const uint8_t *zn_bytes(struct zn_reader *r, int id, uint64_t a, uint64_t b);
 
 /* A validated column's data (decompressing it if needed), or NULL if absent/invalid. */
 const uint8_t *zn_col(struct zn_reader *r, int id);
+/* Whether the path fence, if present, holds the paths of rows 0, ZN_FENCE_STEP, ... exactly (rows
+ * whose path cannot be read are passed over): ZN_OK, or an error with *bad_row the first row whose
+ * fence entry disagrees or cannot be read. */
+zn_result zn_fence_check(struct zn_reader *r, uint64_t *bad_row);
 
 /* Done with block i: drop its pages from this process's mapping (they stay in the page cache),
  * so that reading a large archive through the map does not grow the resident set. */

@@ -401,20 +401,73 @@ zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 	return ZN_OK;
 }
 
+/* String s against path, in the index's order (byte order, shorter first on a common prefix). */
+static int cmp_path(const char *s, size_t len, const char *path, size_t path_len)
+{
+	size_t n = ZN_MIN(len, path_len);
+	int c = n ? memcmp(s, path, n) : 0;
+	return c ? c : len < path_len ? -1 : len > path_len ? 1 : 0;
+}
+
+/* The rows [*lo, *hi) that can hold path, narrowed by the path fence (ZN_FENCE_STEP rows), or
+ * left whole where there is none or it cannot be read (a damaged page costs speed, not the
+ * lookup). A fence that disagrees with the paths (verify names it) can only make a lookup miss. */
+static void fence_narrow(struct zn_reader *r, const char *path, size_t path_len, uint64_t *lo,
+                         uint64_t *hi)
+{
+	if (!r->cols[ZN_COL_FENCE_OFFSETS].present || !r->cols[ZN_COL_FENCE_BYTES].present)
+		return;
+	/* The last fence row at or before path: rows below it, and from the next one on, are out.
+	 */
+	uint64_t a = 0, b = (r->nentries + ZN_FENCE_STEP - 1) / ZN_FENCE_STEP;
+	while (a < b) {
+		uint64_t mid = a + (b - a) / 2;
+		const char *s;
+		size_t len;
+		if (get_str(r, ZN_COL_FENCE_OFFSETS, mid, &s, &len) != ZN_OK)
+			return;
+		if (cmp_path(s, len, path, path_len) <= 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a == 0) { /* before the first path */
+		*hi = 0;
+		return;
+	}
+	*lo = (a - 1) * ZN_FENCE_STEP;
+	*hi = ZN_MIN(r->nentries, a * ZN_FENCE_STEP);
+}
+
+zn_result zn_fence_check(struct zn_reader *r, uint64_t *bad_row)
+{
+	if (!r->cols[ZN_COL_FENCE_OFFSETS].present && !r->cols[ZN_COL_FENCE_BYTES].present)
+		return ZN_OK;
+	*bad_row = 0;
+	for (uint64_t j = 0; j * ZN_FENCE_STEP < r->nentries; j++) {
+		const char *f, *p;
+		size_t flen, plen;
+		*bad_row = j * ZN_FENCE_STEP;
+		RETURN_IF_ERROR(get_str(r, ZN_COL_FENCE_OFFSETS, j, &f, &flen));
+		if (get_str(r, ZN_COL_PATH_OFFSETS, j * ZN_FENCE_STEP, &p, &plen) != ZN_OK)
+			continue; /* an unreadable row is named as such */
+		SAFETY_CHECK(!cmp_path(f, flen, p, plen), ZN_ERR_CORRUPT);
+	}
+	return ZN_OK;
+}
+
 zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len, uint64_t *index)
 {
 	if (!r || !index || (!path && path_len))
 		return ZN_ERR_INVALID_ARG;
 	uint64_t lo = 0, hi = r->nentries;
+	fence_narrow(r, path, path_len, &lo, &hi);
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		const char *s;
 		size_t len;
 		RETURN_IF_ERROR(get_str(r, ZN_COL_PATH_OFFSETS, mid, &s, &len));
-		size_t n = ZN_MIN(len, path_len);
-		int c = n ? memcmp(s, path, n) : 0;
-		if (!c)
-			c = len < path_len ? -1 : len > path_len ? 1 : 0;
+		int c = cmp_path(s, len, path, path_len);
 		if (!c) {
 			*index = mid;
 			return ZN_OK;

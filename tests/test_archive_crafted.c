@@ -260,6 +260,69 @@ static void paged_columns(void)
 	free(ix);
 }
 
+/* 3b. The path fence: written past ZN_FENCE_STEP entries, raw; a lookup searches it first and
+ * then one stretch of ZN_FENCE_STEP rows, so it decodes two or three pages of paths, not a dozen;
+ * every path is found, and paths between, before and after them are not. A fence that disagrees
+ * with the paths can only make a lookup miss, and verify names it. */
+static void fence_lookups(void)
+{
+	enum { N = 3000 };
+	static char names[N][24];
+	uint8_t *ix;
+	size_t ixl;
+	empty_files_index(ZN_FENCE_STEP, (char *)names, sizeof(names[0]), "dir/file-%05d.txt",
+	                  ZN_IX_CHOSEN, &ix, &ixl);
+	CHECK(!col_record(ix, ZN_COL_FENCE_OFFSETS) && !col_record(ix, ZN_COL_FENCE_BYTES));
+	free(ix);
+	empty_files_index(N, (char *)names, sizeof(names[0]), "dir/file-%05d.txt", ZN_IX_CHOSEN,
+	                  &ix, &ixl);
+	uint8_t *fo = col_record(ix, ZN_COL_FENCE_OFFSETS),
+	        *fb = col_record(ix, ZN_COL_FENCE_BYTES);
+	CHECK(fo && fb && fo[4] == ZN_COL_RAW && fb[4] == ZN_COL_RAW);
+	const uint64_t fence_rows = (N + ZN_FENCE_STEP - 1) / ZN_FENCE_STEP;
+	CHECK(zn_get_le64(fo + 24) == (fence_rows + 1) * 8);
+	char *good = write_index("fence.zn", ix, ixl, N, 0, NULL, 0);
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, good, NULL, 0));
+	uint64_t at;
+	CHECK_OK(zn_reader_find(r, names[1234], strlen(names[1234]), &at));
+	CHECK(at == 1234);
+	CHECK(pages_decoded(r, ZN_COL_PATH_BYTES) <= 3 &&
+	      pages_decoded(r, ZN_COL_PATH_OFFSETS) <= 2);
+	for (int i = 0; i < N; i++) {
+		CHECK_OK(zn_reader_find(r, names[i], strlen(names[i]), &at));
+		CHECK(at == (uint64_t)i);
+		char between[32];
+		snprintf(between, sizeof(between), "%s~", names[i]);
+		CHECK(zn_reader_find(r, between, strlen(between), &at) == ZN_ERR_NOT_FOUND);
+	}
+	CHECK(zn_reader_find(r, "a", 1, &at) == ZN_ERR_NOT_FOUND);
+	CHECK(zn_reader_find(r, "", 0, &at) == ZN_ERR_NOT_FOUND);
+	CHECK(zn_reader_find(r, "zzz", 3, &at) == ZN_ERR_NOT_FOUND);
+	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	zn_reader_close(r);
+
+	/* Fence row 3 (the path of row 768) changed, its checksums recomputed. */
+	uint8_t *bad = malloc(ixl);
+	CHECK(bad);
+	memcpy(bad, ix, ixl);
+	const uint64_t boff = zn_get_le64(col_record(bad, ZN_COL_FENCE_BYTES) + 8),
+	               ooff = zn_get_le64(col_record(bad, ZN_COL_FENCE_OFFSETS) + 8);
+	bad[boff + zn_get_le64(bad + ooff + 3 * 8) + 10] ^= 1; /* in "file-00768" */
+	char *a = write_index("fence-bad.zn", bad, ixl, N, 0, NULL, 0);
+	CHECK_OK(zn_reader_open(&r, a, NULL, 0));
+	for (int i = 0; i < N; i++) { /* right or missed, never another row */
+		zn_result res = zn_reader_find(r, names[i], strlen(names[i]), &at);
+		CHECK(res == ZN_ERR_NOT_FOUND || (res == ZN_OK && at == (uint64_t)i));
+	}
+	problems = 0;
+	CHECK(zn_verify(r, 2, count_problem, NULL, NULL) != ZN_OK);
+	CHECK(problems == 1);
+	zn_reader_close(r);
+	free(bad);
+	free(ix);
+}
+
 /* 4. Offsets that go back: 0, R, 0, R, ... make every other path the whole bytes column, so a
  * scan of all rows would read rows x R bytes. Reading rows one after another refuses them; a
  * lookup still answers without reading more than a few strings. */
@@ -446,6 +509,7 @@ int main(int argc, char **argv)
 	free(many);
 
 	paged_columns();
+	fence_lookups();
 	offsets_back();
 
 	tu_rmtree(dir);
