@@ -1430,10 +1430,17 @@ static const char cat_help[] =
 
 static int stdout_err; /* errno of a failed write to standard output, else 0 */
 
-/* The exit status that says more of two (the larger). */
+/* The exit status that says more of two (the larger), as diff(1) ranks trouble above a difference. */
 static int worse(int a, int b)
 {
 	return a > b ? a : b;
+}
+
+/* The same for extract and cat, where damage (1) outranks an I/O error (3): it is what trying
+ * again cannot mend, and so what extract's library reports when both occur. */
+static int damage_first(int a, int b)
+{
+	return a == EXIT_DAMAGED || b == EXIT_DAMAGED ? EXIT_DAMAGED : worse(a, b);
 }
 
 /* "znippy: PATH: what" on stderr for an entry (its path not NUL-terminated), after what
@@ -1469,7 +1476,7 @@ static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_
 		zn_result res = zn_reader_entry(r, i, &e);
 		if (res != ZN_OK) {
 			cli_error("%s: entry %llu: %s", path, (unsigned long long)i, zn_result_message(res));
-			rc = worse(rc, cli_exit_code(res));
+			rc = damage_first(rc, cli_exit_code(res));
 			continue;
 		}
 		if (e.type != ZN_TYPE_FILE)
@@ -1489,10 +1496,10 @@ static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_
 			continue;
 		if (stdout_err) {
 			cli_error("write error on standard output: %s", strerror(stdout_err));
-			return EXIT_SYSTEM;
+			return damage_first(rc, EXIT_SYSTEM);
 		}
 		name_entry(&e, zn_result_message(res)); /* as the extractor names it */
-		rc = worse(rc, cli_exit_code(res));
+		rc = damage_first(rc, cli_exit_code(res));
 	}
 	return rc;
 }
@@ -1541,7 +1548,7 @@ int cmd_cat(int argc, char **argv)
 			continue;
 		if (stdout_err) { /* our own output failed, not the archive */
 			cli_error("write error on standard output: %s", strerror(stdout_err));
-			rc = EXIT_SYSTEM;
+			rc = damage_first(rc, EXIT_SYSTEM);
 			break;
 		}
 		if (res == ZN_ERR_NOT_FOUND)
@@ -1559,8 +1566,7 @@ int cmd_cat(int argc, char **argv)
 		else
 			cli_error("%s: %s", argv[i], zn_result_message(res));
 		int code = res == ZN_ERR_INVALID_ARG ? EXIT_DAMAGED : cli_exit_code(res);
-		if (code > rc)
-			rc = code;
+		rc = damage_first(rc, code);
 		if (res == ZN_ERR_IO)
 			break;
 	}

@@ -276,6 +276,11 @@ check "...extracts the other 12, intact" sh -c 'test "$(ls "$1" | wc -l)" = 12 &
 check "...cat gives those 12 too, each whole, and refuses the damaged one" sh -c 'bad=0; for f in "$2"/*; do
 	"$1" cat "$3" "${f##*/}" >"$4" 2>/dev/null; case $?-$(cmp -s "$f" "$4"; echo $?) in
 	0-0) ;; 1-*) bad=$((bad + 1)) ;; *) exit 1 ;; esac; done; test $bad = 1' - "$Z" "$T/sv/in" "$T/sv/a.zn" "$T/sv/o"
+code 1 "cat of the damaged file, then of a good one into a full output: damage outranks the write error" \
+	sh -c 'for f in $(ls "$2"); do "$1" cat "$3" "$f" >/dev/null 2>&1 || bad=$f; done; good=r01
+	test "$bad" = r01 && good=r02; exec "$1" cat "$3" "$bad" "$good" >/dev/full' - "$Z" "$T/sv/in" "$T/sv/a.zn"
+check "...and names both" sh -c 'grep -q "r[01][0-9]: checksum mismatch" "$1" && grep -q "write error on standard output" "$1"' \
+	- "$T/stderr"
 code 1 "extract of it without digests (--digest none)" "$Z" extract "$T/sv/n.zn" -C "$T/sv/y"
 check "...extracts nothing of the block" test -z "$(ls "$T/sv/y" 2>/dev/null)"
 head -c 1000 "$A" >"$T/trunc.zn"
