@@ -480,6 +480,45 @@ zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len,
 	return ZN_ERR_NOT_FOUND;
 }
 
+/* Where the first block header of the zstd frame at p (n bytes) lies (RFC 8878, 3.1.1.1), or 0
+ * if p does not start with a frame header. */
+static size_t frame_blocks_start(const uint8_t *p, size_t n)
+{
+	static const uint8_t did_size[4] = {0, 1, 2, 4}, fcs_size[4] = {0, 2, 4, 8};
+	if (n < 5 || zn_get_le32(p) != 0xFD2FB528u)
+		return 0;
+	const unsigned fhd = p[4], single = fhd >> 5 & 1, fcs = fhd >> 6;
+	return 5 + !single + did_size[fhd & 3] + (fcs ? fcs_size[fcs] : single);
+}
+
+/* How far the decoder of a block's prefix is fed next: to the end of the next whole zstd block
+ * (RFC 8878, 3.1.1.2) past the `pos` bytes it has consumed, as *walk (the next block header, 0
+ * once unknown) finds them, so that each call decodes one block of at most 128 KiB and the
+ * decoding stops within one block of the bytes wanted (feeding 64 KiB of input a call decoded
+ * about 180 KiB more than needed, a sixth of a millisecond here), and so that the decoder never
+ * copies a block split between two feeds into a buffer of its own. Where the walk is lost (a
+ * crafted block), the input goes in steps of 64 KiB. Bounds are checked here; the decoder checks
+ * the rest. */
+static size_t next_feed(const uint8_t *p, size_t n, size_t *walk, size_t pos, size_t fed)
+{
+	size_t w = *walk;
+	while (w && w <= pos) {
+		if (w + 3 > n) {
+			w = 0;
+			break;
+		}
+		const uint32_t h = p[w] | (uint32_t)p[w + 1] << 8 | (uint32_t)p[w + 2] << 16;
+		const uint32_t type = h >> 1 & 3, size = h >> 3;
+		w += 3 + (type == 1 ? 1 : size); /* RLE: one byte stored */
+		if (type == 3 || w > n)
+			w = 0; /* reserved, or past the end: crafted */
+		else if (h & 1)
+			w = n; /* the last block: the rest (a checksum) goes too */
+	}
+	*walk = w;
+	return w ? ZN_MAX(w, fed) : ZN_MIN(n, fed + (64 << 10));
+}
+
 /* Bytes [0, need) of block b, for random access. A compressed block is decoded only as far as
  * needed (a file in the middle of a 2 MiB block costs half a block, not all of it). The stored
  * bytes' checksum is checked first unless `digest_first`: the caller then checks the SHA-256 of
@@ -535,9 +574,10 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 	ZSTD_DCtx_reset(r->sdctx, ZSTD_reset_session_only);
 	ZSTD_outBuffer out = {r->cache, bi->usize, 0};
 	ZSTD_inBuffer in = {src, 0, 0};
+	size_t walk = frame_blocks_start(src, bi->csize);
 	while (out.pos < need) {
 		size_t in0 = in.pos, out0 = out.pos;
-		in.size = ZN_MIN(bi->csize, in.size + (64 << 10));
+		in.size = next_feed(src, bi->csize, &walk, in.pos, in.size);
 		size_t ret = ZSTD_decompressStream(r->sdctx, &out, &in);
 		SAFETY_CHECK(!ZSTD_isError(ret), ZN_ERR_CORRUPT);
 		/* The frame ended early, or no progress at all: truncated or crafted. */
