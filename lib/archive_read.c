@@ -520,13 +520,17 @@ static size_t next_feed(const uint8_t *p, size_t n, size_t *walk, size_t pos, si
 }
 
 /* Bytes [0, need) of block b, for random access. A compressed block is decoded only as far as
- * needed (a file in the middle of a 2 MiB block costs half a block, not all of it). The stored
+ * needed (a file in the middle of a 2 MiB block costs half a block, not all of it), and the
+ * decoding of the block in the cache goes on from where it stopped when a later file of the same
+ * block needs more: files read in their order (extract -O, diff, cat of many paths) cost one
+ * decoding of each block, not one from the block's start for each file (10,000 files of the
+ * small corpus to stdout: 17.7 s before, as many half-block decodings as files). The stored
  * bytes' checksum is checked first unless `digest_first`: the caller then checks the SHA-256 of
  * everything it takes from the block before handing any of it out, which is a stronger check of
  * those bytes and saves hashing the whole compressed block (a fifth of a millisecond per MB,
  * most of `cat`'s cost for a file near the start of a block). The whole-block XXH3 is checked
- * whenever the whole block is decoded; with `digest_first` a block failing it is still handed
- * out (zn_block_salvage), as extract does, for the file's own SHA-256 to judge. */
+ * whenever the whole block is decoded at once; with `digest_first` a block failing it is still
+ * handed out (zn_block_salvage), as extract does, for the file's own SHA-256 to judge. */
 static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_blockinfo *bi,
 			      uint64_t need, bool digest_first, const uint8_t **data)
 {
@@ -534,9 +538,11 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 		*data = r->cache;
 		return ZN_OK;
 	}
+	const bool resume = r->cache_block == b && r->stream_live;
 	uint64_t len;
-	if (bi->codec == ZN_BLOCK_STORED || need == bi->usize) {
+	if (bi->codec == ZN_BLOCK_STORED || (need == bi->usize && !resume)) {
 		r->cache_block = UINT64_MAX;
+		r->stream_live = false;
 		/* Made on first use, as sdctx below: creating a context costs ~35 us here (zstd
 		 * runs CPUID for each, a VM exit), and one `cat` needs at most one of them. */
 		if (!r->dctx && bi->codec != ZN_BLOCK_STORED)
@@ -559,22 +565,36 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 		return ZN_OK;
 	}
 	const uint8_t *src = r->map + bi->offset;
-	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-	if (!digest_first)
+	const bool check = !digest_first && (!resume || r->cache_unchecked);
+	if (check)
 		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
-	r->cache_block = UINT64_MAX;
-	if (!r->sdctx) {
-		/* Decode straight into the cache (no window buffer of its own, no copy): the output
-		 * buffer stays the same across calls, and stopping early is done by feeding the
-		 * input in pieces rather than by a short output buffer. */
-		r->sdctx = zn_dctx_new();
-		SAFETY_CHECK(r->sdctx, ZN_ERR_NOMEM);
-		ZSTD_DCtx_setParameter(r->sdctx, ZSTD_d_stableOutBuffer, 1);
-	}
-	ZSTD_DCtx_reset(r->sdctx, ZSTD_reset_session_only);
 	ZSTD_outBuffer out = {r->cache, bi->usize, 0};
 	ZSTD_inBuffer in = {src, 0, 0};
-	size_t walk = frame_blocks_start(src, bi->csize);
+	size_t walk;
+	if (resume) {
+		out.pos = r->cache_len;
+		in.pos = r->stream_in;
+		in.size = r->stream_fed;
+		walk = r->stream_walk;
+		if (check) /* what was decoded came from the bytes just checked */
+			r->cache_unchecked = false;
+	} else {
+		atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
+		if (!r->sdctx) {
+			/* Decode straight into the cache (no window buffer of its own, no copy):
+			 * the output buffer stays the same across calls, and stopping early is done
+			 * by feeding the input in pieces rather than by a short output buffer. */
+			r->sdctx = zn_dctx_new();
+			SAFETY_CHECK(r->sdctx, ZN_ERR_NOMEM);
+			ZSTD_DCtx_setParameter(r->sdctx, ZSTD_d_stableOutBuffer, 1);
+		}
+		ZSTD_DCtx_reset(r->sdctx, ZSTD_reset_session_only);
+		walk = frame_blocks_start(src, bi->csize);
+		r->cache_unchecked = digest_first;
+	}
+	/* Not resumable, nor in the cache, until this decoding has succeeded. */
+	r->cache_block = UINT64_MAX;
+	r->stream_live = false;
 	while (out.pos < need) {
 		size_t in0 = in.pos, out0 = out.pos;
 		in.size = next_feed(src, bi->csize, &walk, in.pos, in.size);
@@ -584,9 +604,13 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 		if (out.pos < need)
 			SAFETY_CHECK(ret != 0 && (in.pos > in0 || out.pos > out0), ZN_ERR_CORRUPT);
 	}
+	/* Everything decoded is good to hand out, also the rest of the last zstd block. */
 	r->cache_block = b;
-	r->cache_len = need;
-	r->cache_unchecked = digest_first;
+	r->cache_len = out.pos;
+	r->stream_live = true;
+	r->stream_in = in.pos;
+	r->stream_fed = in.size;
+	r->stream_walk = walk;
 	*data = r->cache;
 	return ZN_OK;
 }
