@@ -312,7 +312,10 @@ ZN_API zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t pa
 
 /* Stream the content of regular file `i` to `sink` (called with consecutive pieces), reading only
  * the blocks that hold it; checks each block's checksum and, when stored, the file's digest.
- * For a hardlink, the content of its target. */
+ * For a hardlink, the content of its target. A compressed block is decoded only as far as the
+ * file needs, and the reader keeps the last block it decoded: reading files in their order
+ * (0, 1, 2, ...) decodes each block once, however many files it holds. Not thread-safe: one
+ * caller at a time per reader. */
 typedef zn_result (*zn_sink_fn)(void *ctx, const void *data, size_t len);
 ZN_API zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink, void *ctx);
 
