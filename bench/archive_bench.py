@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import signal
@@ -294,13 +295,75 @@ def bench_tool(tool, spec, name, corpora, stats, work, targets, reps, do_cat, ca
     return res
 
 
+def concat_tree(d, out):
+    """The regular files under d, one after another, in the order znippy's walk packs them
+    (names in byte order, depth first; symlinks not followed)."""
+    for n in sorted(os.listdir(os.fsencode(d))):
+        p = os.path.join(os.fsencode(d), n)
+        if os.path.islink(p):
+            continue
+        if os.path.isdir(p):
+            concat_tree(p, out)
+        elif os.path.isfile(p):
+            with open(p, "rb") as f:
+                shutil.copyfileobj(f, out)
+
+
+def create_floor(name, corpora, work, reps, threads):
+    """The floor of create (bench_compress_floor, bench_store_floor: built by CMake), as a
+    {"best_s"} for the floor row, or None: zstd at level 3 in 2 MiB blocks plus SHA-256 from
+    memory on the corpus' bytes (a tree's files one after another, or the file), and for random
+    data the minimal
+    read -> SHA-256 -> XXH3 + write pipeline. No I/O or bookkeeping: what no archiver doing the
+    same work on this machine can undercut. Not for mixed (mostly stored data)."""
+    src = os.path.join(corpora, name)
+    if name == "random":
+        exe = os.path.join(ROOT, "build", "bench_store_floor")
+        fpaths = [os.path.join(dp, f) for dp, _, fs in os.walk(src) for f in fs]
+        if not os.access(exe, os.X_OK) or len(fpaths) != 1:
+            return None
+        out = os.path.join(work["tmpfs"], "floor.out")
+        log(f"{name}/floor: read, SHA-256, XXH3 and write x{reps}")
+        p = subprocess.run([exe, "-n", str(reps), fpaths[0], out], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        m = re.search(r"^floor\s+best ([0-9.]+) s", p.stdout, re.M)
+    elif name in ("src", "small", "large"):
+        exe = os.path.join(ROOT, "build", "bench_compress_floor")
+        if not os.access(exe, os.X_OK):
+            return None
+        tar = os.path.join(work["tmpfs"], "floor.bin")
+        if name == "large":
+            files = [os.path.join(dp, f) for dp, _, fs in os.walk(src) for f in fs]
+            data = files[0] if len(files) == 1 else None
+        else:
+            with open(tar, "wb") as out:
+                concat_tree(src, out)
+            data = tar
+        if not data:
+            return None
+        log(f"{name}/floor: zstd -3 in 2 MiB blocks and SHA-256 from memory x{reps}")
+        p = subprocess.run([exe, "-T", str(threads), "-n", str(reps), "--sha", data],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if os.path.exists(tar):
+            os.unlink(tar)
+        m = re.search(r"best ([0-9.]+) s", p.stdout)
+    else:
+        return None
+    if p.returncode != 0 or not m:
+        return {"error": (p.stderr or p.stdout)[-300:]}
+    return {"best_s": float(m.group(1)), "cmd": " ".join(p.args)}
+
+
 def bench_references(name, corpora, stats, work, targets, reps, floor_bin, threads):
-    """Floor of extraction for trees; cp / cat for single files."""
+    """Floor of extraction for trees; cp / cat for single files; the floor of create."""
     refs = []
     files, nbytes, _ = stats
     src = os.path.join(corpora, name)
+    cfloor = create_floor(name, corpora, work, reps, threads)
     if name in TREES and floor_bin:
         r = {"tool": "floor"}
+        if cfloor:
+            r["create"] = cfloor
         for tname, base in targets.items():
             out = os.path.join(base, "floor")
             log(f"{name}/floor: write from memory to {tname} x{reps}")
@@ -317,6 +380,8 @@ def bench_references(name, corpora, stats, work, targets, reps, floor_bin, threa
                 r[f"extract_{tname}"] = {"error": p.stderr.decode()[-300:]}
             rmtree(out)
         refs.append(r)
+    elif cfloor:
+        refs.append({"tool": "floor", "create": cfloor})
     if name == "random":
         fpaths = [os.path.join(dp, f) for dp, _, fs in os.walk(src) for f in fs]
         r = {"tool": "cp"}
