@@ -98,9 +98,9 @@ struct zn_reader {
 	uint8_t *cache;
 	uint64_t cache_block, cache_len; /* cache holds bytes [0, cache_len) of block cache_block */
 	bool cache_unchecked;             /* ...decoded without checking the block's checksum */
-	/* sdctx stopped part way through block cache_block and goes on from there (block_prefix):
-	 * the input it consumed and was fed, and the next zstd block header (next_feed). */
-	bool stream_live;
+	/* Where sdctx stopped in block cache_block when that block is in the cache only in part
+	 * (cache_len below its size: only block_prefix's decoding leaves it so), to go on from
+	 * there: the input it consumed and was fed, and the next zstd block header (next_feed). */
 	size_t stream_in, stream_fed, stream_walk;
 	void *dctx, *sdctx; /* whole-block and partial (streaming) decoders for random access */
 	void *ixdctx;       /* decoder of index pages, used under mu */

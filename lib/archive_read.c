@@ -538,11 +538,11 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 		*data = r->cache;
 		return ZN_OK;
 	}
-	const bool resume = r->cache_block == b && r->stream_live;
+	/* Only a decoding that stopped part way leaves a block in the cache in part. */
+	const bool resume = r->cache_block == b && r->cache_len < bi->usize;
 	uint64_t len;
 	if (bi->codec == ZN_BLOCK_STORED || (need == bi->usize && !resume)) {
 		r->cache_block = UINT64_MAX;
-		r->stream_live = false;
 		/* Made on first use, as sdctx below: creating a context costs ~35 us here (zstd
 		 * runs CPUID for each, a VM exit), and one `cat` needs at most one of them. */
 		if (!r->dctx && bi->codec != ZN_BLOCK_STORED)
@@ -594,7 +594,6 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 	}
 	/* Not resumable, nor in the cache, until this decoding has succeeded. */
 	r->cache_block = UINT64_MAX;
-	r->stream_live = false;
 	while (out.pos < need) {
 		size_t in0 = in.pos, out0 = out.pos;
 		in.size = next_feed(src, bi->csize, &walk, in.pos, in.size);
@@ -607,7 +606,6 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 	/* Everything decoded is good to hand out, also the rest of the last zstd block. */
 	r->cache_block = b;
 	r->cache_len = out.pos;
-	r->stream_live = true;
 	r->stream_in = in.pos;
 	r->stream_fed = in.size;
 	r->stream_walk = walk;
