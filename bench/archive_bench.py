@@ -309,17 +309,22 @@ def concat_tree(d, out):
                 shutil.copyfileobj(f, out)
 
 
+def corpus_files(src):
+    """Every file under src (the single-file corpora: random, large)."""
+    return [os.path.join(dp, f) for dp, _, fs in os.walk(src) for f in fs]
+
+
 def create_floor(name, corpora, work, reps, threads):
     """The floor of create (bench_compress_floor, bench_store_floor: built by CMake), as a
     {"best_s"} for the floor row, or None: zstd at level 3 in 2 MiB blocks plus SHA-256 from
     memory on the corpus' bytes (a tree's files one after another, or the file), and for random
-    data the minimal
-    read -> SHA-256 -> XXH3 + write pipeline. No I/O or bookkeeping: what no archiver doing the
-    same work on this machine can undercut. Not for mixed (mostly stored data)."""
+    data the minimal read -> SHA-256 -> XXH3 + write pipeline. No I/O or bookkeeping: what no
+    archiver doing the same work on this machine can undercut. Not for mixed (mostly stored
+    data)."""
     src = os.path.join(corpora, name)
     if name == "random":
         exe = os.path.join(ROOT, "build", "bench_store_floor")
-        fpaths = [os.path.join(dp, f) for dp, _, fs in os.walk(src) for f in fs]
+        fpaths = corpus_files(src)
         if not os.access(exe, os.X_OK) or len(fpaths) != 1:
             return None
         out = os.path.join(work["tmpfs"], "floor.out")
@@ -331,21 +336,21 @@ def create_floor(name, corpora, work, reps, threads):
         exe = os.path.join(ROOT, "build", "bench_compress_floor")
         if not os.access(exe, os.X_OK):
             return None
-        tar = os.path.join(work["tmpfs"], "floor.bin")
+        concat = os.path.join(work["tmpfs"], "floor.bin")
         if name == "large":
-            files = [os.path.join(dp, f) for dp, _, fs in os.walk(src) for f in fs]
+            files = corpus_files(src)
             data = files[0] if len(files) == 1 else None
         else:
-            with open(tar, "wb") as out:
+            with open(concat, "wb") as out:
                 concat_tree(src, out)
-            data = tar
+            data = concat
         if not data:
             return None
         log(f"{name}/floor: zstd -3 in 2 MiB blocks and SHA-256 from memory x{reps}")
         p = subprocess.run([exe, "-T", str(threads), "-n", str(reps), "--sha", data],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if os.path.exists(tar):
-            os.unlink(tar)
+        if os.path.exists(concat):
+            os.unlink(concat)
         m = re.search(r"best ([0-9.]+) s", p.stdout)
     else:
         return None
@@ -383,7 +388,7 @@ def bench_references(name, corpora, stats, work, targets, reps, floor_bin, threa
     elif cfloor:
         refs.append({"tool": "floor", "create": cfloor})
     if name == "random":
-        fpaths = [os.path.join(dp, f) for dp, _, fs in os.walk(src) for f in fs]
+        fpaths = corpus_files(src)
         r = {"tool": "cp"}
         for tname, base in targets.items():
             out = os.path.join(base, "cp")

@@ -140,10 +140,11 @@ int main(int argc, char **argv)
 	CHECK(arch && alen > 16 + info.compressed_bytes);
 	unsigned kinds[3] = {0};
 	count_blocks(arch + 16, info.compressed_bytes, kinds);
-	if (!(kinds[0] > 0 && kinds[1] > 0 && kinds[2] > 0))
+	const int every_kind = kinds[0] && kinds[1] && kinds[2];
+	if (!every_kind)
 		fprintf(stderr, "raw %u, RLE %u, compressed %u zstd blocks\n", kinds[0], kinds[1],
 		        kinds[2]);
-	CHECK(kinds[0] > 0 && kinds[1] > 0 && kinds[2] > 0);
+	CHECK(every_kind);
 	free(arch);
 
 	/* Last to first: the first read decodes nearly all, the rest come from the cache. Then
