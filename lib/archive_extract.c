@@ -1473,17 +1473,23 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 			problem(ctx, "(index)", ZN_ERR_CHECKSUM, msg);
 		}
 	}
-	/* The blocks tile the data area, and nothing but padding (zero bytes, fewer than
-	 * ZN_INDEX_ALIGN) lies between the last one and the index: no byte of the file escapes
-	 * a check. */
+	/* The blocks tile the data area, each where the one before it ends or at the next
+	 * multiple of ZN_BLOCK_ALIGN after zero bytes, and nothing but padding (zero bytes, fewer
+	 * than ZN_INDEX_ALIGN) lies between the last one and the index: no byte of the file
+	 * escapes a check. */
 	uint64_t data_end = ZN_HEADER_SIZE;
 	int layout_ok = !structure_damaged;
 	for (uint64_t b = 0; layout_ok && b < r->nblocks; b++) {
 		struct zn_blockinfo bi;
-		if (zn_block_info(r, b, &bi) != ZN_OK || bi.offset != data_end)
+		uint64_t gap = (ZN_BLOCK_ALIGN - data_end % ZN_BLOCK_ALIGN) % ZN_BLOCK_ALIGN;
+		if (zn_block_info(r, b, &bi) != ZN_OK ||
+		    (bi.offset != data_end && bi.offset != data_end + gap)) {
 			layout_ok = 0;
-		else
-			data_end += bi.csize;
+			break;
+		}
+		for (uint64_t k = data_end; layout_ok && k < bi.offset; k++)
+			layout_ok = !r->map[k];
+		data_end = bi.offset + bi.csize;
 	}
 	if (layout_ok) {
 		uint64_t gap = r->index_offset - data_end; /* blocks end at or before the index */

@@ -763,16 +763,17 @@ void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 	info->content_bytes = r->content_bytes;
 	info->archive_bytes = r->map_size;
 	info->index_bytes = r->index_size;
-	/* The blocks tile the data area in table order, and the index may follow after up to 63
-	 * bytes of padding (docs/FORMAT.md): the data ends where the last block does (or, when its
-	 * index row is unreadable, at the index, padding included). */
-	struct zn_blockinfo last;
-	uint64_t data_end = r->index_offset;
-	if (!r->nblocks)
-		data_end = ZN_HEADER_SIZE;
-	else if (zn_block_info(r, r->nblocks - 1, &last) == ZN_OK)
-		data_end = last.offset + last.csize;
-	info->compressed_bytes = data_end - ZN_HEADER_SIZE;
+	/* The blocks' stored bytes; when a row is unreadable, the data area (docs/FORMAT.md),
+	 * padding included. */
+	info->compressed_bytes = 0;
+	for (uint64_t b = 0; b < r->nblocks; b++) {
+		struct zn_blockinfo bi;
+		if (zn_block_info(r, b, &bi) != ZN_OK) {
+			info->compressed_bytes = r->index_offset - ZN_HEADER_SIZE;
+			break;
+		}
+		info->compressed_bytes += bi.csize;
+	}
 	info->chunk_size = r->chunk_size;
 	info->level = r->level;
 	info->digest = r->digest;

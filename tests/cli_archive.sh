@@ -243,7 +243,7 @@ code 0 "...and its messages did not go into the archive" "$Z" verify "$T/closed.
 
 # ---- damaged archives ----------------------------------------------------------------------------------
 cp "$A" "$T/bad.zn"
-printf '\x55' | dd of="$T/bad.zn" bs=1 seek=40 conv=notrunc 2>/dev/null
+printf '\x55' | dd of="$T/bad.zn" bs=1 seek=100 conv=notrunc 2>/dev/null
 code 1 "verify names damage" "$Z" verify "$T/bad.zn"
 check "verify message names a file" grep -q 'damaged' "$T/stderr"
 code 1 "extract of a damaged archive" "$Z" extract -q "$T/bad.zn" -C "$T/bad-out"

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "archive_format.h"
+#include "archive_internal.h"
 #include "common.h"
 #include "test_util.h"
 
@@ -152,18 +153,34 @@ int main(int argc, char **argv)
 	}
 	CHECK(flips > 500);
 
-	/* The index starts at a multiple of 64, after zero padding, which verify checks: a stray
-	 * byte there is damage. Nothing is read from it, so reading every entry still works. */
+	/* Each block and the index start at a multiple of 64, after zero padding, which verify
+	 * checks: a stray byte there is damage. Nothing is read from it, so reading every entry
+	 * still works. */
 	CHECK(index_off % ZN_INDEX_ALIGN == 0);
 	struct zn_reader *rp;
 	CHECK_OK(zn_reader_open_mem(&rp, a, len, NULL, 0));
 	struct zn_archive_info info;
 	zn_reader_info(rp, &info);
+	CHECK(info.blocks >= 2);
+	uint64_t data_end = ZN_HEADER_SIZE, gaps = 0;
+	struct zn_blockinfo first;
+	CHECK_OK(zn_block_info(rp, 0, &first));
+	for (uint64_t k = 0; k < info.blocks; k++) {
+		struct zn_blockinfo bi;
+		CHECK_OK(zn_block_info(rp, k, &bi));
+		CHECK(bi.offset % ZN_BLOCK_ALIGN == 0 && bi.offset >= data_end &&
+		      bi.offset - data_end < ZN_BLOCK_ALIGN);
+		for (uint64_t pos = data_end; pos < bi.offset; pos++, gaps++) {
+			memcpy(b, a, len);
+			b[pos] = 0x5a;
+			CHECK(exercise(b, len, &of) && !of);
+		}
+		data_end = bi.offset + bi.csize;
+	}
 	zn_reader_close(rp);
-	uint64_t data_end = ZN_HEADER_SIZE + info.compressed_bytes;
 	/* This archive's data happens not to end on a multiple of 64 (a change that makes it do
-	 * so must give the test another archive). */
-	CHECK(data_end < index_off && index_off - data_end < ZN_INDEX_ALIGN);
+	 * so must give the test another archive), and some of its blocks neither. */
+	CHECK(data_end < index_off && index_off - data_end < ZN_INDEX_ALIGN && gaps > 48);
 	for (uint64_t pos = data_end; pos < index_off; pos++) {
 		memcpy(b, a, len);
 		b[pos] = 0x5a;
@@ -172,7 +189,7 @@ int main(int argc, char **argv)
 
 	/* Damage in one data block: files elsewhere still read back exactly. */
 	memcpy(b, a, len);
-	b[16 + 10] ^= 0x40; /* inside the first block */
+	b[first.offset + 10] ^= 0x40; /* inside the first block */
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open_mem(&r, b, len, NULL, 0));
 	int good = 0, damaged = 0;

@@ -127,19 +127,21 @@ int main(int argc, char **argv)
 	zn_writer_free(w);
 	CHECK(close(fd) == 0);
 
-	/* One compressed block (data blocks start after the 16-byte header), and its frame
-	 * holds raw, RLE and compressed zstd blocks. */
+	/* One compressed block, and its frame holds raw, RLE and compressed zstd blocks. */
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
 	struct zn_archive_info info;
 	zn_reader_info(r, &info);
 	CHECK_EQ_U64(info.blocks, 1);
 	CHECK_EQ_U64(info.stored_blocks, 0);
+	struct zn_blockinfo bi;
+	CHECK_OK(zn_block_info(r, 0, &bi));
+	CHECK_EQ_U64(bi.csize, info.compressed_bytes);
 	size_t alen;
 	uint8_t *arch = tu_read_file(out, &alen);
-	CHECK(arch && alen > 16 + info.compressed_bytes);
+	CHECK(arch && alen > bi.offset + bi.csize);
 	unsigned kinds[3] = {0};
-	count_blocks(arch + 16, info.compressed_bytes, kinds);
+	count_blocks(arch + bi.offset, bi.csize, kinds);
 	const int every_kind = kinds[0] && kinds[1] && kinds[2];
 	if (!every_kind)
 		fprintf(stderr, "raw %u, RLE %u, compressed %u zstd blocks\n", kinds[0], kinds[1],
