@@ -9,7 +9,10 @@ Per corpus (see make_corpora.sh) and per tool it measures:
   extract    wall seconds (best of N) and peak RSS, into tmpfs (/dev/shm) and onto disk (/tmp)
   cat        for trees: median wall ms of extracting one file to /dev/null (random access)
 and the references: `bench_write_floor` (the same tree written from memory by 2 threads: the floor of
-extraction), and for the random corpus `cp` of the file to tmpfs/disk and `cat > /dev/null`.
+extraction), the floor of create (bench_compress_floor, and bench_store_floor's `two` for random
+data), and for the random corpus `cp` of the file to tmpfs/disk and `cat > /dev/null`, and znippy
+create alternated with `cp` (medians and their ratio: the figure the create-vs-copy target is read
+from, since best-of runs taken minutes apart see different machines here).
 
 Method. Caches cannot be dropped here, so the input is read once before timing (it is hashed for the
 verification, which warms the page cache) and every timing is the best of N runs (N = 3 for src and
@@ -331,7 +334,7 @@ def create_floor(name, corpora, work, reps, threads):
         log(f"{name}/floor: read, SHA-256, XXH3 and write x{reps}")
         p = subprocess.run([exe, "-n", str(reps), fpaths[0], out], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
-        m = re.search(r"^floor\s+best ([0-9.]+) s", p.stdout, re.M)
+        m = re.search(r"^two\s+best ([0-9.]+) s", p.stdout, re.M)
     elif name in ("src", "small", "large"):
         exe = os.path.join(ROOT, "build", "bench_compress_floor")
         if not os.access(exe, os.X_OK):
@@ -359,7 +362,30 @@ def create_floor(name, corpora, work, reps, threads):
     return {"best_s": float(m.group(1)), "cmd": " ".join(p.args)}
 
 
-def bench_references(name, corpora, stats, work, targets, reps, floor_bin, threads):
+def create_vs_copy(zn, fpath, work, reps, threads):
+    """znippy create of the file alternated with cp of it into tmpfs, reps times each, so that a
+    slow spell of the machine hits both alike: the medians and their ratio (create speed / copy
+    speed, the acceptance target's measure). Each is measured apart too, in the tables, as best
+    of; this pair is the one to quote."""
+    zq, fq = shlex.quote(zn), shlex.quote(fpath)
+    za, ca = os.path.join(work["tmpfs"], "alt.zn"), os.path.join(work["tmpfs"], "alt.copy")
+    zt, ct = [], []
+    for _ in range(max(reps, 5)):
+        for cmd, out, runs in ((f"{zq} create -q -T {threads} -o {shlex.quote(za)} {fq}", za, zt),
+                               (f"cp {fq} {shlex.quote(ca)}", ca, ct)):
+            rmtree(out)
+            wall, _, rc, err, _ = timed(cmd)
+            if rc != 0:
+                return {"error": f"exit {rc}: {err.strip()[-300:]}", "cmd": cmd}
+            runs.append(round(wall, 4))
+    rmtree(za)
+    rmtree(ca)
+    zm, cm = sorted(zt)[len(zt) // 2], sorted(ct)[len(ct) // 2]
+    return {"znippy_median_s": zm, "cp_median_s": cm, "znippy_runs_s": zt, "cp_runs_s": ct,
+            "ratio": round(cm / zm, 3)}
+
+
+def bench_references(name, corpora, stats, work, targets, reps, floor_bin, threads, zn=None):
     """Floor of extraction for trees; cp / cat for single files; the floor of create."""
     refs = []
     files, nbytes, _ = stats
@@ -402,6 +428,9 @@ def bench_references(name, corpora, stats, work, targets, reps, floor_bin, threa
             r[f"extract_{tname}"] = best_of(
                 reps, prep, "cp " + " ".join(shlex.quote(p) for p in fpaths) + " " + shlex.quote(out), corpora)
             rmtree(out)
+        if zn:
+            log(f"{name}: znippy create alternated with cp x{max(reps, 5)}")
+            r["alternated"] = create_vs_copy(zn, fpaths[0], work, reps, threads)
         refs.append(r)
         r = {"tool": "cat>/dev/null"}
         r["extract_tmpfs"] = best_of(reps, lambda: None,
@@ -496,6 +525,11 @@ def report_corpus(name, stats, results, meta):
                 cells.append(ratio((zn.get(k) or {}).get("rss_kib"), (r.get(k) or {}).get("rss_kib")))
             cells.append(ratio((zn.get("cat") or {}).get("median_ms"), (r.get("cat") or {}).get("median_ms")))
             L.append(f"| {r['tool']} | " + " | ".join(cells) + " |")
+    alt = next((r["alternated"] for r in results if "ratio" in r.get("alternated", {})), None)
+    if alt:
+        L += ["", f"znippy create alternated with `cp` of the file into tmpfs, {len(alt['cp_runs_s'])} times "
+                  f"each: medians {alt['znippy_median_s']:.3f} s and {alt['cp_median_s']:.3f} s, so create runs at "
+                  f"**{alt['ratio']:.2f}x** the speed of the copy."]
     bad = [f"{r['tool']} {k}: {v.get('error') or v.get('verify_error')}"
            for r in results for k, v in r.items()
            if isinstance(v, dict) and ("error" in v or "verify_error" in v)]
@@ -639,7 +673,8 @@ def main():
                 results.append(bench_tool(tool, tools[tool], name, corpora, stats, work, targets, reps,
                                           not a.no_cat, cat_path))
             if not a.no_floor:
-                results += bench_references(name, corpora, stats, work, targets, reps, floor_bin, a.threads)
+                results += bench_references(name, corpora, stats, work, targets, reps, floor_bin, a.threads,
+                                            a.znippy if "znippy" in peers else None)
             text = report_corpus(name, stats, results, meta)
             print(text, flush=True)
             md.append(text)
