@@ -308,6 +308,7 @@ struct zn_writer {
 
 	/* ---- owned by the writer thread until it is joined ---- */
 	uint64_t write_seq, file_off, written_content;
+	uint64_t eio_at; /* ZN_TEST_HOOKS: the writer's reads of files fail from this offset on */
 	struct zn_blockinfo *blocks;
 	size_t blocks_cap;
 	uint64_t stored_blocks;
@@ -677,6 +678,8 @@ static void copy_through(struct zn_writer *w, struct slot *s)
 {
 	for (uint64_t off = 0; off < s->usize;) {
 		uint64_t n = ZN_MIN(ZN_WRITE_PIECE, s->usize - off), got = 0;
+		if (!s->rerr && s->roff + off + n > w->eio_at)
+			s->rerr = EIO; /* a test's (ZN_TEST_WRITER_EIO_AT) */
 		if (!s->rerr) {
 			s->rerr = pread_upto(s->rfd, s->in + off, n, s->roff + off, &got);
 			if (!s->rerr && got < n) {
@@ -2894,6 +2897,11 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		zn_writer_free(w);
 		return ZN_ERR_NOMEM;
 	}
+	w->eio_at = UINT64_MAX;
+#ifdef ZN_TEST_HOOKS
+	if (getenv("ZN_TEST_WRITER_EIO_AT"))
+		w->eio_at = strtoull(getenv("ZN_TEST_WRITER_EIO_AT"), NULL, 10);
+#endif
 #ifdef ZN_HAVE_URING
 	int want_uring = !opt.no_uring;
 #ifdef ZN_TEST_HOOKS

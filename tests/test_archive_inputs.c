@@ -329,6 +329,52 @@ static void shrunk_files(const char *root, int no_uring)
 
 /* A hardlink whose file could not be read is left out: the same path added again from memory
  * takes its place, rather than being refused as a repeat of a path that ends up not stored. */
+/* A read that fails in the middle of a large file the writer reads itself (a .zip, stored as
+ * it is): the file is left out and named once, a hardlink to it goes with it, and the rest (a
+ * small file; the file's chunks as unreferenced bytes) verifies. Needs the test hooks
+ * (ZN_TEST_WRITER_EIO_AT: the writer's reads fail from that offset on). */
+static void writer_read_fails(const char *root)
+{
+#ifdef ZN_TEST_HOOKS
+	char *dir = tu_fmt("%s/eio", root), *out = tu_fmt("%s/eio.zn", root);
+	char *big_path = tu_fmt("%s/b.zip", dir), *link_path = tu_fmt("%s/c-link", dir);
+	CHECK(!mkdir(dir, 0755));
+	static uint8_t big[3 * 65536 + 100];
+	struct tu_rng g;
+	tu_rng_seed(&g, 3);
+	tu_rng_fill(&g, big, sizeof(big));
+	CHECK(!tu_write_file(tu_str("%s/a.txt", dir), "small", 5));
+	CHECK(!tu_write_file(big_path, big, sizeof(big)));
+	CHECK(!link(big_path, link_path));
+	struct zn_create_options o = tu_small_blocks(2);
+	struct problems p = {0};
+	struct zn_write_stats st;
+	CHECK(!setenv("ZN_TEST_WRITER_EIO_AT", "70000", 1)); /* in the second chunk */
+	zn_result r = archive(dir, out, &o, NULL, &p, &st, NULL);
+	CHECK(!unsetenv("ZN_TEST_WRITER_EIO_AT"));
+	CHECK(r == ZN_ERR_IO && st.complete);
+	CHECK(p.n == 2 && !strcmp(p.last, "t/c-link")); /* b.zip, then its hardlink */
+	struct zn_reader *rd;
+	CHECK_OK(zn_reader_open(&rd, out, NULL, 0));
+	CHECK_OK(zn_verify(rd, 2, NULL, NULL, NULL));
+	uint64_t i;
+	CHECK(zn_reader_find(rd, "t/b.zip", 7, &i) == ZN_ERR_NOT_FOUND);
+	CHECK(zn_reader_find(rd, "t/c-link", 8, &i) == ZN_ERR_NOT_FOUND);
+	CHECK_OK(zn_reader_find(rd, "t/a.txt", 7, &i));
+	struct buf b = {0};
+	CHECK_OK(zn_reader_read_entry(rd, i, sink, &b));
+	CHECK(b.len == 5 && !memcmp(b.p, "small", 5));
+	free(b.p);
+	zn_reader_close(rd);
+	free(big_path);
+	free(link_path);
+	free(dir);
+	free(out);
+#else
+	(void)root;
+#endif
+}
+
 static void hardlink_to_unread(const char *root)
 {
 	char *dir = tu_fmt("%s/hl", root), *out = tu_fmt("%s/hl.zn", root);
@@ -831,6 +877,7 @@ int main(int argc, char **argv)
 	given_twice(root);
 	meta_hook(root);
 	hardlink_to_unread(root);
+	writer_read_fails(root);
 	stream_failures(root);
 	deep_tree(root);
 	hook_adds_entries(root);
