@@ -15,7 +15,8 @@ create alternated with `cp` (medians and their ratio: the figure the create-vs-c
 from, since best-of runs taken minutes apart see different machines here).
 
 Method. Caches cannot be dropped here, so the input is read once before timing (it is hashed for the
-verification, which warms the page cache) and every timing is the best of N runs (N = 3 for src and
+verification, which warms the page cache), read again before every create (and cp) run, since the
+VMs' DAMON pages out what is left alone for a minute (see warm()), and every timing is the best of N runs (N = 3 for src and
 small, 1 for the big corpora, 3 for everything at --scale < 1; --reps overrides). Disk extraction is
 timed without fsync, as the tools do it; `sync -f` runs before each timed disk run so a run is not
 billed for the previous run's dirty pages. MB/s = uncompressed input bytes / seconds / 1e6. Peak RSS
@@ -136,6 +137,22 @@ def sh(cmd, **kw):
 
 
 # ---- the tree digest used for verification ---------------------------------------------------------
+def warm(root):
+    """Read every regular file under root (a file or a tree), so that a timed run finds its input
+    in the page cache. Reading it once at the start is not enough here: the VMs run DAMON with a
+    pageout scheme (/sys/kernel/mm/damon/admin/kdamonds/0: pages not touched for 12 intervals of
+    5 s are reclaimed), so a corpus left alone for a minute, while other tools' extractions run,
+    is partly back on disk, and the next tool's create would read it from there."""
+    buf = bytearray(1 << 20)
+    paths = [root] if os.path.isfile(root) else (
+        os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs)
+    for p in paths:
+        if os.path.isfile(p) and not os.path.islink(p):
+            with open(p, "rb", buffering=0) as f:
+                while f.readinto(buf):
+                    pass
+
+
 def tree_stats(root, digest=True):
     """(files, bytes, digest) of the tree at root: regular files and symlinks, sorted by path."""
     h = hashlib.sha256()
@@ -244,8 +261,12 @@ def bench_tool(tool, spec, name, corpora, stats, work, targets, reps, do_cat, ca
         if os.path.exists(arch):
             os.unlink(arch)
 
+    def before_create():
+        rm_arch()
+        warm(os.path.join(corpora, name))
+
     log(f"{name}/{tool}: create x{reps}")
-    c = best_of(reps, rm_arch, spec["create"](arch, name), corpora)
+    c = best_of(reps, before_create, spec["create"](arch, name), corpora)
     res["create"] = c
     if "error" in c:
         log(f"{name}/{tool}: create FAILED: {c['error']}")
@@ -370,6 +391,7 @@ def create_vs_copy(zn, fpath, work, reps, threads):
     zq, fq = shlex.quote(zn), shlex.quote(fpath)
     za, ca = os.path.join(work["tmpfs"], "alt.zn"), os.path.join(work["tmpfs"], "alt.copy")
     zt, ct = [], []
+    warm(fpath)
     for _ in range(max(reps, 5)):
         for cmd, out, runs in ((f"{zq} create -q -T {threads} -o {shlex.quote(za)} {fq}", za, zt),
                                (f"cp {fq} {shlex.quote(ca)}", ca, ct)):
@@ -424,6 +446,7 @@ def bench_references(name, corpora, stats, work, targets, reps, floor_bin, threa
                 os.makedirs(out)
                 if tname == "disk":
                     sync_fs(base)
+                warm(src)
 
             r[f"extract_{tname}"] = best_of(
                 reps, prep, "cp " + " ".join(shlex.quote(p) for p in fpaths) + " " + shlex.quote(out), corpora)
@@ -433,7 +456,7 @@ def bench_references(name, corpora, stats, work, targets, reps, floor_bin, threa
             r["alternated"] = create_vs_copy(zn, fpaths[0], work, reps, threads)
         refs.append(r)
         r = {"tool": "cat>/dev/null"}
-        r["extract_tmpfs"] = best_of(reps, lambda: None,
+        r["extract_tmpfs"] = best_of(reps, lambda: warm(src),
                                      "cat " + " ".join(shlex.quote(p) for p in fpaths) + " >/dev/null", corpora)
         refs.append(r)
     return refs
