@@ -11,7 +11,9 @@
  *       smaller than chunk_size are packed together into "solid" blocks; larger files are cut into
  *       chunk_size blocks of their own. Two packers exist: one for data worth compressing and one
  *       for known-compressed types (jar, png, gz, ...), whose blocks are stored as they are. When a
- *       block is full the producer gives it the next sequence number and queues the slot id.
+ *       block is full the producer gives it the next sequence number and queues the slot id. A
+ *       large file's chunk that is to be stored as it is (a known-compressed type, or samples
+ *       that do not shrink) is not read by the producer: it goes straight to the writer (rfd).
  *   workers (N): take slot ids from the queue in order; compute XXH3-64 of the block, SHA-256 of
  *       each file wholly inside it, and compress it (or decide, from a cheap sample, to store it).
  *   hasher (1, with digests): hashes the files that span several blocks, piece by piece in block
@@ -20,9 +22,11 @@
  *       writer) once its worker and, if it holds such pieces, the hasher are through with it.
  *   crew (threads - 1, started on a tree's first batch of small files): shares the producer's
  *       stats and reads of small files while the workers have nothing queued (see "The crew").
- *   writer (1): writes finished blocks in sequence order, from the output buffer, or straight from
- *       the input buffer when the block is stored (no copy), records the block table, then frees
- *       the slot.
+ *   writer (1): writes finished blocks in sequence order, each at a multiple of 64, from the
+ *       output buffer, or straight from the input buffer when the block is stored (no copy),
+ *       records the block table, then frees the slot. A chunk the producer left to it (rfd) it
+ *       reads from the file itself, 128 KiB at a time, each piece written while in the cache, as
+ *       cp does; the slot then goes to the hasher (WRITTEN) and is freed once hashed.
  *
  * Memory is bounded by the number of slots (about twice the workers, capped by memory_limit); the
  * producer blocks when no slot is free, which is the backpressure. Block boundaries depend only on
@@ -35,7 +39,9 @@
  * being worked on or waiting for the writer; every queued block has a sequence number below the
  * producer's next one, so the writer's next block is always queued or done. The producer also
  * waits for workers to finish queued slots (settle_digest, to compare a large file with one
- * stored before it): queued slots need nothing from the producer, so that wait ends too.
+ * stored before it): queued slots need nothing from the producer, so that wait ends too. Span
+ * numbers are given in sequence order, so when the hasher waits for a chunk the writer reads,
+ * every block before it is written or on its way, and the writer gets there.
  *
  * Outside the slots the producer uses one buffer of chunk_size bytes (`aside`) and the entries'
  * table, which grows with the number of files.
