@@ -18,7 +18,7 @@
 /* The writer starts the index at a multiple of this, after zero bytes (readers accept any). */
 #define ZN_INDEX_ALIGN 64
 /* And each block, after fewer zero bytes than this (readers accept blocks back to back too). */
-#define ZN_BLOCK_ALIGN 64
+#define ZN_BLOCK_ALIGN  64
 #define ZN_FOOTER_MAGIC "ZNPYEND\n"
 
 /* Index header (ZN_INDEX_HEADER_SIZE bytes at index_offset):

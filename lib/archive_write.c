@@ -473,7 +473,7 @@ static int sample_starts(uint64_t n, uint64_t starts[3])
 
 /* Whether the samples (SAMPLE_PIECE bytes at each of p[0..3)) do not shrink by 3%. */
 static int samples_say_store(ZSTD_CCtx *cctx, const uint8_t *const p[3], uint8_t *tmp,
-			     size_t tmp_cap)
+                             size_t tmp_cap)
 {
 	const size_t piece = SAMPLE_PIECE;
 	size_t total_in = 0, total_out = 0;
@@ -488,7 +488,7 @@ static int samples_say_store(ZSTD_CCtx *cctx, const uint8_t *const p[3], uint8_t
 }
 
 static int sample_says_store(ZSTD_CCtx *cctx, const uint8_t *in, uint64_t n, uint8_t *tmp,
-			     size_t tmp_cap)
+                             size_t tmp_cap)
 {
 	uint64_t at[3];
 	if (!sample_starts(n, at))
@@ -759,7 +759,7 @@ static void *writer_main(void *arg)
 		if (w->progress && !atomic_load(&w->cancel))
 			w->progress(w->hook_ctx, w->written_content, 0);
 		pthread_mutex_lock(&w->mu);
-		/* Its segs' digests are taken by harvest(); one the writer read goes to the hasher. */
+		/* Segs' digests go to harvest(); a chunk the writer read goes on to the hasher. */
 		s->state = s->rfd < 0 || s->hashed ? SLOT_FREE : SLOT_WRITTEN;
 		if (s->state == SLOT_WRITTEN)
 			pthread_cond_signal(&w->cv_span);
@@ -1076,9 +1076,8 @@ static int defer_read(struct zn_writer *w, int klass, const struct source *src, 
 			return 0; /* read as usual, which tells what is wrong */
 		p[i] = d;
 	}
-	return samples_say_store(w->sample_cctx, p, w->sample_buf + 3 * SAMPLE_PIECE, tmp_cap)
-	               ? 1
-	               : 2;
+	uint8_t *tmp = w->sample_buf + 3 * SAMPLE_PIECE;
+	return samples_say_store(w->sample_cctx, p, tmp, tmp_cap) ? 1 : 2;
 }
 
 /* A stream of unknown length (ZN_SIZE_UNKNOWN). The first chunk is read into the aside buffer:
@@ -1196,8 +1195,8 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 			 * does, it is kept at the size it had, padded with zeros. */
 			uint64_t got = ended ? 0 : src->pos - done;
 			memset(s->in + got, 0, n - got);
-			if (!ended && !w->ents[idx].shrunk) { /* zeros stand for its data: the exit
-			                                        status says so (or settle_read) */
+			/* Zeros stand for its data: the exit status says so, once. */
+			if (!ended && !w->ents[idx].shrunk) {
 				report(w, w->ents[idx].path, ZN_ERR_CHANGED,
 				       "file shrank while being read; padded with zeros (as tar)");
 				w->input_err = ZN_ERR_IO;

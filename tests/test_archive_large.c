@@ -29,7 +29,8 @@ static int nfiles;
 static void text(uint8_t *p, size_t n, unsigned salt)
 {
 	for (size_t k = 0; k < n; k++)
-		p[k] = (uint8_t)"the quick brown fox jumps over the lazy dog\n"[(k * 7 + salt) % 44];
+		p[k] = (uint8_t) "the quick brown fox jumps over the lazy dog\n"[(k * 7 + salt) %
+		                                                                 44];
 }
 
 /* The files, in the order a walk meets them (their names' byte order). */
