@@ -108,8 +108,7 @@ struct slot {
 	                  since rmtim (set by the producer once it knows) */
 	struct timespec rmtim;
 	uint64_t roff;
-	int rerr;      /* set by the writer: 0, an errno value of the read, or -1 ended at rgot */
-	uint64_t rgot; /* bytes of the chunk read before the end (rerr -1) */
+	int rerr; /* set by the writer: 0, an errno value of the read, or -1: the file ended */
 	/* Set by the worker; read by the writer once DONE. */
 	uint8_t *out;
 	uint64_t csize;
@@ -249,7 +248,6 @@ struct zn_writer {
 	struct pending *pend; /* small files not read yet, in the order found: pend_store[0 or 1] */
 	ZSTD_CCtx *sample_cctx; /* the producer's samples of large files' chunks (defer_read) */
 	uint8_t *sample_buf;    /* 3 samples, then the compressed sample */
-	int defer_last;         /* the last file is checked unchanged by harvest (slot.rlast) */
 	uint8_t *aside; /* chunk_size bytes read outside the slots: a small file before it has a
 	                   room (place_aside), a large file hashed before it is stored */
 	int npend;
@@ -688,10 +686,8 @@ static void copy_through(struct zn_writer *w, struct slot *s)
 			s->rerr = EIO; /* a test's (ZN_TEST_WRITER_EIO_AT) */
 		if (!s->rerr) {
 			s->rerr = pread_upto(s->rfd, s->in + off, n, s->roff + off, &got);
-			if (!s->rerr && got < n) {
+			if (!s->rerr && got < n)
 				s->rerr = -1;
-				s->rgot = off + got;
-			}
 		}
 		if (got < n)
 			memset(s->in + off + got, 0, n - got);
@@ -774,6 +770,14 @@ static void *writer_main(void *arg)
  * The producer: slots, packers, reading
  * ---------------------------------------------------------------------------------------------- */
 
+/* As tar: whether a file's size or modification time (size, sec.nsec after its read) differs
+ * from what the walk saw (its entry's size, `before`). One that shrank was told already. */
+static int changed(const struct went *e, uint64_t size, const struct timespec *before, int64_t sec,
+                   int64_t nsec)
+{
+	return !e->shrunk && (size != e->size || sec != before->tv_sec || nsec != before->tv_nsec);
+}
+
 /* What the writer's read of a chunk found (slot.rfd), told as the producer's own reads tell
  * theirs; after the file's last chunk, whether it changed meanwhile (as tar). Told at once, not
  * after the small files waiting to be read (as report() does): this may run while they are
@@ -791,9 +795,9 @@ static void settle_read(struct zn_writer *w, struct slot *s)
 	} else if (s->rerr < 0 && !e->shrunk && !e->dropped) {
 		what = "file shrank while being read; padded with zeros (as tar)";
 		e->shrunk = 1;
-	} else if (s->rlast && !e->dropped && !e->shrunk && !fstat(s->rfd, &st) &&
-	           ((uint64_t)st.st_size != e->size || st.st_mtim.tv_sec != s->rmtim.tv_sec ||
-	            st.st_mtim.tv_nsec != s->rmtim.tv_nsec)) {
+	} else if (s->rlast && !e->dropped && !fstat(s->rfd, &st) &&
+	           changed(e, (uint64_t)st.st_size, &s->rmtim, st.st_mtim.tv_sec,
+	                   st.st_mtim.tv_nsec)) {
 		what = "file changed as we read it; stored as read";
 	}
 	if (what && w->problem)
@@ -849,7 +853,6 @@ static zn_result acquire_slot(struct zn_writer *w, int klass, struct slot **out)
 	s->klass = klass;
 	s->sampled = 0;
 	s->rerr = 0;
-	s->rgot = 0;
 	s->usize = 0;
 	s->nsegs_checked = 0;
 	s->span_seq = -1;
@@ -956,20 +959,10 @@ static int source_read(struct source *src, uint8_t *dst, uint64_t n)
 		src->pos += n;
 		return 0;
 	}
-	while (n) { /* at pos: the writer reads some chunks itself (defer_read) */
-		ssize_t k = pread(src->fd, dst, n > (1u << 30) ? (1u << 30) : n, (off_t)src->pos);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (k == 0)
-			return -1;
-		dst += k;
-		n -= (uint64_t)k;
-		src->pos += (uint64_t)k;
-	}
-	return 0;
+	uint64_t got; /* at pos: the writer reads some chunks itself (defer_read) */
+	int err = pread_upto(src->fd, dst, n, src->pos, &got);
+	src->pos += got;
+	return err ? err : got < n ? -1 : 0;
 }
 
 /* An entry from a caller's stream that failed (err: an errno value) or ended early (-1) is
@@ -1024,13 +1017,21 @@ static void store_shrunk(struct zn_writer *w, uint64_t idx, uint64_t got, uint8_
 	e->size = got;
 }
 
-/* As tar: a file whose size or modification time differs after the read from what the walk
- * saw is stored as read, with a warning. */
+/* A file that changed while read (changed()) is stored as read, with a warning. */
 static void check_unchanged(struct zn_writer *w, const struct went *e, uint64_t size,
                             const struct timespec *before, int64_t sec, int64_t nsec)
 {
-	if (!e->shrunk && (size != e->size || sec != before->tv_sec || nsec != before->tv_nsec))
+	if (changed(e, size, before, sec, nsec))
 		report(w, e->path, ZN_ERR_CHANGED, "file changed as we read it; stored as read");
+}
+
+/* The same for a large file the producer has read to its end (src, an open file). */
+static void check_file_unchanged(struct zn_writer *w, uint64_t idx, const struct source *src)
+{
+	struct stat st;
+	if (src->fd >= 0 && !w->ents[idx].dropped && !fstat(src->fd, &st))
+		check_unchanged(w, &w->ents[idx], (uint64_t)st.st_size, &src->mtim,
+		                st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 }
 
 static void report_open_failure(struct zn_writer *w, struct went *e, int err, uint8_t *room)
@@ -1130,7 +1131,6 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 {
 	struct went *e = &w->ents[idx];
 	uint64_t size = e->size, chunk = w->opt.chunk_size;
-	w->defer_last = 0;
 	if (size == ZN_SIZE_UNKNOWN && src->read)
 		return emit_unsized(w, idx, src);
 	int klass = class_of(w, e);
@@ -1164,8 +1164,10 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 	/* A large file: whole chunks of its own, in order, unless it is a copy of one stored (a
 	 * stream cannot be read twice: it is always stored). */
 	e->block_offset = 0;
-	if (!src->read && large_copy(w, idx, src))
+	if (!src->read && large_copy(w, idx, src)) {
+		check_file_unchanged(w, idx, src);
 		return ZN_OK;
+	}
 	int ended = 0;
 	struct slot *last_read = NULL; /* the last chunk the writer reads, while not harvested */
 	uint64_t last_gen = 0;
@@ -1217,9 +1219,11 @@ static zn_result emit_content(struct zn_writer *w, uint64_t idx, struct source *
 		w->packs[idx].gen = s->gen;
 	}
 	/* Whether the file changed while read is known once the writer has read the last chunk
-	 * it reads: harvest looks then (settle_read), else the caller now. */
-	if (last_read && last_read->gen == last_gen && last_read->rfd >= 0)
-		w->defer_last = last_read->rlast = 1;
+	 * it reads: harvest looks then (settle_read), else now. */
+	if (last_read && last_read->gen == last_gen)
+		last_read->rlast = 1;
+	else
+		check_file_unchanged(w, idx, src);
 	return ZN_OK;
 }
 
@@ -1615,17 +1619,8 @@ static uint8_t *aside_buffer(struct zn_writer *w)
 
 static int pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
 {
-	while (n) {
-		ssize_t k = pread(fd, dst, ZN_MIN(n, SCAN_PIECE), (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		dst += k;
-		n -= (uint64_t)k;
-		off += (uint64_t)k;
-	}
-	return 0;
+	uint64_t got;
+	return pread_upto(fd, dst, n, off, &got) || got < n ? -1 : 0;
 }
 
 /* XXH3-64 of a large file's size, first and last 4 KiB (size >= ZN_CHUNK_MIN > 8 KiB). */
@@ -2542,11 +2537,7 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 	struct source src = {.fd = fd, .mtim = st->st_mtim};
 	if (e->size >= w->opt.chunk_size)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	zn_result r = emit_content(w, idx, &src);
-	/* Unless the writer reads its end, and harvest looks then (settle_read). */
-	if (r == ZN_OK && !w->defer_last && !w->ents[idx].dropped && !fstat(fd, &fst))
-		check_unchanged(w, &w->ents[idx], (uint64_t)fst.st_size, &st->st_mtim,
-		                fst.st_mtim.tv_sec, fst.st_mtim.tv_nsec);
+	zn_result r = emit_content(w, idx, &src); /* and checks it unchanged after */
 	close(fd);
 	return r;
 }

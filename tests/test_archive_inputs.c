@@ -254,6 +254,30 @@ static void grown_file(const char *root, int no_uring)
 	CHECK_OK(zn_reader_entry(rd, i, &e));
 	CHECK(e.size == sizeof(buf));
 	zn_reader_close(rd);
+	/* A large file grown as the walk meets it: read by the producer (g-big) or, stored as it
+	 * is, by the writer (g-big.zip), it is named once, at the size the walk saw. */
+	static uint8_t big[200000];
+	for (size_t k = 0; k < sizeof(big); k++)
+		big[k] = (uint8_t)(k * 131 % 251);
+	static const char *const names[2] = {"g-big", "g-big.zip"};
+	for (int c = 0; c < 2; c++) {
+		char *path = tu_fmt("%s/%s", dir, names[c]), *rel = tu_fmt("t/%s", names[c]);
+		CHECK(!tu_write_file(path, big, sizeof(big)));
+		struct zn_create_options ob = tu_small_blocks(2);
+		ob.no_uring = no_uring;
+		struct problems pb = {.trigger = rel, .victim = path, .grow = 1};
+		CHECK_OK(archive(dir, out, &ob, touch_victim, &pb, &st, NULL));
+		CHECK(pb.n == 1 && !strcmp(pb.last, rel));
+		CHECK_OK(zn_reader_open(&rd, out, NULL, 0));
+		CHECK_OK(zn_verify(rd, 1, NULL, NULL, NULL));
+		CHECK_OK(zn_reader_find(rd, rel, strlen(rel), &i));
+		CHECK_OK(zn_reader_entry(rd, i, &e));
+		CHECK(e.size == sizeof(big));
+		zn_reader_close(rd);
+		CHECK(!unlink(path));
+		free(path);
+		free(rel);
+	}
 	free(victim);
 	free(dir);
 	free(out);
