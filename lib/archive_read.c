@@ -763,21 +763,16 @@ void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 	info->content_bytes = r->content_bytes;
 	info->archive_bytes = r->map_size;
 	info->index_bytes = r->index_size;
-	/* The blocks' stored bytes; when a row is unreadable, the data area (docs/FORMAT.md),
-	 * padding included. */
-	info->compressed_bytes = 0;
-	for (uint64_t b = 0; b < r->nblocks; b++) {
-		struct zn_blockinfo bi;
-		if (zn_block_info(r, b, &bi) != ZN_OK) {
-			info->compressed_bytes = r->index_offset - ZN_HEADER_SIZE;
-			break;
-		}
-		info->compressed_bytes += bi.csize;
-	}
 	info->chunk_size = r->chunk_size;
 	info->level = r->level;
 	info->digest = r->digest;
 	const uint8_t *type = zn_col(r, ZN_COL_TYPE), *codec = zn_col(r, ZN_COL_BLK_CODEC);
+	/* The blocks' stored bytes; when their column is unreadable, the data area
+	 * (docs/FORMAT.md), padding included. */
+	const uint8_t *csize = zn_col(r, ZN_COL_BLK_CSIZE);
+	info->compressed_bytes = csize ? 0 : r->index_offset - ZN_HEADER_SIZE;
+	for (uint64_t i = 0; csize && i < r->nblocks; i++)
+		info->compressed_bytes += zn_get_le64(csize + 8 * i);
 	for (uint64_t i = 0; type && i < r->nentries; i++) {
 		info->files += type[i] == ZN_TYPE_FILE;
 		info->dirs += type[i] == ZN_TYPE_DIR;
