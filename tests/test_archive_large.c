@@ -101,24 +101,12 @@ static void from_disk(const char *dir, const char *out, unsigned threads, int di
 
 static void from_memory(const char *out, int digest)
 {
-	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	CHECK(fd >= 0);
 	struct zn_create_options o = options(2, digest);
-	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, &o));
-	for (int i = 0; i < nfiles; i++) {
-		char *path = tu_fmt("t/%s", files[i].name);
-		struct zn_entry e = {.path = path,
-		                     .path_len = strlen(path),
-		                     .type = ZN_TYPE_FILE,
-		                     .mode = 0644,
-		                     .size = files[i].size};
-		CHECK_OK(zn_writer_add_memory(w, &e, files[i].data));
-		free(path);
-	}
-	CHECK_OK(zn_writer_finish(w));
-	zn_writer_free(w);
-	CHECK(close(fd) == 0);
+	struct tu_file tf[16];
+	for (int i = 0; i < nfiles; i++)
+		tf[i] = (struct tu_file){tu_str("t/%s", files[i].name), files[i].data,
+		                         files[i].size};
+	tu_archive_files(out, &o, tf, (size_t)nfiles);
 }
 
 static zn_result compare(void *ctx, const void *data, size_t len)

@@ -108,24 +108,13 @@ int main(int argc, char **argv)
 	CHECK(total < (2u << 20));
 
 	char *out = tu_str("%s/p.zn", dir);
-	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	CHECK(fd >= 0);
 	struct zn_create_options o;
 	zn_create_options_init(&o);
 	o.threads = 1;
-	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, &o));
-	for (int i = 0; i < NFILES; i++) {
-		struct zn_entry e = {.path = files[i].path,
-		                     .path_len = strlen(files[i].path),
-		                     .type = ZN_TYPE_FILE,
-		                     .mode = 0644,
-		                     .size = files[i].len};
-		CHECK_OK(zn_writer_add_memory(w, &e, files[i].data));
-	}
-	CHECK_OK(zn_writer_finish(w));
-	zn_writer_free(w);
-	CHECK(close(fd) == 0);
+	struct tu_file tf[NFILES];
+	for (int i = 0; i < NFILES; i++)
+		tf[i] = (struct tu_file){files[i].path, files[i].data, files[i].len};
+	tu_archive_files(out, &o, tf, NFILES);
 
 	/* One compressed block, and its frame holds raw, RLE and compressed zstd blocks. */
 	struct zn_reader *r;

@@ -16,21 +16,10 @@ static int stored(const char *name, int no_skip)
 {
 	static const uint8_t zeros[60000];
 	char *out = tu_str("%s/a.zn", dir);
-	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	CHECK(fd >= 0);
 	struct zn_create_options o = tu_small_blocks(1);
 	o.no_skip = no_skip;
-	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, &o));
-	struct zn_entry e = {.path = name,
-	                     .path_len = strlen(name),
-	                     .type = ZN_TYPE_FILE,
-	                     .mode = 0644,
-	                     .size = sizeof(zeros)};
-	CHECK_OK(zn_writer_add_memory(w, &e, zeros));
-	CHECK_OK(zn_writer_finish(w));
-	zn_writer_free(w);
-	CHECK(close(fd) == 0);
+	const struct tu_file f = {name, zeros, sizeof(zeros)};
+	tu_archive_files(out, &o, &f, 1);
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
 	struct zn_archive_info info;

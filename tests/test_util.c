@@ -252,6 +252,26 @@ char *tu_fmt(const char *fmt, ...)
 	return s;
 }
 
+void tu_archive_files(const char *out, const struct zn_create_options *o, const struct tu_file *f,
+                      size_t n)
+{
+	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	struct zn_writer *w;
+	CHECK_OK(zn_writer_open(&w, fd, o));
+	for (size_t i = 0; i < n; i++) {
+		struct zn_entry e = {.path = f[i].path,
+		                     .path_len = strlen(f[i].path),
+		                     .type = ZN_TYPE_FILE,
+		                     .mode = 0644,
+		                     .size = f[i].size};
+		CHECK_OK(zn_writer_add_memory(w, &e, f[i].data));
+	}
+	CHECK_OK(zn_writer_finish(w));
+	zn_writer_free(w);
+	CHECK(close(fd) == 0);
+}
+
 struct zn_create_options tu_small_blocks(unsigned threads)
 {
 	struct zn_create_options o;

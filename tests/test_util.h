@@ -69,4 +69,14 @@ char *tu_str(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * pipeline allows (few slots, filled again often), for `threads` workers. */
 struct zn_create_options tu_small_blocks(unsigned threads);
 
+/* A regular file (mode 0644) for tu_archive_files: its stored path and its bytes. */
+struct tu_file {
+	const char *path;
+	const void *data;
+	uint64_t size;
+};
+/* Write to `out` an archive of the n files, added from memory in this order with options o. */
+void tu_archive_files(const char *out, const struct zn_create_options *o, const struct tu_file *f,
+                      size_t n);
+
 #endif
