@@ -144,8 +144,7 @@ def warm(root):
     5 s are reclaimed), so a corpus left alone for a minute, while other tools' extractions run,
     is partly back on disk, and the next tool's create would read it from there."""
     buf = bytearray(1 << 20)
-    paths = [root] if os.path.isfile(root) else (
-        os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs)
+    paths = [root] if os.path.isfile(root) else corpus_files(root)
     for p in paths:
         if os.path.isfile(p) and not os.path.islink(p):
             with open(p, "rb", buffering=0) as f:
@@ -334,7 +333,7 @@ def concat_tree(d, out):
 
 
 def corpus_files(src):
-    """Every file under src (the single-file corpora: random, large)."""
+    """Every file under src (the single-file corpora: random, large; warm())."""
     return [os.path.join(dp, f) for dp, _, fs in os.walk(src) for f in fs]
 
 
