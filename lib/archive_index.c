@@ -145,7 +145,7 @@ static const struct colspec col_specs[ZN_COL_MAX_ID + 1] = {
 static struct colspec spec_of(int id)
 {
 	struct colspec s = col_specs[id];
-	s.blocks = id >= ZN_COL_BLK_OFFSET; /* unknown ids too */
+	s.blocks = id >= ZN_COL_BLK_OFFSET;
 	return s;
 }
 
@@ -497,6 +497,16 @@ static int pages_ready(struct zn_reader *r, struct zn_column *c, uint64_t a, uin
 		good = decode_page(r, c, k);
 	pthread_mutex_unlock(&r->mu);
 	return good;
+}
+
+int zn_col_known(uint32_t id)
+{
+	static const uint8_t known[ZN_COL_MAX_ID + 1] = {
+#define ZN_COL_KNOWN_(name, cid, w) [cid] = 1,
+	        ZN_COLUMN_LIST(ZN_COL_KNOWN_)
+#undef ZN_COL_KNOWN_
+	};
+	return id <= ZN_COL_MAX_ID && known[id];
 }
 
 zn_result zn_col_check_shape(struct zn_reader *r, int id)

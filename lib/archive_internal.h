@@ -109,6 +109,8 @@ struct zn_reader {
 	char err[256];
 };
 
+/* Whether id is a column this reader knows; it ignores the others entirely (docs/FORMAT.md). */
+int zn_col_known(uint32_t id);
 /* Checks of a column that need no decoding: sizes that fit the row count, codec allowed. */
 zn_result zn_col_check_shape(struct zn_reader *r, int id);
 

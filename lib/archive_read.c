@@ -150,8 +150,8 @@ static zn_result parse(struct zn_reader *r)
 		const uint8_t *d = ix + ZN_INDEX_HEADER_SIZE + (size_t)i * ZN_COLDIR_SIZE;
 		uint32_t id = zn_get_le32(d);
 		uint64_t off = zn_get_le64(d + 8), stored = zn_get_le64(d + 16);
-		if (id > ZN_COL_MAX_ID)
-			continue; /* a column from a later minor version: ignored */
+		if (!zn_col_known(id))
+			continue; /* a later writer's column: ignored, whatever its record says */
 		struct zn_column *c = &r->cols[id];
 		if (c->present)
 			return fail(r, ZN_ERR_CORRUPT, "column %u appears twice", id);
