@@ -884,7 +884,7 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 		char *gz = NULL, *known = output_name(files[i]);
 		struct stat st;
 		if (strcmp(files[i], "-") && !known && lstat(files[i], &st) && errno == ENOENT) {
-			const char *try[] = {user_suffix, ".gz", ".z", "-gz", "-z", "_z"};
+			const char *try[] = {user_suffix, ".gz", ".z", ".taz", ".tgz", "-gz", "-z", "_z"};
 			for (size_t k = 0; k < sizeof(try) / sizeof(try[0]) && !gz; k++) {
 				if (!try[k] || !(gz = malloc(strlen(files[i]) + strlen(try[k]) + 1)))
 					continue;

@@ -155,6 +155,7 @@ gzip -S .zz rt/sub/deeper/c && [ "$("$Z" zcat -r -S .zz rt)" = three ] || fail "
 # NAME without its suffix finds NAME + SUF, and NAME.z, as gzip does
 echo v >rt/v && gzip -S .zz rt/v && "$Z" gunzip -S .zz rt/v && [ "$(cat rt/v)" = v ] || fail "-S: NAME"
 echo m >rt/m && gzip -S .z rt/m && "$Z" gunzip rt/m && [ "$(cat rt/m)" = m ] || fail "NAME.z as NAME"
+echo t | gzip >rt/t.tgz && "$Z" gunzip rt/t && [ "$(cat rt/t.tar)" = t ] || fail "NAME.tgz as NAME"
 # -l prints what gzip -l prints, and decodes and removes nothing
 printf 'hello\n' >l1 && seq 1 20000 >l2 && gzip -k l1 l2 && gzip -c --no-name <l1 >l3.gz
 [ "$("$Z" gunzip -l l1.gz l2.gz l3.gz)" = "$(gzip -l l1.gz l2.gz l3.gz)" ] || fail "-l: $("$Z" gunzip -l l1.gz)"
