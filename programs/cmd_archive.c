@@ -161,7 +161,8 @@ static const char create_help[] =
 	"\n"
 	"  -o, --output OUT      archive to write ('-' for standard output)\n"
 	"  -l, --level N         zstd level 1..19 (default 3)\n"
-	"  -T, --threads N       worker threads (default or 0: one per CPU, as nproc)\n"
+	"  -T, --threads N       worker threads, 0..1024 (default or 0: one per CPU, as nproc;\n"
+	"                        at most 256 run)\n"
 	"      --chunk-size SIZE block size, 64K..256M (default 2M); small files are packed\n"
 	"                        together into blocks of this size, larger files cut into chunks\n"
 	"      --memory SIZE     bound on pipeline buffers: at least 4 x (chunk + its compressed\n"
@@ -536,7 +537,11 @@ int cmd_create(int argc, char **argv)
 				return rc;
 			break;
 		}
-		case 'C': ops[nops++] = (struct op){optarg, OP_CHDIR}; break;
+		case 'C':
+			if (!*optarg)
+				return cli_usage_error("create", "empty DIR for -C");
+			ops[nops++] = (struct op){optarg, OP_CHDIR};
+			break;
 		case OPT_FILES_FROM:
 			ops[nops++] = (struct op){optarg, OP_LIST};
 			nlists++;
@@ -888,7 +893,8 @@ static const char extract_help[] =
 	"\n"
 	"  -C, --directory DIR   extract into DIR (default: the current directory); a missing\n"
 	"                        DIR is created if its parent exists, as unzip -d does\n"
-	"  -T, --threads N       worker threads (default or 0: one per CPU, as nproc)\n"
+	"  -T, --threads N       worker threads, 0..1024 (default or 0: one per CPU, as nproc;\n"
+	"                        at most 256 run)\n"
 	"      --overwrite       replace existing files and empty directories (default:\n"
 	"                        refuse); a file or link is replaced only by a complete,\n"
 	"                        checked new one (written as .znippy-*.part beside it, then\n"
@@ -1364,7 +1370,8 @@ static const char verify_help[] =
 	"Decode every block and check every block checksum and every file's SHA-256, writing\n"
 	"nothing. Each damaged file is named on stderr.\n"
 	"\n"
-	"  -T, --threads N   worker threads (default or 0: one per CPU, as nproc)\n"
+	"  -T, --threads N   worker threads, 0..1024 (default or 0: one per CPU, as nproc; at\n"
+	"                    most 256 run)\n"
 	"      --progress    show a progress line on stderr\n"
 	"  -q, --quiet       no summary line, no warnings\n"
 	"  -h, --help        this help\n"
@@ -1584,10 +1591,11 @@ static const char diff_help[] =
 	"Usage: znippy diff ARCHIVE [-C DIR] [PATTERN...]\n"
 	"Compare the archive with the files under DIR (default: the current directory), as tar -d\n"
 	"does: for each entry (or each PATTERN selects), the file's type, size, contents, mode,\n"
-	"owner ids, modification time, symlink target and hardlink, each difference named on\n"
-	"standard output (\"PATH: Size differs\"). Contents are compared byte for byte with the\n"
-	"archive's, which is checked on the way; a symlink's target and a hardlink's link only\n"
-	"are compared, as tar does. A file that cannot be read is an error, not a difference.\n"
+	"owner ids, modification time (of regular files), symlink target and hardlink, each\n"
+	"difference named on standard output (\"PATH: Size differs\"). Contents are compared\n"
+	"byte for byte with the archive's, which is checked on the way; a symlink's target and a\n"
+	"hardlink's link only are compared, as tar does. A file that cannot be read is an error,\n"
+	"not a difference.\n"
 	"\n"
 	"  -C, --directory DIR   compare with the files under DIR\n"
 	"  -h, --help            this help\n"
@@ -1802,7 +1810,11 @@ int cmd_diff(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":C:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'C': dir = optarg; break;
+		case 'C':
+			if (!*optarg)
+				return cli_usage_error("diff", "empty DIR for -C");
+			dir = optarg;
+			break;
 		case 'h': fputs(diff_help, stdout); return EXIT_OK;
 		default: return cli_option_error("diff", c, argv);
 		}

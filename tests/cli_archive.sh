@@ -223,6 +223,8 @@ code 2 "option without its value" "$Z" create "$S" -o
 check "...named" grep -qx "znippy create: option '-o' requires an argument" "$T/stderr"
 code 2 "empty OUT" "$Z" create -o '' "$S"
 code 2 "empty -C DIR" "$Z" extract "$A" -C ''
+code 2 "empty -C DIR, create" "$Z" create -o "$T/x.zn" -C '' "$S"
+code 2 "empty -C DIR, diff" "$Z" diff "$A" -C ''
 if [ -w /dev/full ]; then
 	code 3 "list to a full device" sh -c '"$1" list "$2" >/dev/full' - "$Z" "$A"
 	check "...names the reason" grep -q 'write error on standard output: No space left' "$T/stderr"
