@@ -219,7 +219,9 @@ static const char create_help[] =
 	"  -q, --quiet           no progress, no warnings\n"
 	"  -h, --help            this help\n"
 	"\n" EXIT_CODES_HELP
-	"An unreadable input is reported and leaves exit status 3; the archive holds the rest.\n";
+	"An unreadable input is reported and leaves exit status 3; the archive holds the rest.\n"
+	"A file that changed while it was read is stored as read, named with tar's warning, and\n"
+	"leaves exit status 1, as with tar.\n";
 
 struct exclude {
 	char *glob;	/* in the form stored paths have */
@@ -355,7 +357,15 @@ static int exclude_option(struct excludes *x, int c, const char *arg)
 
 struct create_ctx {
 	struct excludes ex;
+	uint64_t changed; /* files that changed while read: exit status 1, as tar's */
 };
+
+static void create_problem(void *ctx, const char *path, zn_result r, const char *what)
+{
+	if (r == ZN_ERR_CHANGED)
+		((struct create_ctx *)ctx)->changed++;
+	cli_problem_cb(ctx, path, r, what);
+}
 
 static int create_filter(void *ctx, const char *rel, int is_dir)
 {
@@ -680,7 +690,7 @@ int cmd_create(int argc, char **argv)
 	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* If even that fails (a directory this user may not search), nothing is to be done there
 	 * at the end: a relative OUT could not have been made in it. */
-	zn_writer_set_hooks(w, cli_problem_cb, cc.ex.n ? create_filter : NULL,
+	zn_writer_set_hooks(w, create_problem, cc.ex.n ? create_filter : NULL,
 			    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
 	if (verbose) /* as tar: the names go to stderr when the archive goes to stdout */
 		meta.verbose = strcmp(out, "-") ? stdout : stderr;
@@ -750,6 +760,10 @@ int cmd_create(int argc, char **argv)
 		cli_error("create: archive written; exit status 3 for the inputs named above");
 	else if (res == ZN_ERR_IO)
 		cli_error("create: I/O error");
+	else if (cc.changed) /* stored as read: the archive may hold a torn copy */
+		cli_error("create: archive written; exit status 1: %llu %s changed while read (named "
+			  "above)",
+			  (unsigned long long)cc.changed, cc.changed == 1 ? "file" : "files");
 	if (res == ZN_OK && cli_progress_enabled()) {
 		char dups[64] = "";
 		if (st.duplicates)
@@ -761,7 +775,9 @@ int cmd_create(int argc, char **argv)
 			st.content_bytes ? 100.0 * (double)st.archive_bytes / (double)st.content_bytes
 					 : 0.0);
 	}
-	return res == ZN_OK ? EXIT_OK : res == ZN_ERR_IO ? EXIT_SYSTEM : cli_exit_code(res);
+	if (res == ZN_OK)
+		return cc.changed ? EXIT_DAMAGED : EXIT_OK;
+	return res == ZN_ERR_IO ? EXIT_SYSTEM : cli_exit_code(res);
 fail_early:
 	if (tmp) {
 		close(fd);

@@ -225,6 +225,14 @@ code 2 "empty OUT" "$Z" create -o '' "$S"
 code 2 "empty -C DIR" "$Z" extract "$A" -C ''
 code 2 "empty -C DIR, create" "$Z" create -o "$T/x.zn" -C '' "$S"
 code 2 "empty -C DIR, diff" "$Z" diff "$A" -C ''
+# A file that ends before the size the walk saw is stored as read, with exit status 1, as tar's:
+# a sysfs file says 4096 bytes and holds a line.
+SYSF=/sys/kernel/mm/transparent_hugepage/enabled
+if [ -r "$SYSF" ] && [ "$(stat -c %s "$SYSF")" -gt "$(wc -c <"$SYSF")" ]; then
+	code 1 "a file that changed while read" "$Z" create -o "$T/sys.zn" "$SYSF"
+	check "...named, and the status said" grep -q "changed while read" "$T/stderr"
+	check "...stored as read" sh -c '[ "$("$1" cat "$2" "${3#/}")" = "$(cat "$3")" ]' - "$Z" "$T/sys.zn" "$SYSF"
+fi
 if [ -w /dev/full ]; then
 	code 3 "list to a full device" sh -c '"$1" list "$2" >/dev/full' - "$Z" "$A"
 	check "...names the reason" grep -q 'write error on standard output: No space left' "$T/stderr"
