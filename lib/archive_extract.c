@@ -268,6 +268,13 @@ static int open_dir_beneath(int rootfd, const char *rel, int create)
 	return fd;
 }
 
+/* A symlink's target as the file system can hold it: not empty, no NUL (the writer never
+ * stores another; a crafted one would be cut at the NUL, or refused by symlink()). */
+static int symlink_target_ok(const struct xent *e)
+{
+	return e->link && e->link_len && !memchr(e->link, 0, e->link_len);
+}
+
 /* A per-thread cache of the last parent directory opened. */
 struct dircache {
 	char *path;
@@ -1540,6 +1547,10 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 			}
 		} else if (st == ST_DAMAGED && e->type == ZN_TYPE_FILE && e->path) {
 			xreport(&j, e, ZN_ERR_CHECKSUM, "damaged: content does not match its checksum");
+		} else if (st == ST_OK && e->type == ZN_TYPE_SYMLINK && !symlink_target_ok(e)) {
+			xreport(&j, e, ZN_ERR_CORRUPT,
+			        "symlink target empty or holding a NUL byte");
+			st = ST_DAMAGED;
 		}
 		if (st == ST_OK && !zn_path_is_safe(e->path, e->path_len)) {
 			xreport(&j, e, ZN_ERR_UNSAFE_PATH, "unsafe path (absolute or with '..')");
@@ -1892,7 +1903,10 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			const char *damaged_why = NULL;
 			int temp = 0; /* < 0: no new file could be made beside the old one */
 			int rc = -1;
-			if (dfd >= 0 && target) {
+			if (dfd >= 0 && e->type == ZN_TYPE_SYMLINK && !symlink_target_ok(e)) {
+				damaged_why =
+				        "symlink target empty or holding a NUL byte; not extracted";
+			} else if (dfd >= 0 && target) {
 				if (e->type == ZN_TYPE_SYMLINK) {
 					struct linkspec l = {target, -1, NULL};
 					rc = place_link(&j, &l, dfd, base, i);
