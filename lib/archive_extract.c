@@ -1382,15 +1382,23 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 	}
 	for (unsigned t = 0; t < started; t++)
 		pthread_join(tids[t], NULL);
-	/* Damaged entries are reported in order, whatever the thread count. The index passed its
-	 * checksum, so this is a crafted or buggy archive. */
+	/* Damaged entries are reported in order, whatever the thread count: by path where the path
+	 * can still be read (a damaged index page in another column, or a crafted archive). */
 	for (uint64_t i = 0; i < j->n && j->problem; i++) {
 		if (j->status[i] != ST_DAMAGED)
 			continue;
 		struct zn_entry e;
-		char msg[64];
-		snprintf(msg, sizeof(msg), "entry %llu", (unsigned long long)i);
-		j->problem(j->ctx, msg, zn_reader_entry(r, i, &e), "entry unreadable in the index");
+		zn_result why = zn_reader_entry(r, i, &e);
+		const char *p;
+		size_t len;
+		char *name = NULL, num[64];
+		if (zn_entry_path(r, i, &p, &len) == ZN_OK && len && !memchr(p, 0, len))
+			name = strndup(p, len);
+		snprintf(num, sizeof(num), "entry %llu", (unsigned long long)i);
+		j->problem(j->ctx, name ? name : num, why,
+		           name ? "metadata unreadable in the index (damaged)"
+		                : "entry unreadable in the index");
+		free(name);
 	}
 	return ZN_OK;
 }

@@ -124,6 +124,8 @@ const uint8_t *zn_row(struct zn_reader *r, int id, uint64_t i);
 /* Row i (< nentries) as zn_reader_entry gives it, less the work a reader of every row does not
  * need: the digest is left in the index (*sha points at it, or NULL) and stored_size is 0. */
 zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, const uint8_t **sha);
+/* Row i's path alone, for naming an entry whose other fields cannot be read. */
+zn_result zn_entry_path(struct zn_reader *r, uint64_t i, const char **path, size_t *len);
 
 /* Bytes [a, b) of a string-bytes column (checked or decoded); NULL if damaged. */
 const uint8_t *zn_bytes(struct zn_reader *r, int id, uint64_t a, uint64_t b);

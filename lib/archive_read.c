@@ -344,6 +344,11 @@ static zn_result offsets_scan(struct zn_reader *r)
 	return ok ? ZN_OK : ZN_ERR_CORRUPT;
 }
 
+zn_result zn_entry_path(struct zn_reader *r, uint64_t i, const char **path, size_t *len)
+{
+	return get_str(r, ZN_COL_PATH_OFFSETS, i, path, len);
+}
+
 zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, const uint8_t **sha)
 {
 	memset(e, 0, sizeof(*e));
