@@ -25,6 +25,21 @@ enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_P
 	"ARCHIVE '-' is standard input; an ARCHIVE on a pipe is copied to a temporary file in\n"   \
 	"$TMPDIR first (the index is at the end).\n"
 
+/* A -C DIR after another is relative to it, as tar takes them; NULL when out of memory. The
+ * string is kept (in a static) to the end of the process. */
+static const char *chain_dir(const char *prev, const char *arg)
+{
+	static char *chained;
+	if (arg[0] == '/' || !strcmp(prev, "."))
+		return arg;
+	char *d = malloc(strlen(prev) + strlen(arg) + 2);
+	if (!d)
+		return NULL;
+	sprintf(d, "%s/%s", prev, arg);
+	free(chained);
+	return chained = d;
+}
+
 static int parse_threads(const char *cmd, const char *arg, unsigned *out)
 {
 	uint64_t v;
@@ -908,7 +923,8 @@ static const char extract_help[] =
 	"dies of the signal.\n"
 	"\n"
 	"  -C, --directory DIR   extract into DIR (default: the current directory); a missing\n"
-	"                        DIR is created if its parent exists, as unzip -d does\n"
+	"                        DIR is created if its parent exists, as unzip -d does; a\n"
+	"                        second -C is relative to the one before, as tar's\n"
 	"  -T, --threads N       worker threads, 0..1024 (default or 0: one per CPU, as nproc;\n"
 	"                        at most 256 run)\n"
 	"      --overwrite       replace existing files and empty directories (default:\n"
@@ -1004,7 +1020,8 @@ int cmd_extract(int argc, char **argv)
 		case 'C':
 			if (!*optarg)
 				return cli_usage_error("extract", "empty DIR for -C");
-			dir = optarg;
+			if (!(dir = chain_dir(dir, optarg)))
+				return EXIT_SYSTEM;
 			break;
 		case 'T':
 			if (parse_threads("extract", optarg, &opt.threads))
@@ -1613,7 +1630,8 @@ static const char diff_help[] =
 	"hardlink's link only are compared, as tar does. A file that cannot be read is an error,\n"
 	"not a difference.\n"
 	"\n"
-	"  -C, --directory DIR   compare with the files under DIR\n"
+	"  -C, --directory DIR   compare with the files under DIR (a second -C is relative to\n"
+	"                        the one before, as tar's)\n"
 	"  -h, --help            this help\n"
 	"\n" STDIN_HELP
 	"Exit status: 0 no difference, 1 differences (as diff(1); or damaged or invalid input),\n"
@@ -1829,7 +1847,8 @@ int cmd_diff(int argc, char **argv)
 		case 'C':
 			if (!*optarg)
 				return cli_usage_error("diff", "empty DIR for -C");
-			dir = optarg;
+			if (!(dir = chain_dir(dir, optarg)))
+				return EXIT_SYSTEM;
 			break;
 		case 'h': fputs(diff_help, stdout); return EXIT_OK;
 		default: return cli_option_error("diff", c, argv);

@@ -109,6 +109,10 @@ check "cat of a file stored once for two" cmp <("$Z" cat "$A" z-copy-of-hello) "
 code 0 "extract of a copy alone" "$Z" extract -q "$A" -C "$T/copyonly" z-copy-of-rand40k
 check "the copy alone is whole" cmp "$T/copyonly/z-copy-of-rand40k" "$S/rand40k"
 check "and its original was not extracted" test ! -e "$T/copyonly/rand40k"
+mkdir -p "$T/chain"
+code 0 "extract -C A -C B: into A/B, as tar" "$Z" extract -q "$A" -C "$T/chain" -C sub hello.txt
+check "...there" cmp "$T/chain/sub/hello.txt" "$S/hello.txt"
+code 0 "diff -C A -C B" "$Z" diff "$A" -C "$T/chain" -C sub hello.txt
 
 # ---- random access and patterns ---------------------------------------------------------------------
 check "cat one file" cmp <("$Z" cat "$A" numbers.txt) "$S/numbers.txt"
