@@ -1341,6 +1341,75 @@ static void *read_entries(void *arg)
 	return NULL;
 }
 
+static uint64_t below_start(const struct xjob *j, uint64_t i);
+
+/* Whether stored path a sorts before b (memcmp, a prefix first), as index rows must. */
+static int path_before(const struct xent *a, const struct xent *b)
+{
+	const char *ap = a->path - a->strip, *bp = b->path - b->strip;
+	size_t al = a->path_len + a->strip, bl = b->path_len + b->strip;
+	int c = memcmp(ap, bp, ZN_MIN(al, bl));
+	return c < 0 || (c == 0 && al < bl);
+}
+
+/* Rows the writer never makes: a path not after the one before it (out of order, or twice), and
+ * paths below one the archive holds as something other than a directory. Each is named, in path
+ * order, and then treated as an unreadable row (damaged, no path), so that nothing is made of it
+ * and no other file is taken for it ("File exists"). With a selection the rows not selected have
+ * no path, so the search for what lies below a file may miss (never invent) such rows. */
+static zn_result refuse_unsound_rows(struct xjob *j)
+{
+	uint8_t *why = calloc(j->n ? j->n : 1, 1);
+	if (!why)
+		return ZN_ERR_NOMEM;
+	enum { ORDER = 1, BELOW = 2 };
+	uint64_t prev = UINT64_MAX, any = 0;
+	for (uint64_t i = 0; i < j->n; i++) {
+		const struct xent *e = &j->ents[i];
+		if (!e->path || why[i])
+			continue;
+		if (prev != UINT64_MAX && !path_before(&j->ents[prev], e)) {
+			why[i] = ORDER;
+			any++;
+			continue;
+		}
+		prev = i;
+		if (e->type == ZN_TYPE_DIR)
+			continue;
+		const char *ep = e->path - e->strip;
+		size_t elen = e->path_len + e->strip;
+		/* The rows that start with the path follow it: most files are no prefix of the next
+		 * row, and then of none (a search otherwise, past names with a byte below '/'). */
+		const struct xent *nx = i + 1 < j->n ? &j->ents[i + 1] : NULL;
+		if (!nx || (nx->path && (nx->path_len + nx->strip <= elen ||
+		                         memcmp(nx->path - nx->strip, ep, elen))))
+			continue;
+		for (uint64_t k = below_start(j, i); k < j->n; k++) {
+			const struct xent *f = &j->ents[k];
+			const char *fp = f->path - f->strip;
+			size_t flen = f->path_len + f->strip;
+			if (!f->path || flen <= elen || fp[elen] != '/' || memcmp(fp, ep, elen))
+				break;
+			why[k] = BELOW;
+			any++;
+		}
+	}
+	for (uint64_t i = 0; any && i < j->n; i++) {
+		if (!why[i])
+			continue;
+		if (j->status[i] == ST_OK || j->status[i] == ST_SKIPPED)
+			xreport(j, &j->ents[i], ZN_ERR_CORRUPT,
+			        why[i] == ORDER
+			                ? "index rows out of order (or a path twice): damaged"
+			                : "below a path the archive holds as a file or link: "
+			                  "damaged");
+		memset(&j->ents[i], 0, sizeof(j->ents[i]));
+		j->status[i] = ST_DAMAGED;
+	}
+	free(why);
+	return ZN_OK;
+}
+
 static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *select,
 			  unsigned threads)
 {
@@ -1400,7 +1469,7 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 		                : "entry unreadable in the index");
 		free(name);
 	}
-	return ZN_OK;
+	return refuse_unsound_rows(j);
 }
 
 static void job_free(struct xjob *j)
@@ -1563,17 +1632,6 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 		if (st == ST_OK && !zn_path_is_safe(e->path, e->path_len)) {
 			xreport(&j, e, ZN_ERR_UNSAFE_PATH, "unsafe path (absolute or with '..')");
 			st = ST_DAMAGED;
-		}
-		if (i && st != ST_DAMAGED && j.ents[i - 1].path) {
-			/* Rows must be sorted and unique for lookups to work (a row before that
-			 * could not be read has no path to compare with). */
-			const struct xent *p = &j.ents[i - 1];
-			size_t m = ZN_MIN(p->path_len, e->path_len);
-			int c = memcmp(p->path, e->path, m);
-			if (c > 0 || (c == 0 && p->path_len >= e->path_len)) {
-				xreport(&j, e, ZN_ERR_CORRUPT, "index rows out of order");
-				st = ST_DAMAGED;
-			}
 		}
 		damaged |= st == ST_DAMAGED;
 	}
