@@ -270,8 +270,8 @@ struct zn_reader;
 /* Open an archive file: read and check the footer and the index (memory-mapped where possible).
  * Content is read lazily, block by block. On failure *out is NULL and, when `err` is not NULL,
  * a message describing the fault is copied into err[0..err_len). The file must not shrink while
- * the reader is open: reading a mapped part that is gone raises SIGBUS (the command catches it
- * and exits 3). */
+ * the reader is open: reading a mapped part that is gone raises SIGBUS (the command catches it:
+ * extract stops as on SIGINT and cleans up, the others exit 3). */
 ZN_API zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, size_t err_len);
 /* The same from a regular file open for reading on `fd` (standard input redirected from a file,
  * say), whose offset does not matter. The caller keeps `fd` and may close it once this returns.
@@ -281,6 +281,10 @@ ZN_API zn_result zn_reader_open_fd(struct zn_reader **out, int fd, char *err, si
 ZN_API zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t size, char *err,
 				    size_t err_len);
 ZN_API void zn_reader_close(struct zn_reader *r);
+/* Where the archive is mapped: *base and *size (NULL and 0 for zn_reader_open_mem() or an empty
+ * file). For a SIGBUS handler to tell the archive shrinking under the reader (a fault in this
+ * range) from any other fault. */
+ZN_API void zn_reader_mapping(const struct zn_reader *r, const void **base, uint64_t *size);
 
 struct zn_archive_info {
 	uint32_t format_version;

@@ -89,6 +89,7 @@ struct xjob {
 	uint64_t *copy_next;  /* per file: the next file of its extent + 1, 0 none */
 	uint64_t *primary_of; /* per copy: the file whose pieces it takes + 1; 0 for others */
 	uint8_t *bytes_bad;   /* per file holding pieces: a block of its failed to load */
+	char *paths;          /* copies of the paths that lay in the mapped archive (own_paths) */
 
 	uint64_t *bstart;	 /* segments of block b: segs[bstart[b] .. bstart[b+1]) */
 	struct xseg *segs;
@@ -1343,6 +1344,38 @@ static void *read_entries(void *arg)
 
 static uint64_t below_start(const struct xjob *j, uint64_t i);
 
+/* Paths that point into the mapped archive (a column or page stored raw; decoded ones are the
+ * reader's own memory) are copied: should the file shrink under the extraction (the command
+ * then maps zeros there and stops it), the files begun are still found by name and removed. */
+static zn_result own_paths(struct xjob *j)
+{
+	const struct zn_reader *r = j->r;
+	const uintptr_t lo = (uintptr_t)r->map, hi = lo + (r->mapped ? r->map_size : 0);
+	uint64_t total = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		char *at = j->paths;
+		for (uint64_t i = 0; i < j->n; i++) {
+			struct xent *e = &j->ents[i];
+			const char *p = e->path - e->strip;
+			const size_t len = (size_t)e->path_len + e->strip;
+			if (!e->path || (uintptr_t)p < lo || (uintptr_t)p >= hi)
+				continue;
+			if (pass == 0) {
+				total += len;
+				continue;
+			}
+			memcpy(at, p, len);
+			e->path = at + e->strip;
+			at += len;
+		}
+		if (pass == 0 && total && !(j->paths = malloc(total)))
+			return ZN_ERR_NOMEM;
+		if (!total)
+			break;
+	}
+	return ZN_OK;
+}
+
 /* Whether stored path a sorts before b (memcmp, a prefix first), as index rows must. */
 static int path_before(const struct xent *a, const struct xent *b)
 {
@@ -1469,12 +1502,14 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 		                : "entry unreadable in the index");
 		free(name);
 	}
-	return refuse_unsound_rows(j);
+	zn_result res = own_paths(j);
+	return res == ZN_OK ? refuse_unsound_rows(j) : res;
 }
 
 static void job_free(struct xjob *j)
 {
 	free(j->ents);
+	free(j->paths);
 	free(j->status);
 	free(j->created);
 	free(j->pieces);

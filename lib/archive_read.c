@@ -251,6 +251,12 @@ zn_result zn_reader_open_fd(struct zn_reader **out, int fd, char *err, size_t er
 	return ZN_OK;
 }
 
+void zn_reader_mapping(const struct zn_reader *r, const void **base, uint64_t *size)
+{
+	*base = r->mapped ? r->map : NULL;
+	*size = r->mapped ? r->map_size : 0;
+}
+
 zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, size_t err_len)
 {
 	if (out)

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -480,12 +481,32 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
+static volatile sig_atomic_t stop_signal;
+
+/* The mapped archive an extraction reads (cli_survive_truncation), and whether it shrank. */
+static volatile uintptr_t bus_base;
+static volatile size_t bus_len;
+static size_t bus_page;
+static volatile sig_atomic_t bus_hit;
+
 /* Archives (and gzip inputs) are read through memory maps: if a file shrinks under the reader
  * (another program truncates it) or its storage fails, the access raises SIGBUS. That is an I/O
- * error, reported as one, not a crash. */
-static void on_sigbus(int sig)
+ * error, reported as one, not a crash. While an extraction reads a registered archive, a page
+ * of it past the new end is replaced by zeros, which fail the checksums, and the extraction is
+ * told to stop, as by SIGINT: it removes the files it began and did not finish. */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-	(void)sig;
+	(void)sig, (void)uc;
+	uintptr_t a = (uintptr_t)si->si_addr, base = bus_base;
+	if (base && si->si_code == BUS_ADRERR && a - base < bus_len) {
+		void *page = (void *)(a & ~(uintptr_t)(bus_page - 1));
+		const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+		if (mmap(page, bus_page, PROT_READ, flags, -1, 0) == page) {
+			bus_hit = 1;
+			__atomic_store_n(&stop_signal, SIGBUS, __ATOMIC_RELAXED);
+			return;
+		}
+	}
 	static const char msg[] = "znippy: an input file was truncated or could not be read while "
 				  "in use (SIGBUS)\n";
 	const char *p = cleanup_path;
@@ -493,6 +514,19 @@ static void on_sigbus(int sig)
 		unlink(p);
 	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	_exit(EXIT_SYSTEM);
+}
+
+void cli_survive_truncation(const void *base, uint64_t len)
+{
+	bus_page = (size_t)sysconf(_SC_PAGESIZE);
+	bus_len = (size_t)len;
+	bus_base = (uintptr_t)base;
+}
+
+int cli_truncation_seen(void)
+{
+	bus_base = 0;
+	return bus_hit;
 }
 
 void cli_raise_fd_limit(void)
@@ -503,8 +537,6 @@ void cli_raise_fd_limit(void)
 	rl.rlim_cur = rl.rlim_max < (1u << 20) ? rl.rlim_max : (1u << 20);
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
-
-static volatile sig_atomic_t stop_signal;
 
 static void on_deferred_signal(int sig)
 {
@@ -526,7 +558,7 @@ void cli_end_deferred_signals(void)
 {
 	replace_handlers(N_DEFERRABLE, on_deferred_signal, on_fatal_signal, 0);
 	int sig = __atomic_load_n(&stop_signal, __ATOMIC_RELAXED);
-	if (sig)
+	if (sig && sig != SIGBUS) /* a truncated archive: cli_truncation_seen() tells */
 		on_fatal_signal(sig);
 }
 
@@ -534,7 +566,8 @@ void cli_install_signals(void)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigbus;
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGBUS, &sa, NULL);
 	replace_handlers(N_FATAL, NULL, on_fatal_signal, 0);
 }

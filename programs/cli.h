@@ -80,6 +80,12 @@ void cli_install_signals(void);
 void cli_defer_signals(void);
 const volatile sig_atomic_t *cli_stop_flag(void);
 void cli_end_deferred_signals(void);
+/* While signals are deferred: a SIGBUS in [base, base + len) (the mapped archive, shrinking
+ * under the reader) sets *cli_stop_flag() instead of ending the process, with zeros where the
+ * archive's bytes were. cli_truncation_seen() ends that (before the archive is unmapped) and
+ * says whether it happened. */
+void cli_survive_truncation(const void *base, uint64_t len);
+int cli_truncation_seen(void);
 /* Raise the soft limit on open files to the hard one (at most 2^20): a directory walk keeps one
  * descriptor per level, and the default soft limit of 1024 cuts off trees deeper than that. */
 void cli_raise_fd_limit(void);

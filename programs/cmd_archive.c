@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -982,6 +983,21 @@ static void list_extracted(void *ctx, const char *path, size_t len)
 	putchar('\n');
 }
 
+#ifdef ZN_TEST_HOOKS
+/* A test's (ZN_TEST_TRUNCATE_AT): the archive is cut short at the first progress report, as
+ * another program truncating it mid-extraction would. */
+static const char *truncate_path;
+static long long truncate_at;
+static void truncating_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	static atomic_int once;
+	if (!atomic_exchange(&once, 1) && truncate(truncate_path, (off_t)truncate_at))
+		cli_error("%s: truncate: %s", truncate_path, strerror(errno));
+	if (cli_progress_enabled())
+		cli_progress_cb(ctx, done, total);
+}
+#endif
+
 int cmd_extract(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -1105,18 +1121,38 @@ int cmd_extract(int argc, char **argv)
 			         "adds nothing to the blocks' checks", path);
 	}
 	/* A signal stops the extraction rather than killing it halfway: files begun but not
-	 * finished are removed first, then the signal takes its course. */
+	 * finished are removed first, then the signal takes its course. So does the archive
+	 * shrinking under the reader (SIGBUS). */
 	opt.stop = cli_stop_flag();
 	cli_defer_signals();
+	const void *map;
+	uint64_t map_len;
+	zn_reader_mapping(r, &map, &map_len);
+	cli_survive_truncation(map, map_len);
 	/* A file over the file size limit (ulimit -f) fails with EFBIG and is named, as tar
 	 * names it, instead of killing the extraction halfway. */
 	signal(SIGXFSZ, SIG_IGN);
-	res = zn_extract(r, dir, sel, &opt, cli_problem_cb,
-			 cli_progress_enabled() ? cli_progress_cb : NULL, NULL);
+	zn_progress_fn progress = cli_progress_enabled() ? cli_progress_cb : NULL;
+#ifdef ZN_TEST_HOOKS
+	if (getenv("ZN_TEST_TRUNCATE_AT")) { /* the archive cut there once data is written */
+		truncate_path = path;
+		truncate_at = strtoll(getenv("ZN_TEST_TRUNCATE_AT"), NULL, 10);
+		progress = truncating_progress;
+	}
+#endif
+	res = zn_extract(r, dir, sel, &opt, cli_problem_cb, progress, NULL);
 	cli_progress_end();
+	int truncated = cli_truncation_seen();
 	cli_end_deferred_signals();
 	free(sel);
 	zn_reader_close(r);
+	if (truncated) {
+		cli_error("%s: the archive shrank while being read (truncated or rewritten by "
+		          "another program); extraction stopped, and the files it had begun are "
+		          "removed",
+		          path);
+		return EXIT_SYSTEM;
+	}
 	if (res != ZN_OK) {
 		if (res == ZN_ERR_DAMAGED)
 			cli_error("%s: parts of the archive are damaged, or entries unsafe (see above)", path);

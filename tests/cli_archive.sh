@@ -454,6 +454,23 @@ done
 check "SIGTERM during extract: every file left is whole, and the exit is the signal's" test $bad -eq 0
 echo "     ($stopped of 6 runs were stopped mid-way)"
 
+# ---- the archive cut short during extract (SIGBUS): stopped, files begun removed, old ones kept ----
+# ZN_TEST_TRUNCATE_AT (a test hook) truncates the archive when the first data is written.
+cp "$O/sig.zn" "$O/cut.zn"
+code 3 "archive truncated during extract" \
+	env ZN_TEST_TRUNCATE_AT=100000 "$Z" extract -q -T 2 "$O/cut.zn" -C "$O/cut"
+check "...said" grep -q "shrank while being read" "$T/stderr"
+left=$(find "$O/cut" -type f | wc -l)
+bad=0
+for f in $(find "$O/cut" -type f); do cmp -s "$f" "$O/${f#"$O/cut/"}" || bad=1; done
+check "...every file left is whole ($left of them), none half-written" test $bad -eq 0
+mkdir -p "$O/cut2/sig" && echo OLD >"$O/cut2/sig/big6"
+cp "$O/sig.zn" "$O/cut.zn"
+code 3 "...and with --overwrite" \
+	env ZN_TEST_TRUNCATE_AT=100000 "$Z" extract -q --overwrite -T 2 "$O/cut.zn" -C "$O/cut2"
+check "...the old file kept, no temporary left" \
+	sh -c '[ "$(cat "$1/sig/big6")" = OLD ] && [ -z "$(find "$1" -name "*.part")" ]' - "$O/cut2"
+
 # ---- input paths: '..', a symlink given with a trailing slash ------------------------------------------------
 mkdir -p "$O/p/d/sub" "$O/real" && printf 'f\n' >"$O/p/d/f" && ln -s ../real "$O/p/ldir"
 (cd "$O/p" && "$Z" create -o "$O/p.zn" d/sub/../f ldir/) 2>"$T/stderr"
