@@ -235,7 +235,8 @@ static const char create_help[] =
 	"  -q, --quiet           no progress, no warnings\n"
 	"  -h, --help            this help\n"
 	"\n" EXIT_CODES_HELP
-	"An unreadable input is reported and leaves exit status 3; the archive holds the rest.\n"
+	"An unreadable input is reported and leaves exit status 3; the archive holds the rest, as\n"
+	"it does without devices, FIFOs and sockets, which it cannot hold (named; exit status 3).\n"
 	"A file that changed while it was read is stored as read, named with tar's warning, and\n"
 	"leaves exit status 1, as with tar.\n";
 
