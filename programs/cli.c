@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -500,9 +501,12 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	uintptr_t a = (uintptr_t)si->si_addr, base = bus_base;
 	if (base && si->si_code == BUS_ADRERR && a - base < bus_len) {
 		void *page = (void *)(a & ~(uintptr_t)(bus_page - 1));
-		const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
-		if (mmap(page, bus_page, PROT_READ, flags, -1, 0) == page) {
-			bus_hit = 1;
+		/* The system call itself: a sanitizer's mmap() would take the new page for a write
+		 * racing with the threads that read the archive. */
+		const long flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+		if (syscall(SYS_mmap, page, bus_page, (long)PROT_READ, flags, -1L, 0L) ==
+		    (long)page) {
+			__atomic_store_n(&bus_hit, 1, __ATOMIC_RELAXED); /* from any worker */
 			__atomic_store_n(&stop_signal, SIGBUS, __ATOMIC_RELAXED);
 			return;
 		}
@@ -526,7 +530,7 @@ void cli_survive_truncation(const void *base, uint64_t len)
 int cli_truncation_seen(void)
 {
 	bus_base = 0;
-	return bus_hit;
+	return __atomic_load_n(&bus_hit, __ATOMIC_RELAXED);
 }
 
 void cli_raise_fd_limit(void)
