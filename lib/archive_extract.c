@@ -1356,9 +1356,11 @@ static zn_result own_paths(struct xjob *j)
 		char *at = j->paths;
 		for (uint64_t i = 0; i < j->n; i++) {
 			struct xent *e = &j->ents[i];
+			if (!e->path)
+				continue;
 			const char *p = e->path - e->strip;
 			const size_t len = (size_t)e->path_len + e->strip;
-			if (!e->path || (uintptr_t)p < lo || (uintptr_t)p >= hi)
+			if ((uintptr_t)p < lo || (uintptr_t)p >= hi)
 				continue;
 			if (pass == 0) {
 				total += len;
@@ -1419,9 +1421,11 @@ static zn_result refuse_unsound_rows(struct xjob *j)
 			continue;
 		for (uint64_t k = below_start(j, i); k < j->n; k++) {
 			const struct xent *f = &j->ents[k];
+			if (!f->path)
+				break;
 			const char *fp = f->path - f->strip;
 			size_t flen = f->path_len + f->strip;
-			if (!f->path || flen <= elen || fp[elen] != '/' || memcmp(fp, ep, elen))
+			if (flen <= elen || fp[elen] != '/' || memcmp(fp, ep, elen))
 				break;
 			why[k] = BELOW;
 			any++;
