@@ -507,7 +507,9 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 		if (syscall(SYS_mmap, page, bus_page, (long)PROT_READ, flags, -1L, 0L) ==
 		    (long)page) {
 			__atomic_store_n(&bus_hit, 1, __ATOMIC_RELAXED); /* from any worker */
-			__atomic_store_n(&stop_signal, SIGBUS, __ATOMIC_RELAXED);
+			sig_atomic_t none = 0; /* a signal that came first keeps its say */
+			__atomic_compare_exchange_n(&stop_signal, &none, SIGBUS, 0,
+			                            __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 			return;
 		}
 	}
