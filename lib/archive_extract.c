@@ -269,13 +269,6 @@ static int open_dir_beneath(int rootfd, const char *rel, int create)
 	return fd;
 }
 
-/* A symlink's target as the file system can hold it: not empty, no NUL (the writer never
- * stores another; a crafted one would be cut at the NUL, or refused by symlink()). */
-static int symlink_target_ok(const struct xent *e)
-{
-	return e->link && e->link_len && !memchr(e->link, 0, e->link_len);
-}
-
 /* A per-thread cache of the last parent directory opened. */
 struct dircache {
 	char *path;
@@ -1347,33 +1340,30 @@ static uint64_t below_start(const struct xjob *j, uint64_t i);
 /* Paths that point into the mapped archive (a column or page stored raw; decoded ones are the
  * reader's own memory) are copied: should the file shrink under the extraction (the command
  * then maps zeros there and stops it), the files begun are still found by name and removed. */
+static int in_map(const struct zn_reader *r, const struct xent *e)
+{
+	const uintptr_t p = (uintptr_t)e->path, lo = (uintptr_t)r->map;
+	return e->path && r->mapped && p - lo < r->map_size;
+}
+
 static zn_result own_paths(struct xjob *j)
 {
-	const struct zn_reader *r = j->r;
-	const uintptr_t lo = (uintptr_t)r->map, hi = lo + (r->mapped ? r->map_size : 0);
 	uint64_t total = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		char *at = j->paths;
-		for (uint64_t i = 0; i < j->n; i++) {
-			struct xent *e = &j->ents[i];
-			if (!e->path)
-				continue;
-			const char *p = e->path - e->strip;
-			const size_t len = (size_t)e->path_len + e->strip;
-			if ((uintptr_t)p < lo || (uintptr_t)p >= hi)
-				continue;
-			if (pass == 0) {
-				total += len;
-				continue;
-			}
-			memcpy(at, p, len);
-			e->path = at + e->strip;
-			at += len;
-		}
-		if (pass == 0 && total && !(j->paths = malloc(total)))
-			return ZN_ERR_NOMEM;
-		if (!total)
-			break;
+	for (uint64_t i = 0; i < j->n; i++)
+		if (in_map(j->r, &j->ents[i]))
+			total += (uint64_t)j->ents[i].path_len + j->ents[i].strip;
+	if (!total)
+		return ZN_OK;
+	char *at = j->paths = malloc(total);
+	if (!at)
+		return ZN_ERR_NOMEM;
+	for (uint64_t i = 0; i < j->n; i++) {
+		struct xent *e = &j->ents[i];
+		if (!in_map(j->r, e))
+			continue;
+		memcpy(at, e->path - e->strip, (size_t)e->path_len + e->strip);
+		e->path = at + e->strip;
+		at += e->path_len + e->strip;
 	}
 	return ZN_OK;
 }
@@ -1387,17 +1377,30 @@ static int path_before(const struct xent *a, const struct xent *b)
 	return c < 0 || (c == 0 && al < bl);
 }
 
-/* Rows the writer never makes: a path not after the one before it (out of order, or twice), and
- * paths below one the archive holds as something other than a directory. Each is named, in path
- * order, and then treated as an unreadable row (damaged, no path), so that nothing is made of it
- * and no other file is taken for it ("File exists"). With a selection the rows not selected have
- * no path, so the search for what lies below a file may miss (never invent) such rows. */
+/* A symlink's target as the file system can hold it: not empty, no NUL (a crafted one would be
+ * cut at the NUL, or refused by symlink()). */
+static int symlink_target_ok(const struct xent *e)
+{
+	return e->link && e->link_len && !memchr(e->link, 0, e->link_len);
+}
+
+/* Rows the writer never makes: a path not after the one before it (out of order, or twice),
+ * paths below one the archive holds as something other than a directory, and a symlink whose
+ * target no file system holds. Each is named, in path order, and then treated as an unreadable
+ * row (damaged, no path), so that nothing is made of it and no other file is taken for it ("File
+ * exists"). With a selection the rows not selected have no path, so the search for what lies
+ * below a file may miss (never invent) such rows. */
 static zn_result refuse_unsound_rows(struct xjob *j)
 {
 	uint8_t *why = calloc(j->n ? j->n : 1, 1);
 	if (!why)
 		return ZN_ERR_NOMEM;
-	enum { ORDER = 1, BELOW = 2 };
+	enum { ORDER = 1, BELOW, TARGET };
+	static const char *const says[] = {
+	        [ORDER] = "index rows out of order (or a path twice): damaged",
+	        [BELOW] = "below a path the archive holds as a file or link: damaged",
+	        [TARGET] = "symlink target empty or holding a NUL byte: damaged",
+	};
 	uint64_t prev = UINT64_MAX, any = 0;
 	for (uint64_t i = 0; i < j->n; i++) {
 		const struct xent *e = &j->ents[i];
@@ -1409,6 +1412,10 @@ static zn_result refuse_unsound_rows(struct xjob *j)
 			continue;
 		}
 		prev = i;
+		if (e->type == ZN_TYPE_SYMLINK && !symlink_target_ok(e)) {
+			why[i] = TARGET;
+			any++;
+		}
 		if (e->type == ZN_TYPE_DIR)
 			continue;
 		const char *ep = e->path - e->strip;
@@ -1435,11 +1442,7 @@ static zn_result refuse_unsound_rows(struct xjob *j)
 		if (!why[i])
 			continue;
 		if (j->status[i] == ST_OK || j->status[i] == ST_SKIPPED)
-			xreport(j, &j->ents[i], ZN_ERR_CORRUPT,
-			        why[i] == ORDER
-			                ? "index rows out of order (or a path twice): damaged"
-			                : "below a path the archive holds as a file or link: "
-			                  "damaged");
+			xreport(j, &j->ents[i], ZN_ERR_CORRUPT, says[why[i]]);
 		memset(&j->ents[i], 0, sizeof(j->ents[i]));
 		j->status[i] = ST_DAMAGED;
 	}
@@ -1663,10 +1666,6 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 			}
 		} else if (st == ST_DAMAGED && e->type == ZN_TYPE_FILE && e->path) {
 			xreport(&j, e, ZN_ERR_CHECKSUM, "damaged: content does not match its checksum");
-		} else if (st == ST_OK && e->type == ZN_TYPE_SYMLINK && !symlink_target_ok(e)) {
-			xreport(&j, e, ZN_ERR_CORRUPT,
-			        "symlink target empty or holding a NUL byte");
-			st = ST_DAMAGED;
 		}
 		if (st == ST_OK && !zn_path_is_safe(e->path, e->path_len)) {
 			xreport(&j, e, ZN_ERR_UNSAFE_PATH, "unsafe path (absolute or with '..')");
@@ -2008,10 +2007,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			const char *damaged_why = NULL;
 			int temp = 0; /* < 0: no new file could be made beside the old one */
 			int rc = -1;
-			if (dfd >= 0 && e->type == ZN_TYPE_SYMLINK && !symlink_target_ok(e)) {
-				damaged_why =
-				        "symlink target empty or holding a NUL byte; not extracted";
-			} else if (dfd >= 0 && target) {
+			if (dfd >= 0 && target) {
 				if (e->type == ZN_TYPE_SYMLINK) {
 					struct linkspec l = {target, -1, NULL};
 					rc = place_link(&j, &l, dfd, base, i);
