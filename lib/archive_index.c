@@ -124,6 +124,7 @@ struct colspec {
 	uint8_t width;	/* bytes per row; 0 for string bytes */
 	uint8_t blocks; /* rows are blocks, not entries */
 	uint8_t offsets_of; /* for an offsets column: the id of its bytes column */
+	uint8_t known;      /* 1: a column of ZN_COLUMN_LIST */
 };
 
 /* Resolved at compile time: zn_row() looks a column's shape up for every row it returns, and a
@@ -137,7 +138,7 @@ struct colspec {
 	 (id) == ZN_COL_FENCE_OFFSETS)
 static const struct colspec col_specs[ZN_COL_MAX_ID + 1] = {
 #define ZN_COL_SPEC_(name, cid, w)                                                                 \
-	[cid] = {IS_BYTES_COL(cid) ? 0 : (w), 0, IS_OFFSETS_COL(cid) ? (cid) + 1 : 0},
+	[cid] = {IS_BYTES_COL(cid) ? 0 : (w), 0, IS_OFFSETS_COL(cid) ? (cid) + 1 : 0, 1},
 	ZN_COLUMN_LIST(ZN_COL_SPEC_)
 #undef ZN_COL_SPEC_
 };
@@ -501,12 +502,7 @@ static int pages_ready(struct zn_reader *r, struct zn_column *c, uint64_t a, uin
 
 int zn_col_known(uint32_t id)
 {
-	static const uint8_t known[ZN_COL_MAX_ID + 1] = {
-#define ZN_COL_KNOWN_(name, cid, w) [cid] = 1,
-	        ZN_COLUMN_LIST(ZN_COL_KNOWN_)
-#undef ZN_COL_KNOWN_
-	};
-	return id <= ZN_COL_MAX_ID && known[id];
+	return id <= ZN_COL_MAX_ID && col_specs[id].known;
 }
 
 zn_result zn_col_check_shape(struct zn_reader *r, int id)
