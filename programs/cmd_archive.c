@@ -26,19 +26,25 @@ enum { OPT_CHUNK = 1000, OPT_MEMORY, OPT_NO_SKIP, OPT_DIGEST, OPT_EXCLUDE, OPT_P
 	"ARCHIVE '-' is standard input; an ARCHIVE on a pipe is copied to a temporary file in\n"   \
 	"$TMPDIR first (the index is at the end).\n"
 
-/* A -C DIR after another is relative to it, as tar takes them; NULL when out of memory. The
- * string is kept (in a static) to the end of the process. */
-static const char *chain_dir(const char *prev, const char *arg)
+/* -C DIR for extract and diff into *dir: not empty, and one after another is relative to it, as
+ * tar takes them (the string is kept, in a static, to the end of the process). 0, or the exit
+ * status. */
+static int take_dir(const char *cmd, const char **dir, const char *arg)
 {
 	static char *chained;
-	if (arg[0] == '/' || !strcmp(prev, "."))
-		return arg;
-	char *d = malloc(strlen(prev) + strlen(arg) + 2);
+	if (!*arg)
+		return cli_usage_error(cmd, "empty DIR for -C");
+	if (arg[0] == '/' || !strcmp(*dir, ".")) {
+		*dir = arg;
+		return 0;
+	}
+	char *d = malloc(strlen(*dir) + strlen(arg) + 2);
 	if (!d)
-		return NULL;
-	sprintf(d, "%s/%s", prev, arg);
+		return EXIT_SYSTEM;
+	sprintf(d, "%s/%s", *dir, arg);
 	free(chained);
-	return chained = d;
+	*dir = chained = d;
+	return 0;
 }
 
 static int parse_threads(const char *cmd, const char *arg, unsigned *out)
@@ -1034,12 +1040,12 @@ int cmd_extract(int argc, char **argv)
 	int to_stdout = 0;
 	while ((c = getopt_long(argc, argv, ":C:T:X:Opkmvqh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'C':
-			if (!*optarg)
-				return cli_usage_error("extract", "empty DIR for -C");
-			if (!(dir = chain_dir(dir, optarg)))
-				return EXIT_SYSTEM;
+		case 'C': {
+			int rc = take_dir("extract", &dir, optarg);
+			if (rc)
+				return rc;
 			break;
+		}
 		case 'T':
 			if (parse_threads("extract", optarg, &opt.threads))
 				return EXIT_USAGE;
@@ -1881,12 +1887,12 @@ int cmd_diff(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":C:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'C':
-			if (!*optarg)
-				return cli_usage_error("diff", "empty DIR for -C");
-			if (!(dir = chain_dir(dir, optarg)))
-				return EXIT_SYSTEM;
+		case 'C': {
+			int rc = take_dir("diff", &dir, optarg);
+			if (rc)
+				return rc;
 			break;
+		}
 		case 'h': fputs(diff_help, stdout); return EXIT_OK;
 		default: return cli_option_error("diff", c, argv);
 		}
