@@ -28,9 +28,9 @@ static int nfiles;
 
 static void text(uint8_t *p, size_t n, unsigned salt)
 {
+	static const char line[] = "the quick brown fox jumps over the lazy dog\n";
 	for (size_t k = 0; k < n; k++)
-		p[k] = (uint8_t) "the quick brown fox jumps over the lazy dog\n"[(k * 7 + salt) %
-		                                                                 44];
+		p[k] = (uint8_t)line[(k * 7 + salt) % (sizeof(line) - 1)];
 }
 
 /* The files, in the order a walk meets them (their names' byte order). */
@@ -102,7 +102,7 @@ static void from_disk(const char *dir, const char *out, unsigned threads, int di
 static void from_memory(const char *out, int digest)
 {
 	struct zn_create_options o = options(2, digest);
-	struct tu_file tf[16];
+	struct tu_file tf[sizeof(files) / sizeof(files[0])];
 	for (int i = 0; i < nfiles; i++)
 		tf[i] = (struct tu_file){tu_str("t/%s", files[i].name), files[i].data,
 		                         files[i].size};
