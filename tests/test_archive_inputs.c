@@ -355,8 +355,6 @@ static void shrunk_files(const char *root, int no_uring)
 	free(out);
 }
 
-/* A hardlink whose file could not be read is left out: the same path added again from memory
- * takes its place, rather than being refused as a repeat of a path that ends up not stored. */
 /* A read that fails in the middle of a large file the writer reads itself (a .zip, stored as
  * it is): the file is left out and named once, a hardlink to it goes with it, and the rest (a
  * small file; the file's chunks as unreferenced bytes) verifies. Needs the test hooks
@@ -403,6 +401,8 @@ static void writer_read_fails(const char *root)
 #endif
 }
 
+/* A hardlink whose file could not be read is left out: the same path added again from memory
+ * takes its place, rather than being refused as a repeat of a path that ends up not stored. */
 static void hardlink_to_unread(const char *root)
 {
 	char *dir = tu_fmt("%s/hl", root), *out = tu_fmt("%s/hl.zn", root);
