@@ -133,6 +133,7 @@ struct went {
 	uint8_t dropped;
 	uint8_t has_digest;
 	uint8_t shrunk; /* ended early while read: said so once (store_shrunk, emit_content) */
+	uint8_t walked; /* a directory whose contents were walked (walked_before) */
 	uint32_t mode, uid, gid;
 	uint32_t uname, gname; /* ids in the name table */
 	uint32_t first_block;  /* a u32 in the index too (finish refuses more blocks) */
@@ -2443,6 +2444,20 @@ struct level {
 static zn_result walk(struct zn_writer *w, struct level *parent, const char *name, size_t rel_len,
                       int depth, uint64_t self);
 
+/* Whether directory rel is stored already, as this same directory, with its contents walked
+ * (create d d, or d d/e): walking it again would only name each of them as given twice. */
+static int walked_before(struct zn_writer *w, const char *rel, size_t len, const struct stat *st)
+{
+	if (!w->paths_cap)
+		return 0;
+	uint64_t key, *slot = path_slot(w, rel, len, &key);
+	if (!*slot)
+		return 0;
+	uint64_t i = slot_entry(*slot);
+	return w->ents[i].type == ZN_TYPE_DIR && w->ents[i].walked && !w->ents[i].dropped &&
+	       w->packs[i].ident == file_ident(st);
+}
+
 /* Adds what `name` in directory `dir` is. Walking a subdirectory below w->walk_levels may
  * replace dir->fd (the same directory, opened again), or leave it -1 if that failed
  * (reported). */
@@ -2453,6 +2468,10 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 	const char *rel = w->pathbuf;
 	uint64_t idx;
 	if (S_ISDIR(st->st_mode)) {
+		if (rel_len && walked_before(w, rel, rel_len, st)) {
+			report(w, rel, ZN_OK, "given more than once; stored once (the first)");
+			return ZN_OK;
+		}
 		if (rel_len) {
 			RETURN_IF_ERROR(new_entry(w, rel, rel_len, ZN_TYPE_DIR, st, &idx));
 			if (idx != NO_ENTRY)
@@ -2460,7 +2479,10 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 		}
 		if (w->opt.no_recursion && depth == 0)
 			return ZN_OK; /* the PATH itself, not what is in it */
-		return walk(w, dir, name, rel_len, depth + 1, rel_len ? idx : NO_ENTRY);
+		zn_result r = walk(w, dir, name, rel_len, depth + 1, rel_len ? idx : NO_ENTRY);
+		if (rel_len && idx != NO_ENTRY)
+			w->ents[idx].walked = 1;
+		return r;
 	}
 	if (!rel_len)
 		return ZN_OK;

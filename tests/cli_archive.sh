@@ -491,8 +491,11 @@ check "a hardlink to the second: stored with its content" test "$("$Z" cat "$O/h
 check "a path given twice: two rows" test "$("$Z" list "$O/hl.zn" | tr '\n' ' ')" = "p q "
 # a tree given twice is read once: the archive is the same as with the tree given once
 mkdir -p "$O/tw/d" && head -c 200000 /dev/urandom >"$O/tw/d/r" && printf 's\n' >"$O/tw/d/s"
-(cd "$O/tw" && "$Z" create -q -o "$O/tw1.zn" d && "$Z" create -q -o "$O/tw2.zn" d d/ ./d/s)
+(cd "$O/tw" && "$Z" create -q -o "$O/tw1.zn" d && "$Z" create -o "$O/tw2.zn" d d/ ./d/s 2>"$T/stderr")
 check "a tree given twice: byte-identical to the tree given once" cmp -s "$O/tw1.zn" "$O/tw2.zn"
+# named once for the tree, not once for each file in it; a file in it given again, once
+check "a tree given twice: named as two lines" test "$(sort "$T/stderr" | tr '\n' '|')" = \
+	"znippy: d/s: given more than once; stored once (the first)|znippy: d: given more than once; stored once (the first)|"
 
 # ---- the read side: patterns and paths as typed, messages that name the right thing -----------------------
 R=$T/rd
