@@ -79,6 +79,8 @@ struct xjob {
 	struct xent *ents; /* all entries (only selected ones are filled) */
 	const uint8_t *select;
 	uint8_t *status;	 /* ST_* per entry; written by workers with atomic byte stores */
+	uint8_t *lost;           /* ZN_LOST_* per entry: fields of its row that could not be read */
+	int64_t start_ns; /* the job's start, the time given to entries whose mtime is lost */
 	uint8_t *created; /* 1 once this job created the file (only such files are removed), 2 + k
 	                   * while it is written under its temporary name number k (temp_name) */
 	unsigned seq;     /* this job's number in the process, for temporary names */
@@ -1266,14 +1268,27 @@ struct init_range {
 	uint64_t lo, hi;
 };
 
-/* Row i as the extractor keeps it (xent), or non-zero if it cannot be read. */
-static int read_entry(struct zn_reader *r, uint64_t i, struct xent *x)
+/* Row i as the extractor keeps it (xent), or non-zero if it cannot be read. Fields lost to a
+ * damaged index page that only describe the entry get what a new file of this user gets: mode
+ * 0644 (a directory 0755, less the umask as ever), this user as the owner, and the time of the
+ * extraction; j->lost[i] says which, and the entry is named as damaged but its content kept. */
+static int read_entry(struct xjob *j, uint64_t i, struct xent *x)
 {
 	struct zn_entry e;
 	const uint8_t *sha;
-	if (zn_entry_fields(r, i, &e, &sha) != ZN_OK || e.path_len > UINT32_MAX ||
+	unsigned lost;
+	if (zn_entry_fields(j->r, i, &e, &sha, &lost) != ZN_OK || e.path_len > UINT32_MAX ||
 	    e.link_len > UINT32_MAX || e.uname_len > 255 || e.gname_len > 255)
 		return -1;
+	j->lost[i] = (uint8_t)lost;
+	if (lost & ZN_LOST_MODE)
+		e.mode = e.type == ZN_TYPE_DIR ? 0755 : 0644;
+	if (lost & ZN_LOST_OWNER) {
+		e.uid = (uint32_t)j->euid;
+		e.gid = (uint32_t)j->egid;
+	}
+	if (lost & ZN_LOST_MTIME)
+		e.mtime_ns = j->start_ns;
 	*x = (struct xent){
 	        .path = e.path,
 	        .link = e.link,
@@ -1323,7 +1338,7 @@ static void *read_entries(void *arg)
 	for (uint64_t i = p->lo; i < p->hi; i++) {
 		if (j->select && !j->select[i])
 			j->status[i] = ST_SKIPPED;
-		else if (read_entry(j->r, i, &j->ents[i])) {
+		else if (read_entry(j, i, &j->ents[i])) {
 			/* Unreadable: no path, so nothing later reports or compares it as a file
 			 * (it was reported as unreadable once, in job_init). */
 			memset(&j->ents[i], 0, sizeof(j->ents[i]));
@@ -1450,6 +1465,18 @@ static zn_result refuse_unsound_rows(struct xjob *j)
 	return ZN_OK;
 }
 
+/* Names an entry of which some fields were lost (read_entry), saying which. */
+static void report_lost(struct xjob *j, uint64_t i)
+{
+	static const char *const what[] = {
+	        "",     "mode",          "owner",          "mode and owner",
+	        "time", "mode and time", "owner and time", "mode, owner and time"};
+	char msg[128];
+	snprintf(msg, sizeof(msg), "index damaged: its %s cannot be read%s", what[j->lost[i] & 7],
+	         j->verify ? "" : "; a new file's defaults are used");
+	xreport(j, &j->ents[i], ZN_ERR_CORRUPT, msg);
+}
+
 static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *select,
 			  unsigned threads)
 {
@@ -1471,8 +1498,12 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 	j->status = calloc(n1, 1);
 	j->created = calloc(n1, 1);
 	j->pieces = calloc(n1, sizeof(uint64_t));
-	if (!j->ents || !j->status || !j->created || !j->pieces)
+	j->lost = calloc(n1, 1);
+	if (!j->ents || !j->status || !j->created || !j->pieces || !j->lost)
 		return ZN_ERR_NOMEM;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	j->start_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 	threads = (unsigned)ZN_MIN(ZN_MIN(resolve_threads(threads), 16), j->n / 8192 + 1);
 	pthread_t tids[16];
 	struct init_range parts[16];
@@ -1494,6 +1525,10 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 	/* Damaged entries are reported in order, whatever the thread count: by path where the path
 	 * can still be read (a damaged index page in another column, or a crafted archive). */
 	for (uint64_t i = 0; i < j->n && j->problem; i++) {
+		if (j->lost[i] && j->status[i] == ST_OK) {
+			report_lost(j, i);
+			continue;
+		}
 		if (j->status[i] != ST_DAMAGED)
 			continue;
 		struct zn_entry e;
@@ -1517,6 +1552,7 @@ static void job_free(struct xjob *j)
 {
 	free(j->ents);
 	free(j->paths);
+	free(j->lost);
 	free(j->status);
 	free(j->created);
 	free(j->pieces);
@@ -1671,7 +1707,7 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 			xreport(&j, e, ZN_ERR_UNSAFE_PATH, "unsafe path (absolute or with '..')");
 			st = ST_DAMAGED;
 		}
-		damaged |= st == ST_DAMAGED;
+		damaged |= st == ST_DAMAGED || j.lost[i];
 	}
 	damaged |= report_bad_blocks(&j);
 	job_free(&j);
@@ -2125,7 +2161,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	if (res == ZN_OK) {
 		int damaged = report_bad_blocks(&j), failed = 0;
 		for (uint64_t i = 0; i < j.n; i++) {
-			damaged |= j.status[i] == ST_DAMAGED;
+			damaged |= j.status[i] == ST_DAMAGED ||
+			           (j.lost[i] && j.status[i] != ST_SKIPPED);
 			failed |= j.status[i] == ST_FAILED;
 		}
 		res = damaged ? ZN_ERR_DAMAGED : failed ? ZN_ERR_IO : ZN_OK;

@@ -355,7 +355,8 @@ zn_result zn_entry_path(struct zn_reader *r, uint64_t i, const char **path, size
 	return get_str(r, ZN_COL_PATH_OFFSETS, i, path, len);
 }
 
-zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, const uint8_t **sha)
+zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, const uint8_t **sha,
+                          unsigned *lost)
 {
 	memset(e, 0, sizeof(*e));
 	*sha = NULL;
@@ -364,19 +365,30 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 		      *uid = zn_row(r, ZN_COL_UID, i), *gid = zn_row(r, ZN_COL_GID, i),
 		      *mt = zn_row(r, ZN_COL_MTIME_NS, i), *sz = zn_row(r, ZN_COL_SIZE, i),
 		      *fb = zn_row(r, ZN_COL_FIRST_BLOCK, i), *bo = zn_row(r, ZN_COL_BLOCK_OFFSET, i);
-	if (!type || !mode || !uid || !gid || !mt || !sz || !fb || !bo || *type > ZN_TYPE_HARDLINK)
+	if (!type || !sz || !fb || !bo || *type > ZN_TYPE_HARDLINK)
 		return ZN_ERR_CORRUPT;
 	RETURN_IF_ERROR(get_str(r, ZN_COL_PATH_OFFSETS, i, &e->path, &e->path_len));
-	RETURN_IF_ERROR(get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len));
-	RETURN_IF_ERROR(get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len));
 	RETURN_IF_ERROR(get_str(r, ZN_COL_LINK_OFFSETS, i, &e->link, &e->link_len));
+	int names = get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len) == ZN_OK &&
+	            get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len) == ZN_OK;
+	unsigned miss = (mode ? 0 : ZN_LOST_MODE) | (uid && gid && names ? 0 : ZN_LOST_OWNER) |
+	                (mt ? 0 : ZN_LOST_MTIME);
+	if (miss && !lost)
+		return ZN_ERR_CORRUPT;
+	if (lost)
+		*lost = miss;
 	if (!e->link_len)
 		e->link = NULL;
 	e->type = *type;
-	e->mode = zn_get_le32(mode) & 07777;
-	e->uid = zn_get_le32(uid);
-	e->gid = zn_get_le32(gid);
-	e->mtime_ns = (int64_t)zn_get_le64(mt);
+	if (miss & ZN_LOST_OWNER) {
+		e->uname = e->gname = NULL;
+		e->uname_len = e->gname_len = 0;
+	} else {
+		e->uid = zn_get_le32(uid);
+		e->gid = zn_get_le32(gid);
+	}
+	e->mode = mode ? zn_get_le32(mode) & 07777 : 0;
+	e->mtime_ns = mt ? (int64_t)zn_get_le64(mt) : 0;
 	e->size = e->type == ZN_TYPE_FILE ? zn_get_le64(sz) : 0;
 	e->first_block = zn_get_le32(fb);
 	e->block_offset = zn_get_le32(bo);
@@ -393,7 +405,7 @@ zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 	if (!r || !e || i >= r->nentries)
 		return ZN_ERR_INVALID_ARG;
 	const uint8_t *sha;
-	RETURN_IF_ERROR(zn_entry_fields(r, i, e, &sha));
+	RETURN_IF_ERROR(zn_entry_fields(r, i, e, &sha, NULL));
 	if (sha)
 		memcpy(e->sha256, sha, 32);
 	/* Compressed bytes attributed to the file: its share of each block it touches (a file

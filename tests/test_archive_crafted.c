@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "archive_format.h"
@@ -385,8 +386,9 @@ static void unknown_columns(void)
 	free(ix);
 }
 
-/* Damage in an index page that holds only the mtime column makes rows unreadable; each is
- * still named by its path, not by its number. */
+/* Damage in an index page that holds only the mtime column costs those rows their times alone:
+ * each is named by its path (not by its number), by verify and by extract, which still extracts
+ * it, with the time of the extraction, and every other file with its own time. */
 static int by_path, by_number;
 static void name_problem(void *ctx, const char *path, zn_result r, const char *what)
 {
@@ -428,8 +430,26 @@ static void damaged_metadata(void)
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, a, NULL, 0));
 	by_path = by_number = 0;
-	CHECK(zn_verify(r, 2, name_problem, NULL, NULL) != ZN_OK);
-	CHECK(by_path > 0 && by_number == 0);
+	CHECK(zn_verify(r, 2, name_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	const int named = by_path;
+	CHECK(named > 0 && named < N && by_number == 0);
+	char *out = tu_str("%s/meta-out", dir);
+	const time_t before = time(NULL);
+	by_path = by_number = 0;
+	CHECK(zn_extract(r, out, NULL, NULL, name_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(by_path == named && by_number == 0);
+	int new_times = 0;
+	for (int i = 0; i < N; i++) {
+		struct stat st;
+		CHECK(lstat(tu_str("%s/%s", out, names[i]), &st) == 0 && S_ISREG(st.st_mode) &&
+		      (st.st_mode & 0777) == 0644);
+		if ((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec !=
+		    rows[i].mtime_ns) {
+			CHECK(st.st_mtime >= before && st.st_mtime <= time(NULL));
+			new_times++;
+		}
+	}
+	CHECK(new_times == named);
 	zn_reader_close(r);
 	free(ix);
 }
