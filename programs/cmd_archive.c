@@ -1005,6 +1005,19 @@ static void truncating_progress(void *ctx, uint64_t done, uint64_t total)
 }
 #endif
 
+/* extract's problem hook: says whether the target directory itself failed (the library names
+ * it by the very string it was given), which needs no summary after it. */
+struct target_watch {
+	const char *dir;
+	int failed;
+};
+
+static void watch_target(void *ctx, const char *path, zn_result r, const char *what)
+{
+	struct target_watch *tw = ctx;
+	tw->failed |= path == tw->dir;
+	cli_problem_cb(NULL, path, r, what);
+}
 int cmd_extract(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -1147,7 +1160,8 @@ int cmd_extract(int argc, char **argv)
 		progress = truncating_progress;
 	}
 #endif
-	res = zn_extract(r, dir, sel, &opt, cli_problem_cb, progress, NULL);
+	struct target_watch tw = {dir, 0};
+	res = zn_extract(r, dir, sel, &opt, watch_target, progress, &tw);
 	cli_progress_end();
 	int truncated = cli_truncation_seen();
 	cli_end_deferred_signals();
@@ -1163,9 +1177,9 @@ int cmd_extract(int argc, char **argv)
 	if (res != ZN_OK) {
 		if (res == ZN_ERR_DAMAGED)
 			cli_error("%s: parts of the archive are damaged, or entries unsafe (see above)", path);
-		else if (res == ZN_ERR_IO)
+		else if (res == ZN_ERR_IO && !tw.failed)
 			cli_error("%s: not everything could be extracted (see above)", path);
-		else
+		else if (!tw.failed)
 			cli_error("%s: %s", path, zn_result_message(res));
 		return cli_exit_code(res);
 	}

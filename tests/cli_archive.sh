@@ -516,6 +516,7 @@ fi
 printf 'not a dir\n' >"$R/afile"
 code 3 "extract -C onto a file" "$Z" extract -q "$R.zn" -C "$R/afile"
 check "...names the directory" grep -q "afile: cannot use as the target directory" "$T/stderr"
+check "...in one line, with no summary after it" test "$(wc -l <"$T/stderr")" -eq 1
 check "an archive on a pipe named by path" \
 	test "$(cat "$R.zn" | "$Z" list /dev/stdin | wc -l)" = "$("$Z" list "$R.zn" | wc -l)"
 mkfifo "$R.fifo"
