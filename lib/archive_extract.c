@@ -58,7 +58,9 @@ struct xent {
 	int64_t mtime_ns;
 	uint64_t size, block_offset;
 	uint32_t path_len, link_len, mode, uid, gid, first_block;
-	uint8_t type, has_digest, uname_len, gname_len;
+	uint8_t type, uname_len, gname_len;
+	uint8_t has_digest : 1;
+	uint8_t lost : 4; /* ZN_LOST_*: fields of the row that could not be read (read_entry) */
 	uint32_t strip; /* bytes of the stored path before `path` (strip_components) */
 };
 
@@ -79,8 +81,7 @@ struct xjob {
 	struct xent *ents; /* all entries (only selected ones are filled) */
 	const uint8_t *select;
 	uint8_t *status;	 /* ST_* per entry; written by workers with atomic byte stores */
-	uint8_t *lost;           /* ZN_LOST_* per entry: fields of its row that could not be read */
-	int64_t start_ns; /* the job's start, the time given to entries whose mtime is lost */
+	int lost_any;            /* entries named for fields lost to index damage (report_lost) */
 	uint8_t *created; /* 1 once this job created the file (only such files are removed), 2 + k
 	                   * while it is written under its temporary name number k (temp_name) */
 	unsigned seq;     /* this job's number in the process, for temporary names */
@@ -432,7 +433,8 @@ static int place_link(struct xjob *j, const struct linkspec *l, int dfd, const c
 /* Access and modification time for an entry: its mtime (floor division for times before 1970). */
 static void entry_times(const struct xjob *j, const struct xent *e, struct timespec ts[2])
 {
-	if (j->opt->touch) { /* as tar -m: left as the extraction made them */
+	if (j->opt->touch ||
+	    (e->lost & ZN_LOST_MTIME)) { /* as tar -m: as the extraction made them */
 		ts[0].tv_sec = ts[1].tv_sec = 0;
 		ts[0].tv_nsec = ts[1].tv_nsec = UTIME_OMIT;
 		return;
@@ -537,12 +539,14 @@ static uint32_t local_id(struct xjob *j, const char *name, size_t len, int group
 static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, uid_t cur_uid,
                             gid_t cur_gid, int *chowned)
 {
+	*chowned = 0;
+	if (e->lost & ZN_LOST_OWNER) /* left to whoever owns it now, and so without set-id bits */
+		return e->mode & 01777 & j->perm_mask;
 	/* Who owns it matters when owners are applied, and otherwise only for set-id bits. */
 	int need = j->same_owner || (e->mode & 06000);
 	uint32_t uid = need ? local_id(j, e->uname, e->uname_len, 0, e->uid) : e->uid;
 	uint32_t gid = need ? local_id(j, e->gname, e->gname_len, 1, e->gid) : e->gid;
 	int owned = uid == cur_uid && gid == cur_gid;
-	*chowned = 0;
 	if (!owned && j->same_owner) {
 		*chowned = 1;
 		/* AT_EMPTY_PATH: fd may be an O_PATH descriptor (see apply_meta_dir). A failure is
@@ -584,7 +588,7 @@ static void apply_times_at(struct xjob *j, int dfd, const char *base, const stru
 /* Owner and times of a symlink just created (a symlink has no mode of its own). */
 static void apply_meta_link(struct xjob *j, int dfd, const char *base, const struct xent *e)
 {
-	if (j->same_owner)
+	if (j->same_owner && !(e->lost & ZN_LOST_OWNER))
 		(void)!fchownat(dfd, base, local_id(j, e->uname, e->uname_len, 0, e->uid),
 		                local_id(j, e->gname, e->gname_len, 1, e->gid),
 		                AT_SYMLINK_NOFOLLOW);
@@ -620,7 +624,9 @@ static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const stru
 		return;
 	}
 	uint32_t cur = st.st_mode & 07777;
-	if (j->perm_mask != 07777) {
+	if (e->lost & ZN_LOST_MODE) {
+		mode = cur; /* as mkdir made it, or as it was */
+	} else if (j->perm_mask != 07777) {
 		/* As tar without -p: the permission bits, less the umask (never more open than
 		 * mkdir made the directory, when the umask is unknown); the set-id and sticky bits
 		 * the directory has stay (a setgid one inherited from its parent keeps the group
@@ -1269,9 +1275,10 @@ struct init_range {
 };
 
 /* Row i as the extractor keeps it (xent), or non-zero if it cannot be read. Fields lost to a
- * damaged index page that only describe the entry get what a new file of this user gets: mode
- * 0644 (a directory 0755, less the umask as ever), this user as the owner, and the time of the
- * extraction; j->lost[i] says which, and the entry is named as damaged but its content kept. */
+ * damaged index page that only describe the entry are not applied: what was lost stays as the
+ * extraction makes it (a new file's mode 0644, a new directory's 0755, less the umask as ever;
+ * this user as the owner, without set-id bits; the time it is written), and an existing
+ * directory keeps its own. The entry is named as damaged (report_lost), its content kept. */
 static int read_entry(struct xjob *j, uint64_t i, struct xent *x)
 {
 	struct zn_entry e;
@@ -1280,15 +1287,8 @@ static int read_entry(struct xjob *j, uint64_t i, struct xent *x)
 	if (zn_entry_fields(j->r, i, &e, &sha, &lost) != ZN_OK || e.path_len > UINT32_MAX ||
 	    e.link_len > UINT32_MAX || e.uname_len > 255 || e.gname_len > 255)
 		return -1;
-	j->lost[i] = (uint8_t)lost;
 	if (lost & ZN_LOST_MODE)
 		e.mode = e.type == ZN_TYPE_DIR ? 0755 : 0644;
-	if (lost & ZN_LOST_OWNER) {
-		e.uid = (uint32_t)j->euid;
-		e.gid = (uint32_t)j->egid;
-	}
-	if (lost & ZN_LOST_MTIME)
-		e.mtime_ns = j->start_ns;
 	*x = (struct xent){
 	        .path = e.path,
 	        .link = e.link,
@@ -1305,7 +1305,8 @@ static int read_entry(struct xjob *j, uint64_t i, struct xent *x)
 	        .gid = e.gid,
 	        .first_block = e.first_block,
 	        .type = (uint8_t)e.type,
-	        .has_digest = (uint8_t)e.has_digest,
+	        .has_digest = e.has_digest != 0,
+	        .lost = lost & 15,
 	        .uname_len = (uint8_t)e.uname_len,
 	        .gname_len = (uint8_t)e.gname_len,
 	};
@@ -1466,15 +1467,21 @@ static zn_result refuse_unsound_rows(struct xjob *j)
 }
 
 /* Names an entry of which some fields were lost (read_entry), saying which. */
-static void report_lost(struct xjob *j, uint64_t i)
+static void report_lost(struct xjob *j, const struct xent *e)
 {
-	static const char *const what[] = {
-	        "",     "mode",          "owner",          "mode and owner",
-	        "time", "mode and time", "owner and time", "mode, owner and time"};
+	static const char *const names[] = {"mode", "owner", "owner's names", "time"};
 	char msg[128];
-	snprintf(msg, sizeof(msg), "index damaged: its %s cannot be read%s", what[j->lost[i] & 7],
-	         j->verify ? "" : "; a new file's defaults are used");
-	xreport(j, &j->ents[i], ZN_ERR_CORRUPT, msg);
+	int at = snprintf(msg, sizeof(msg), "index damaged: its"), first = at;
+	for (unsigned k = 0, left = e->lost; k < 4; k++, left >>= 1)
+		if (left & 1)
+			at += snprintf(msg + at, sizeof(msg) - (size_t)at, "%s %s",
+			               at == first ? ""
+			               : left == 1 ? " and"
+			                           : ",",
+			               names[k]);
+	snprintf(msg + at, sizeof(msg) - (size_t)at, " cannot be read");
+	j->lost_any = 1;
+	xreport(j, e, ZN_ERR_CORRUPT, msg); /* nothing without a problem hook */
 }
 
 static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *select,
@@ -1498,12 +1505,8 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 	j->status = calloc(n1, 1);
 	j->created = calloc(n1, 1);
 	j->pieces = calloc(n1, sizeof(uint64_t));
-	j->lost = calloc(n1, 1);
-	if (!j->ents || !j->status || !j->created || !j->pieces || !j->lost)
+	if (!j->ents || !j->status || !j->created || !j->pieces)
 		return ZN_ERR_NOMEM;
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	j->start_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 	threads = (unsigned)ZN_MIN(ZN_MIN(resolve_threads(threads), 16), j->n / 8192 + 1);
 	pthread_t tids[16];
 	struct init_range parts[16];
@@ -1524,12 +1527,12 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 		pthread_join(tids[t], NULL);
 	/* Damaged entries are reported in order, whatever the thread count: by path where the path
 	 * can still be read (a damaged index page in another column, or a crafted archive). */
-	for (uint64_t i = 0; i < j->n && j->problem; i++) {
-		if (j->lost[i] && j->status[i] == ST_OK) {
-			report_lost(j, i);
+	for (uint64_t i = 0; i < j->n; i++) {
+		if (j->ents[i].lost && j->status[i] == ST_OK) {
+			report_lost(j, &j->ents[i]);
 			continue;
 		}
-		if (j->status[i] != ST_DAMAGED)
+		if (j->status[i] != ST_DAMAGED || !j->problem)
 			continue;
 		struct zn_entry e;
 		zn_result why = zn_reader_entry(r, i, &e);
@@ -1552,7 +1555,6 @@ static void job_free(struct xjob *j)
 {
 	free(j->ents);
 	free(j->paths);
-	free(j->lost);
 	free(j->status);
 	free(j->created);
 	free(j->pieces);
@@ -1707,8 +1709,9 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 			xreport(&j, e, ZN_ERR_UNSAFE_PATH, "unsafe path (absolute or with '..')");
 			st = ST_DAMAGED;
 		}
-		damaged |= st == ST_DAMAGED || j.lost[i];
+		damaged |= st == ST_DAMAGED;
 	}
+	damaged |= j.lost_any;
 	damaged |= report_bad_blocks(&j);
 	job_free(&j);
 	if (res != ZN_OK)
@@ -2159,10 +2162,9 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		if (j.status[i] == ST_OK)
 			opt.extracted(j.ctx, j.ents[i].path, j.ents[i].path_len);
 	if (res == ZN_OK) {
-		int damaged = report_bad_blocks(&j), failed = 0;
+		int damaged = report_bad_blocks(&j) | j.lost_any, failed = 0;
 		for (uint64_t i = 0; i < j.n; i++) {
-			damaged |= j.status[i] == ST_DAMAGED ||
-			           (j.lost[i] && j.status[i] != ST_SKIPPED);
+			damaged |= j.status[i] == ST_DAMAGED;
 			failed |= j.status[i] == ST_FAILED;
 		}
 		res = damaged ? ZN_ERR_DAMAGED : failed ? ZN_ERR_IO : ZN_OK;

@@ -123,10 +123,7 @@ int zn_ix_ensure(struct zn_reader *r, uint64_t off, uint64_t len);
 const uint8_t *zn_row(struct zn_reader *r, int id, uint64_t i);
 /* Row i (< nentries) as zn_reader_entry gives it, less the work a reader of every row does not
  * need: the digest is left in the index (*sha points at it, or NULL) and stored_size is 0. With
- * lost non-NULL, fields that only describe the entry (mode; owner ids and names; mtime) whose
- * rows cannot be read (a damaged index page) are left 0 and their ZN_LOST_* bits set in *lost,
- * instead of failing the row: its content can still be read and checked. */
-enum { ZN_LOST_MODE = 1, ZN_LOST_OWNER = 2, ZN_LOST_MTIME = 4 };
+ * lost non-NULL, as zn_reader_entry_lost. */
 zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, const uint8_t **sha,
                           unsigned *lost);
 /* Row i's path alone, for naming an entry whose other fields cannot be read. */

@@ -371,8 +371,8 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 	RETURN_IF_ERROR(get_str(r, ZN_COL_LINK_OFFSETS, i, &e->link, &e->link_len));
 	int names = get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len) == ZN_OK &&
 	            get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len) == ZN_OK;
-	unsigned miss = (mode ? 0 : ZN_LOST_MODE) | (uid && gid && names ? 0 : ZN_LOST_OWNER) |
-	                (mt ? 0 : ZN_LOST_MTIME);
+	unsigned miss = (mode ? 0 : ZN_LOST_MODE) | (uid && gid ? 0 : ZN_LOST_OWNER) |
+	                (names ? 0 : ZN_LOST_NAMES) | (mt ? 0 : ZN_LOST_MTIME);
 	if (miss && !lost)
 		return ZN_ERR_CORRUPT;
 	if (lost)
@@ -380,13 +380,12 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 	if (!e->link_len)
 		e->link = NULL;
 	e->type = *type;
-	if (miss & ZN_LOST_OWNER) {
+	if (!names) {
 		e->uname = e->gname = NULL;
 		e->uname_len = e->gname_len = 0;
-	} else {
-		e->uid = zn_get_le32(uid);
-		e->gid = zn_get_le32(gid);
 	}
+	e->uid = uid && gid ? zn_get_le32(uid) : 0;
+	e->gid = uid && gid ? zn_get_le32(gid) : 0;
 	e->mode = mode ? zn_get_le32(mode) & 07777 : 0;
 	e->mtime_ns = mt ? (int64_t)zn_get_le64(mt) : 0;
 	e->size = e->type == ZN_TYPE_FILE ? zn_get_le64(sz) : 0;
@@ -402,10 +401,20 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 
 zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 {
+	return zn_reader_entry_lost(r, i, e, NULL);
+}
+
+zn_result zn_reader_entry_lost(struct zn_reader *r, uint64_t i, struct zn_entry *e, unsigned *lost)
+{
 	if (!r || !e || i >= r->nentries)
 		return ZN_ERR_INVALID_ARG;
 	const uint8_t *sha;
-	RETURN_IF_ERROR(zn_entry_fields(r, i, e, &sha, NULL));
+	zn_result res = zn_entry_fields(r, i, e, &sha, lost);
+	if (res != ZN_OK) {
+		if (lost)
+			*lost = 0;
+		return res;
+	}
 	if (sha)
 		memcpy(e->sha256, sha, 32);
 	/* Compressed bytes attributed to the file: its share of each block it touches (a file

@@ -838,7 +838,8 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 	uint64_t n = zn_reader_count(r), unreadable = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		struct zn_entry e;
-		if (zn_reader_entry(r, i, &e) != ZN_OK) {
+		unsigned lost; /* an entry that lost only its metadata is extracted by its path */
+		if (zn_reader_entry_lost(r, i, &e, &lost) != ZN_OK) {
 			sel[i] = 1; /* let the extractor report it */
 			unreadable++;
 			continue;
@@ -889,7 +890,8 @@ static int apply_excludes(struct zn_reader *r, struct excludes *x, uint8_t **sel
 	size_t cap = 0;
 	for (uint64_t i = 0; *sel && i < n; i++) {
 		struct zn_entry e;
-		if (!(*sel)[i] || zn_reader_entry(r, i, &e) != ZN_OK)
+		unsigned lost;
+		if (!(*sel)[i] || zn_reader_entry_lost(r, i, &e, &lost) != ZN_OK)
 			continue;
 		if (e.path_len + 1 > cap) {
 			free(buf);
@@ -1341,13 +1343,15 @@ int cmd_list(int argc, char **argv)
 	if (copy)
 		zn_reader_copies(r, copy);
 	/* Unreadable rows come in runs (a damaged page of the index holds many): one line a run. */
-	uint64_t run_from = 0, run_len = 0;
+	uint64_t run_from = 0, run_len = 0, nlost = 0;
 	zn_result run_res = ZN_OK;
 	for (uint64_t i = 0; i <= n; i++) {
 		if (i < n && sel && !sel[i])
 			continue;
 		struct zn_entry e;
-		res = i < n ? zn_reader_entry(r, i, &e) : ZN_OK;
+		unsigned lost = 0; /* fields lost to index damage: shown as '?', left out of JSON */
+		res = i < n ? zn_reader_entry_lost(r, i, &e, &lost) : ZN_OK;
+		nlost += lost != 0;
 		if (run_len && (res == ZN_OK || res != run_res || i != run_from + run_len)) {
 			if (run_len == 1)
 				cli_error("%s: entry %llu: %s", path, (unsigned long long)run_from,
@@ -1375,24 +1379,31 @@ int cmd_list(int argc, char **argv)
 		if (json) {
 			fputc('{', f);
 			put_json_str(f, "path", e.path, e.path_len);
-			char ms[11];
-			mode_string(&e, ms);
-			fprintf(f, ",\"type\":\"%s\",\"mode\":\"%04o\",\"uid\":%u,\"gid\":%u,",
-				type_name(e.type), e.mode, e.uid, e.gid);
-			put_json_str(f, "user", e.uname, e.uname_len);
-			fputc(',', f);
-			put_json_str(f, "group", e.gname, e.gname_len);
-			fprintf(f, ",\"size\":%llu,\"stored\":%llu,\"mtime_ns\":%lld",
-				(unsigned long long)e.size, (unsigned long long)e.stored_size,
-				(long long)e.mtime_ns);
-			/* The same as a string too: mtime_ns is above 2^53, where readers that hold
+			fprintf(f, ",\"type\":\"%s\"", type_name(e.type));
+			if (!(lost & ZN_LOST_MODE))
+				fprintf(f, ",\"mode\":\"%04o\"", e.mode);
+			if (!(lost & ZN_LOST_OWNER))
+				fprintf(f, ",\"uid\":%u,\"gid\":%u", e.uid, e.gid);
+			if (!(lost & ZN_LOST_NAMES)) {
+				fputc(',', f);
+				put_json_str(f, "user", e.uname, e.uname_len);
+				fputc(',', f);
+				put_json_str(f, "group", e.gname, e.gname_len);
+			}
+			fprintf(f, ",\"size\":%llu,\"stored\":%llu", (unsigned long long)e.size,
+			        (unsigned long long)e.stored_size);
+			/* The time as a string too: mtime_ns is above 2^53, where readers that hold
 			 * JSON numbers as doubles (jq 1.6, JavaScript) round it. */
 			long ns;
 			time_t t = mtime_split(e.mtime_ns, &ns);
 			struct tm tm;
 			char tbuf[64];
-			if (gmtime_r(&t, &tm) && strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm))
-				fprintf(f, ",\"mtime\":\"%s.%09ldZ\"", tbuf, ns);
+			if (!(lost & ZN_LOST_MTIME)) {
+				fprintf(f, ",\"mtime_ns\":%lld", (long long)e.mtime_ns);
+				if (gmtime_r(&t, &tm) &&
+				    strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm))
+					fprintf(f, ",\"mtime\":\"%s.%09ldZ\"", tbuf, ns);
+			}
 			if (e.link) {
 				fputc(',', f);
 				put_json_str(f, "link", e.link, e.link_len);
@@ -1405,13 +1416,16 @@ int cmd_list(int argc, char **argv)
 			}
 			fputs("}\n", f);
 		} else if (lng) {
-			char ms[11], tbuf[32];
+			char ms[11], tbuf[32] = "\?\?\?\?-\?\?-\?\? \?\?:\?\?";
 			mode_string(&e, ms);
+			if (lost & ZN_LOST_MODE)
+				memset(ms + 1, '?', 9);
 			long ns;
 			time_t t = mtime_split(e.mtime_ns, &ns);
 			struct tm tm;
 			localtime_r(&t, &tm);
-			strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M", &tm);
+			if (!(lost & ZN_LOST_MTIME))
+				strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M", &tm);
 			/* user/group, each its name when the archive has one, else its number (as
 			 * tar); names come from the archive, so control characters become '?'. */
 			char owner[160];
@@ -1421,6 +1435,10 @@ int cmd_list(int argc, char **argv)
 				size_t nl = g ? e.gname_len : e.uname_len;
 				if (g)
 					owner[o++] = '/';
+				if (!nl && (lost & ZN_LOST_OWNER)) {
+					owner[o++] = '?';
+					continue;
+				}
 				if (!nl) {
 					o += (size_t)snprintf(owner + o, sizeof(owner) - o, "%u",
 							      g ? e.gid : e.uid);
@@ -1446,6 +1464,12 @@ int cmd_list(int argc, char **argv)
 	free(sel);
 	free(copy);
 	zn_reader_close(r);
+	if (nlost)
+		cli_error("%s: index damaged: %llu %s listed without the mode, owner or time it "
+		          "lost%s",
+		          path, (unsigned long long)nlost, nlost == 1 ? "entry" : "entries",
+		          lng || json ? " ('?', or left out of --json)" : "");
+	bad |= nlost != 0;
 	if (fflush(f) || ferror(f)) {
 		cli_error("write error on standard output: %s", strerror(errno ? errno : EIO));
 		return EXIT_SYSTEM;

@@ -971,6 +971,89 @@ if [ "$(stat -c %b "$S/probe")" -eq 0 ]; then # this file system has holes
 		test "$(stat -c %b "$S/c/z/zeros")" -eq 0 -a "$(stat -c %s "$S/c/z/zeros")" -eq 3000000
 fi
 
+# ---- index damage that costs rows only their mode, owner or time: listed, named, still extracted --------------
+L=$T/lost
+mkdir -p "$L/src/dir"
+python3 - "$L/src/dir" <<'PY'
+import os, random, sys
+random.seed(5)
+for i in range(3000):  # scattered times: the mtime column is stored raw, several index pages long
+    p = os.path.join(sys.argv[1], "f%05d" % i)
+    with open(p, "w") as f:
+        f.write("file %d\n" % i)
+    t = random.randrange(10**17, 10**18)
+    os.utime(p, ns=(t, t))
+PY
+touch -d @1500000000 "$L/src/dir"
+"$Z" create -q -o "$L/a.zn" -C "$L/src" dir
+# flip a byte in an index page that lies wholly in one column (11 mtime, 5 uid), as FORMAT.md lays it out
+flip_page() { # archive column-id out
+	python3 - "$@" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+ixoff, ixsize = struct.unpack_from("<QQ", b, len(b) - 64)
+ix = b[ixoff:ixoff + ixsize]
+cols = []
+for c in range(struct.unpack_from("<I", ix, 4)[0]):
+    cid = struct.unpack_from("<I", ix, 64 + 32 * c)[0]
+    off, size = struct.unpack_from("<QQ", ix, 64 + 32 * c + 8)
+    cols.append((cid, off, size))
+for p in range(1, (ixsize + 4095) // 4096):
+    lo, hi = p * 4096, min((p + 1) * 4096, ixsize)
+    if {c for c, o, s in cols if s and o < hi and o + s > lo} == {int(sys.argv[2])}:
+        b[ixoff + lo + 100] ^= 1
+        open(sys.argv[3], "wb").write(b)
+        break
+PY
+}
+flip_page "$L/a.zn" 11 "$L/t.zn"
+code 1 "times lost to index damage: verify" "$Z" verify "$L/t.zn"
+nt=$(grep -c '^znippy: dir/f[0-9]*: index damaged: its time cannot be read$' "$T/stderr")
+check "...names each such file by its path ($nt)" test "$nt" -gt 0 -a "$nt" -lt 3000
+code 1 "...extract" "$Z" extract "$L/t.zn" -C "$L/x"
+check "...names the same files" test "$(grep -c ': index damaged: its time cannot be read$' "$T/stderr")" -eq "$nt"
+check "...and extracts every file, the content right" diff -r "$L/src" "$L/x"
+check "...those files with the time of the extraction, the others with their own" \
+	test "$(find "$L/x/dir" -type f -newer "$L/t.zn" | wc -l)" -eq "$nt" -a \
+	"$(find "$L/x/dir" -type f -newermt @100000000 ! -newermt @1000000000 | wc -l)" -eq $((3000 - nt))
+lostone=$(grep -m1 ': index damaged: its time' "$T/stderr" | sed 's/^znippy: //; s/: index damaged.*//')
+code 1 "...a PATTERN naming one extracts it" "$Z" extract "$L/t.zn" -C "$L/y" "$lostone"
+check "...and nothing else" test "$(cd "$L/y" && find . -type f)" = "./$lostone"
+code 0 "...--exclude leaves them out, untouched" "$Z" extract "$L/t.zn" -C "$L/z" --exclude 'f0*'
+check "...(nothing extracted)" test -z "$(find "$L/z" -type f)"
+code 1 "...list" "$Z" list "$L/t.zn"
+check "...lists every path" test "$("$Z" list "$L/t.zn" 2>/dev/null | wc -l)" -eq 3001
+check "...and says how many lost what, once" \
+	test "$(cat "$T/stderr")" = "znippy: $L/t.zn: index damaged: $nt entries listed without the mode, owner or time it lost"
+check "...list -l shows '?' for their times" \
+	test "$("$Z" list -l "$L/t.zn" 2>/dev/null | grep -c '????-??-?? ??:?? dir/')" -eq "$nt"
+check "...list --json leaves their times out" \
+	test "$("$Z" list --json "$L/t.zn" 2>/dev/null | grep -vc mtime)" -eq "$nt"
+if [ "$(id -u)" -eq 0 ]; then
+	# Owner ids lost: what is left to root has no set-id bit, and an existing directory keeps its
+	# owner (and gets its stored mode). Directories and set-id files with scattered owners, one in each directory.
+	python3 - "$L/own" <<'PY'
+import os, random, sys
+random.seed(6)
+for i in range(1500):
+    d = os.path.join(sys.argv[1], "d%04d" % i)
+    os.makedirs(d)
+    with open(d + "/f", "w") as f:
+        f.write("x")
+    for p, m in ((d + "/f", 0o4755), (d, 0o750)):
+        os.chown(p, random.randrange(1000, 60000), random.randrange(1000, 60000))
+        os.chmod(p, m)
+PY
+	"$Z" create -q -o "$L/o.zn" -C "$L/own" . && flip_page "$L/o.zn" 5 "$L/u.zn"
+	(mkdir -p "$L/u" && cd "$L/u" && mkdir $(cd "$L/own" && echo d*) && chown 4321:4321 d* && chmod 0700 d*)
+	code 1 "owners lost to index damage: extract as root" "$Z" extract "$L/u.zn" -C "$L/u"
+	sed -n 's/^znippy: \(.*\): index damaged: its owner cannot be read$/\1/p' "$T/stderr" >"$L/lost.txt"
+	check "...lost for files and directories alike" test "$(grep -c /f "$L/lost.txt")" -gt 0 -a \
+		"$(grep -vc /f "$L/lost.txt")" -gt 0
+	check "...a set-id file among them is left to root, without its set-id bit; a directory keeps its owner" \
+		test "$(cd "$L/u" && xargs -d '\n' stat -c '%n %u %a' <"$L/lost.txt" | grep -cv '/f 0 755$\|^d[0-9]* 4321 750$')" -eq 0
+fi
+
 # ---- layout: the index at a multiple of 64; archives from before that still read --------------------------------
 "$Z" create -q -o "$T/al.zn" -C "$(dirname "$0")" cli_archive.sh
 ioff=$(tail -c 64 "$T/al.zn" | od -An -t u8 -N 8 | tr -d ' ')
