@@ -307,12 +307,14 @@ ZN_API uint64_t zn_reader_copies(struct zn_reader *r, uint8_t *is_copy);
 ZN_API uint64_t zn_reader_count(const struct zn_reader *r);
 ZN_API zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e);
 /* As zn_reader_entry, for a row of which fields that only describe the entry lie on a damaged
- * index page: those are left 0 (names NULL) and said in *lost (ZN_LOST_* bits; 0 for a whole
- * row), so that the entry can still be found and its content read and checked. Damage to its
- * path, type, size, place or digest still fails it. */
+ * index page: those are left 0 (a lost name NULL) and said in *lost (ZN_LOST_* bits; 0 for a
+ * whole row), so that the entry can still be found and its content read and checked. Damage to
+ * its path, type, size, place, link target or digest still fails it. */
 enum { ZN_LOST_MODE = 1, ZN_LOST_OWNER = 2, ZN_LOST_NAMES = 4, ZN_LOST_MTIME = 8 };
 ZN_API zn_result zn_reader_entry_lost(struct zn_reader *r, uint64_t i, struct zn_entry *e,
                                       unsigned *lost);
+/* "index damaged: its mode and time cannot be read", for the ZN_LOST_* bits in lost (not 0). */
+ZN_API void zn_lost_message(unsigned lost, char out[96]);
 /* Whether `p` (len bytes) is a path an archive may hold: relative, non-empty, without NUL, and
  * with no empty, "." or ".." component (so no trailing '/'). The writer refuses other names, the
  * extractor skips them; a program looking a stored path up on disk checks it the same way. */

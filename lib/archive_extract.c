@@ -540,8 +540,13 @@ static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, uid_t 
                             gid_t cur_gid, int *chowned)
 {
 	*chowned = 0;
-	if (e->lost & ZN_LOST_OWNER) /* left to whoever owns it now, and so without set-id bits */
-		return e->mode & 01777 & j->perm_mask;
+	/* A lost owner is left to whoever owns it now, and so without set-id bits (a directory's
+	 * setgid bit grants nothing: it stays); so are the bits of a file whose owner was to be
+	 * found by names that were lost, as the stored ids may be someone else here. */
+	const uint32_t kept = e->type == ZN_TYPE_DIR ? 03777 : 01777;
+	if (e->lost & ZN_LOST_OWNER)
+		return e->mode & kept & j->perm_mask;
+	const uint32_t setid_ok = j->by_name && (e->lost & ZN_LOST_NAMES) ? kept : 07777;
 	/* Who owns it matters when owners are applied, and otherwise only for set-id bits. */
 	int need = j->same_owner || (e->mode & 06000);
 	uint32_t uid = need ? local_id(j, e->uname, e->uname_len, 0, e->uid) : e->uid;
@@ -559,7 +564,7 @@ static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, uid_t 
 			xreport(j, e, ZN_OK, msg);
 		}
 	}
-	return (owned ? e->mode & 07777 : e->mode & 01777) & j->perm_mask;
+	return (owned ? e->mode & setid_ok : e->mode & 01777) & j->perm_mask;
 }
 
 static void apply_meta_fd(struct xjob *j, int fd, const struct xent *e)
@@ -624,9 +629,7 @@ static void apply_meta_dir(struct xjob *j, int dfd, const char *base, const stru
 		return;
 	}
 	uint32_t cur = st.st_mode & 07777;
-	if (e->lost & ZN_LOST_MODE) {
-		mode = cur; /* as mkdir made it, or as it was */
-	} else if (j->perm_mask != 07777) {
+	if (j->perm_mask != 07777) {
 		/* As tar without -p: the permission bits, less the umask (never more open than
 		 * mkdir made the directory, when the umask is unknown); the set-id and sticky bits
 		 * the directory has stay (a setgid one inherited from its parent keeps the group
@@ -1276,9 +1279,10 @@ struct init_range {
 
 /* Row i as the extractor keeps it (xent), or non-zero if it cannot be read. Fields lost to a
  * damaged index page that only describe the entry are not applied: what was lost stays as the
- * extraction makes it (a new file's mode 0644, a new directory's 0755, less the umask as ever;
- * this user as the owner, without set-id bits; the time it is written), and an existing
- * directory keeps its own. The entry is named as damaged (report_lost), its content kept. */
+ * extraction makes it (mode 0644, a new directory's 0755, as a stored mode is applied; this
+ * user as the owner, without a file's set-id bits, apply_owner; the time it is written,
+ * entry_times), and an existing directory keeps its mode and owner (mkdir_beneath). Extract
+ * names each entry it extracts so at its end, verify each in job_init (report_lost). */
 static int read_entry(struct xjob *j, uint64_t i, struct xent *x)
 {
 	struct zn_entry e;
@@ -1469,17 +1473,8 @@ static zn_result refuse_unsound_rows(struct xjob *j)
 /* Names an entry of which some fields were lost (read_entry), saying which. */
 static void report_lost(struct xjob *j, const struct xent *e)
 {
-	static const char *const names[] = {"mode", "owner", "owner's names", "time"};
-	char msg[128];
-	int at = snprintf(msg, sizeof(msg), "index damaged: its"), first = at;
-	for (unsigned k = 0, left = e->lost; k < 4; k++, left >>= 1)
-		if (left & 1)
-			at += snprintf(msg + at, sizeof(msg) - (size_t)at, "%s %s",
-			               at == first ? ""
-			               : left == 1 ? " and"
-			                           : ",",
-			               names[k]);
-	snprintf(msg + at, sizeof(msg) - (size_t)at, " cannot be read");
+	char msg[96];
+	zn_lost_message(e->lost, msg);
 	j->lost_any = 1;
 	xreport(j, e, ZN_ERR_CORRUPT, msg); /* nothing without a problem hook */
 }
@@ -1529,7 +1524,8 @@ static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *se
 	 * can still be read (a damaged index page in another column, or a crafted archive). */
 	for (uint64_t i = 0; i < j->n; i++) {
 		if (j->ents[i].lost && j->status[i] == ST_OK) {
-			report_lost(j, &j->ents[i]);
+			if (j->verify) /* extract names those it extracts, at its end */
+				report_lost(j, &j->ents[i]);
 			continue;
 		}
 		if (j->status[i] != ST_DAMAGED || !j->problem)
@@ -1803,7 +1799,8 @@ static void restore_dirs(struct xjob *j, struct dircache *dc)
 	char base[256];
 	for (uint64_t i = j->n; i-- > 0;) {
 		const struct xent *e = &j->ents[i];
-		int kept = j->status[i] == ST_KEPT && j->opt->no_overwrite_dir;
+		int kept = j->status[i] == ST_KEPT &&
+		           (j->opt->no_overwrite_dir || (e->lost & ZN_LOST_MODE));
 		if ((j->status[i] != ST_OK && !kept) || e->type != ZN_TYPE_DIR)
 			continue;
 		int dfd = parent_fd(j, dc, e, base, sizeof(base));
@@ -1836,11 +1833,13 @@ static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent 
 	struct stat st;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW))
 		return -1;
+	/* An existing directory whose mode the damaged index lost keeps its own, and its owner. */
+	const int keep = j->keep_dirs || (e->lost & ZN_LOST_MODE);
 	if (S_ISDIR(st.st_mode) && j->euid && st.st_uid == j->euid && (st.st_mode & 0300) != 0300) {
 		/* Ours but closed to us (extracted before from a read-only directory): opened up
 		 * while its files are written, as tar does. Its mode from the archive is set at the
 		 * end (apply_meta_dir); with keep_dirs, its own mode is given back. */
-		if (j->keep_dirs && j->nreopened == j->reopened_cap) {
+		if (keep && j->nreopened == j->reopened_cap) {
 			size_t cap = j->reopened_cap * 2 + 8;
 			struct reopened *np = realloc(j->reopened, cap * sizeof(*np));
 			if (!np)
@@ -1849,11 +1848,11 @@ static int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent 
 			j->reopened = np;
 			j->reopened_cap = cap;
 		}
-		if (!chmod_dir(dfd, base, (st.st_mode & 07777) | 0700) && j->keep_dirs)
+		if (!chmod_dir(dfd, base, (st.st_mode & 07777) | 0700) && keep)
 			j->reopened[j->nreopened++] =
 			        (struct reopened){(uint64_t)(e - j->ents), st.st_mode & 07777};
 	}
-	if (S_ISDIR(st.st_mode) && j->keep_dirs)
+	if (S_ISDIR(st.st_mode) && keep)
 		return 1; /* kept as it is, and not given the archive's mode */
 	if (S_ISDIR(st.st_mode))
 		return 0;
@@ -2137,6 +2136,12 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		}
 	}
 	halted(&j); /* a stop that came after the last check still makes the result CANCELED */
+	/* Entries extracted without what the damaged index lost of them, in path order; an
+	 * existing directory kept under keep_dirs and files passed over are not named. */
+	for (uint64_t i = 0; i < j.n; i++)
+		if (j.ents[i].lost &&
+		    (j.status[i] == ST_OK || (j.status[i] == ST_KEPT && !j.keep_dirs)))
+			report_lost(&j, &j.ents[i]);
 	/* Damaged files are named in path order. Files this job created but could not finish
 	 * (damaged, a write error, cancelled) are removed. A file it did not create is left alone:
 	 * with --overwrite an old file is replaced only by a complete new one (create_file). */

@@ -369,8 +369,9 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 		return ZN_ERR_CORRUPT;
 	RETURN_IF_ERROR(get_str(r, ZN_COL_PATH_OFFSETS, i, &e->path, &e->path_len));
 	RETURN_IF_ERROR(get_str(r, ZN_COL_LINK_OFFSETS, i, &e->link, &e->link_len));
-	int names = get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len) == ZN_OK &&
-	            get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len) == ZN_OK;
+	const int user = get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len) == ZN_OK,
+	          group = get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len) == ZN_OK,
+	          names = user && group;
 	unsigned miss = (mode ? 0 : ZN_LOST_MODE) | (uid && gid ? 0 : ZN_LOST_OWNER) |
 	                (names ? 0 : ZN_LOST_NAMES) | (mt ? 0 : ZN_LOST_MTIME);
 	if (miss && !lost)
@@ -380,9 +381,13 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 	if (!e->link_len)
 		e->link = NULL;
 	e->type = *type;
-	if (!names) {
-		e->uname = e->gname = NULL;
-		e->uname_len = e->gname_len = 0;
+	if (!user) {
+		e->uname = NULL;
+		e->uname_len = 0;
+	}
+	if (!group) {
+		e->gname = NULL;
+		e->gname_len = 0;
 	}
 	e->uid = uid && gid ? zn_get_le32(uid) : 0;
 	e->gid = uid && gid ? zn_get_le32(gid) : 0;
@@ -397,6 +402,22 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 		e->has_digest = 1;
 	}
 	return ZN_OK;
+}
+
+void zn_lost_message(unsigned lost, char out[96])
+{
+	if (lost & ZN_LOST_OWNER)
+		lost &= ~(unsigned)ZN_LOST_NAMES; /* the owner: ids and names */
+	static const char *const names[] = {"mode", "owner", "owner's names", "time"};
+	int at = snprintf(out, 96, "index damaged: its"), first = at;
+	for (unsigned k = 0, left = lost & 15; k < 4; k++, left >>= 1)
+		if (left & 1)
+			at += snprintf(out + at, 96 - (size_t)at, "%s %s",
+			               at == first ? ""
+			               : left == 1 ? " and"
+			                           : ",",
+			               names[k]);
+	snprintf(out + at, 96 - (size_t)at, " cannot be read");
 }
 
 zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)

@@ -1191,21 +1191,22 @@ int cmd_extract(int argc, char **argv)
 /* ---- list -------------------------------------------------------------------------------------- */
 
 static const char list_help[] =
-	"Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
-	"List all entries, or those whose path matches a PATTERN (as for extract), in path order.\n"
-	"Names are shown as UTF-8; backslash, tab, newline, other control characters,\n"
-	"bidirectional and zero-width marks, and bytes that are not UTF-8 are shown as C escapes\n"
-	"(\\\\, \\t, \\n, \\ooo).\n"
-	"\n"
-	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path; a file\n"
-	"               stored once for identical ones has its size stored with the first in\n"
-	"               path order, 0 with the others (-v, --verbose: the same, as tar -tv)\n"
-	"      --json   one JSON object per line with every field (exact bytes of names that are\n"
-	"               not UTF-8 in \"path_hex\")\n"
-	"      --exclude GLOB, -X FILE\n"
-	"               leave out what GLOB (each line of FILE) matches, as extract's\n"
-	"  -h, --help   this help\n"
-	"\n" STDIN_HELP EXIT_CODES_HELP;
+        "Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
+        "List all entries, or those whose path matches a PATTERN (as for extract), in path order.\n"
+        "Names are shown as UTF-8; backslash, tab, newline, other control characters,\n"
+        "bidirectional and zero-width marks, and bytes that are not UTF-8 are shown as C escapes\n"
+        "(\\\\, \\t, \\n, \\ooo).\n"
+        "\n"
+        "  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path; a file\n"
+        "               stored once for identical ones has its size stored with the first in\n"
+        "               path order, 0 with the others (-v, --verbose: the same, as tar -tv)\n"
+        "      --json   one JSON object per line with every field (exact bytes of names that are\n"
+        "               not UTF-8 in \"path_hex\"; a field a damaged index lost is left out, as\n"
+        "               -l shows it as '?')\n"
+        "      --exclude GLOB, -X FILE\n"
+        "               leave out what GLOB (each line of FILE) matches, as extract's\n"
+        "  -h, --help   this help\n"
+        "\n" STDIN_HELP EXIT_CODES_HELP;
 
 /* Seconds of an mtime in nanoseconds, rounded down (also before 1970), and the rest in *ns. */
 static time_t mtime_split(int64_t mtime_ns, long *ns)
@@ -1465,8 +1466,8 @@ int cmd_list(int argc, char **argv)
 	free(copy);
 	zn_reader_close(r);
 	if (nlost)
-		cli_error("%s: index damaged: %llu %s listed without the mode, owner or time it "
-		          "lost%s",
+		cli_error("%s: index damaged: %llu %s listed without the mode, owner or time the "
+		          "index lost%s",
 		          path, (unsigned long long)nlost, nlost == 1 ? "entry" : "entries",
 		          lng || json ? " ('?', or left out of --json)" : "");
 	bad |= nlost != 0;
@@ -1594,7 +1595,8 @@ static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_
 		struct zn_entry e;
 		if (sel && !sel[i])
 			continue;
-		zn_result res = zn_reader_entry(r, i, &e);
+		unsigned lost; /* its metadata is not written: a file that lost some is written */
+		zn_result res = zn_reader_entry_lost(r, i, &e, &lost);
 		if (res != ZN_OK) {
 			cli_error("%s: entry %llu: %s", path, (unsigned long long)i, zn_result_message(res));
 			rc = damage_first(rc, cli_exit_code(res));
@@ -1602,6 +1604,12 @@ static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_
 		}
 		if (e.type != ZN_TYPE_FILE)
 			continue; /* no content of its own, as in tar */
+		if (lost) {
+			char msg[96];
+			zn_lost_message(lost, msg);
+			name_entry(&e, msg);
+			rc = damage_first(rc, EXIT_DAMAGED);
+		}
 		unsigned parts = 1;
 		for (size_t k = 0; k < e.path_len; k++)
 			parts += e.path[k] == '/';
@@ -1825,7 +1833,7 @@ static void diff_error(const struct zn_entry *e, const char *what, int err)
 
 /* One entry against what is at its path below DIR. Returns 1 if they differ, 0 if not, or a
  * negative exit status for an error (named). */
-static int diff_entry(struct zn_reader *r, uint64_t i, const struct zn_entry *e,
+static int diff_entry(struct zn_reader *r, uint64_t i, const struct zn_entry *e, unsigned lost,
                       struct diff_dirs *dirs, struct diff_dirs *tdirs, char *target)
 {
 	struct stat st;
@@ -1870,20 +1878,20 @@ static int diff_entry(struct zn_reader *r, uint64_t i, const struct zn_entry *e,
 		}
 		return differ;
 	}
-	if ((st.st_mode & 07777) != (e->mode & 07777)) {
+	if (!(lost & ZN_LOST_MODE) && (st.st_mode & 07777) != (e->mode & 07777)) {
 		say_differs(e, "Mode differs");
 		differ = 1;
 	}
-	if (st.st_uid != e->uid) {
+	if (!(lost & ZN_LOST_OWNER) && st.st_uid != e->uid) {
 		say_differs(e, "Uid differs");
 		differ = 1;
 	}
-	if (st.st_gid != e->gid) {
+	if (!(lost & ZN_LOST_OWNER) && st.st_gid != e->gid) {
 		say_differs(e, "Gid differs");
 		differ = 1;
 	}
 	int64_t ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	if (e->type == ZN_TYPE_FILE && ns != e->mtime_ns) {
+	if (e->type == ZN_TYPE_FILE && !(lost & ZN_LOST_MTIME) && ns != e->mtime_ns) {
 		say_differs(e, "Mod time differs");
 		differ = 1;
 	}
@@ -1962,11 +1970,19 @@ int cmd_diff(int argc, char **argv)
 		struct zn_entry e;
 		if (sel && !sel[i])
 			continue;
-		if ((res = zn_reader_entry(r, i, &e)) != ZN_OK) {
+		unsigned lost; /* what the damaged index lost is not compared */
+		if ((res = zn_reader_entry_lost(r, i, &e, &lost)) != ZN_OK) {
 			cli_error("%s: entry %llu: %s", path, (unsigned long long)i,
 			          zn_result_message(res));
 			rc = worse(rc, EXIT_DAMAGED);
 			continue;
+		}
+		if (lost) {
+			char msg[128];
+			zn_lost_message(lost, msg);
+			strcat(msg, ", so it is not compared");
+			name_entry(&e, msg);
+			rc = worse(rc, EXIT_DAMAGED);
 		}
 		/* Nothing outside DIR is looked at: what the extractor would refuse is named. */
 		if (!zn_path_is_safe(e.path, e.path_len) ||
@@ -1975,7 +1991,7 @@ int cmd_diff(int argc, char **argv)
 			rc = worse(rc, EXIT_DAMAGED);
 			continue;
 		}
-		int d = diff_entry(r, i, &e, &dirs, &tdirs, target);
+		int d = diff_entry(r, i, &e, lost, &dirs, &tdirs, target);
 		if (d < 0)
 			rc = worse(rc, -d);
 		else if (d && rc == EXIT_OK)

@@ -1024,11 +1024,35 @@ check "...(nothing extracted)" test -z "$(find "$L/z" -type f)"
 code 1 "...list" "$Z" list "$L/t.zn"
 check "...lists every path" test "$("$Z" list "$L/t.zn" 2>/dev/null | wc -l)" -eq 3001
 check "...and says how many lost what, once" \
-	test "$(cat "$T/stderr")" = "znippy: $L/t.zn: index damaged: $nt entries listed without the mode, owner or time it lost"
+	test "$(cat "$T/stderr")" = "znippy: $L/t.zn: index damaged: $nt entries listed without the mode, owner or time the index lost"
 check "...list -l shows '?' for their times" \
 	test "$("$Z" list -l "$L/t.zn" 2>/dev/null | grep -c '????-??-?? ??:?? dir/')" -eq "$nt"
 check "...list --json leaves their times out" \
 	test "$("$Z" list --json "$L/t.zn" 2>/dev/null | grep -vc mtime)" -eq "$nt"
+# Modes lost: a new directory gets 0755 and a file 0644 (less the umask, here none), an existing
+# directory keeps its own. Directories and files with scattered modes, one file in each directory.
+python3 - "$L/md" <<'PY'
+import os, random, sys
+random.seed(7)
+for i in range(3000):
+    d = os.path.join(sys.argv[1], "d%04d" % i)
+    os.makedirs(d)
+    with open(d + "/f", "w") as f:
+        f.write("x")
+    os.chmod(d + "/f", random.randrange(0o400, 0o1000))
+    os.chmod(d, random.randrange(0o700, 0o1000))
+PY
+"$Z" create -q -o "$L/m.zn" -C "$L/md" . && flip_page "$L/m.zn" 4 "$L/mm.zn"
+(umask 000 && code 1 "modes lost to index damage: extract" "$Z" extract "$L/mm.zn" -C "$L/mx")
+sed -n 's/^znippy: \(.*\): index damaged: its mode cannot be read$/\1/p' "$T/stderr" >"$L/lostm.txt"
+check "...named for files and directories alike" test "$(grep -c /f "$L/lostm.txt")" -gt 0 -a \
+	"$(grep -vc /f "$L/lostm.txt")" -gt 0
+check "...new directories 0755, files 0644" \
+	test "$(cd "$L/mx" && xargs -d '\n' stat -c '%n %a' <"$L/lostm.txt" | grep -cv '/f 644$\|^d[0-9]* 755$')" -eq 0
+(mkdir -p "$L/my" && cd "$L/my" && mkdir $(cd "$L/md" && echo d*) && chmod 0700 d*)
+code 1 "...extract over existing directories" "$Z" extract "$L/mm.zn" -C "$L/my"
+check "...which keep their own mode" \
+	test "$(cd "$L/my" && grep -v /f "$L/lostm.txt" | xargs -d '\n' stat -c '%a' | sort -u)" = 700
 if [ "$(id -u)" -eq 0 ]; then
 	# Owner ids lost: what is left to root has no set-id bit, and an existing directory keeps its
 	# owner (and gets its stored mode). Directories and set-id files with scattered owners, one in each directory.
