@@ -147,8 +147,17 @@ struct went {
 
 /* An entry's packing state, beside it (writer.packs), freed before the index is made. */
 struct wpack {
-	uint64_t ckey; /* XXH3-64 of a small file's content, or of a large one's ends */
-	uint64_t gen;  /* the fill of slots[slot] that holds its bytes (its last chunk's) */
+	union {
+		struct {
+			uint64_t ckey; /* XXH3-64 of a small file's content, or of a large one's
+			                  ends */
+			uint64_t gen;  /* the fill of slots[slot] that holds its bytes (its last
+			                  chunk's) */
+		};
+		struct {
+			uint64_t dev, ino; /* a directory's, once walked (walked_before) */
+		} dir;
+	};
 	uint32_t slot;
 	uint32_t ident; /* file_ident of where it came from, for paths met twice */
 };
@@ -245,6 +254,11 @@ struct zn_writer {
 	int finished;
 	char *pathbuf; /* stored path being built during a walk */
 	int walk_levels; /* directory levels a walk keeps open (struct level) */
+	struct dev_ino {
+		uint64_t dev, ino;
+	} * roots; /* directories walked as PATHs without a name of their own ("."; walked_before)
+	            */
+	size_t nroots, roots_cap;
 	size_t pathbuf_cap;
 	struct pending *pend; /* small files not read yet, in the order found: pend_store[0 or 1] */
 	ZSTD_CCtx *sample_cctx; /* the producer's samples of large files' chunks (defer_read) */
@@ -2444,8 +2458,9 @@ struct level {
 static zn_result walk(struct zn_writer *w, struct level *parent, const char *name, size_t rel_len,
                       int depth, uint64_t self);
 
-/* Whether directory rel is stored already, as this same directory, with its contents walked
- * (create d d, or d d/e): walking it again would only name each of them as given twice. */
+/* Whether directory rel is stored already, as this same directory (its device and inode, not
+ * file_ident's hash: a different one is walked, and each file in it named), with its contents
+ * walked (create d d, or d d/e): walking it again would only name each of them as given twice. */
 static int walked_before(struct zn_writer *w, const char *rel, size_t len, const struct stat *st)
 {
 	if (!w->paths_cap)
@@ -2455,7 +2470,18 @@ static int walked_before(struct zn_writer *w, const char *rel, size_t len, const
 		return 0;
 	uint64_t i = slot_entry(*slot);
 	return w->ents[i].type == ZN_TYPE_DIR && w->ents[i].walked && !w->ents[i].dropped &&
-	       w->packs[i].ident == file_ident(st);
+	       w->packs[i].dir.dev == (uint64_t)st->st_dev &&
+	       w->packs[i].dir.ino == (uint64_t)st->st_ino;
+}
+
+/* walked_before for a directory with no name of its own (a PATH ".", or "d/..", under -C). */
+static int root_walked(const struct zn_writer *w, const struct stat *st)
+{
+	for (size_t k = 0; k < w->nroots; k++)
+		if (w->roots[k].dev == (uint64_t)st->st_dev &&
+		    w->roots[k].ino == (uint64_t)st->st_ino)
+			return 1;
+	return 0;
 }
 
 /* Adds what `name` in directory `dir` is. Walking a subdirectory below w->walk_levels may
@@ -2468,8 +2494,9 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 	const char *rel = w->pathbuf;
 	uint64_t idx;
 	if (S_ISDIR(st->st_mode)) {
-		if (rel_len && walked_before(w, rel, rel_len, st)) {
-			report(w, rel, ZN_OK, "given more than once; stored once (the first)");
+		if (rel_len ? walked_before(w, rel, rel_len, st) : root_walked(w, st)) {
+			report(w, rel_len ? rel : ".", ZN_OK,
+			       "given more than once; stored once (the first)");
 			return ZN_OK;
 		}
 		if (rel_len) {
@@ -2480,8 +2507,15 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 		if (w->opt.no_recursion && depth == 0)
 			return ZN_OK; /* the PATH itself, not what is in it */
 		zn_result r = walk(w, dir, name, rel_len, depth + 1, rel_len ? idx : NO_ENTRY);
-		if (rel_len && idx != NO_ENTRY)
+		if (!rel_len &&
+		    !grow((void **)&w->roots, &w->roots_cap, w->nroots + 1, sizeof(*w->roots)))
+			w->roots[w->nroots++] =
+			        (struct dev_ino){(uint64_t)st->st_dev, (uint64_t)st->st_ino};
+		if (rel_len && idx != NO_ENTRY) {
 			w->ents[idx].walked = 1;
+			w->packs[idx].dir.dev = (uint64_t)st->st_dev;
+			w->packs[idx].dir.ino = (uint64_t)st->st_ino;
+		}
 		return r;
 	}
 	if (!rel_len)
@@ -3626,6 +3660,7 @@ void zn_writer_free(struct zn_writer *w)
 	free(w->workers);
 	free(w->blocks);
 	free(w->pathbuf);
+	free(w->roots);
 	free(w->pend_names);
 	free(w->fly_names);
 	pthread_mutex_destroy(&w->mu);

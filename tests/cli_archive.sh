@@ -496,6 +496,8 @@ check "a tree given twice: byte-identical to the tree given once" cmp -s "$O/tw1
 # named once for the tree, not once for each file in it; a file in it given again, once
 check "a tree given twice: named as two lines" test "$(sort "$T/stderr" | tr '\n' '|')" = \
 	"znippy: d/s: given more than once; stored once (the first)|znippy: d: given more than once; stored once (the first)|"
+(cd "$O/tw/d" && "$Z" create -o "$O/tw3.zn" . . 2>"$T/stderr")
+check "...as '.', once" test "$(cat "$T/stderr")" = "znippy: .: given more than once; stored once (the first)"
 
 # ---- the read side: patterns and paths as typed, messages that name the right thing -----------------------
 R=$T/rd
