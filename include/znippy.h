@@ -313,6 +313,9 @@ ZN_API zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entr
 enum { ZN_LOST_MODE = 1, ZN_LOST_OWNER = 2, ZN_LOST_NAMES = 4, ZN_LOST_MTIME = 8 };
 ZN_API zn_result zn_reader_entry_lost(struct zn_reader *r, uint64_t i, struct zn_entry *e,
                                       unsigned *lost);
+/* Entry i's type (ZN_TYPE_*) alone: one row of one column, where zn_reader_entry reads every
+ * column of the row (and decodes those stored compressed, whole). */
+ZN_API zn_result zn_reader_entry_type(struct zn_reader *r, uint64_t i, int *type);
 /* "index damaged: its mode and time cannot be read", for the ZN_LOST_* bits in lost (not 0). */
 ZN_API void zn_lost_message(unsigned lost, char out[96]);
 /* Whether `p` (len bytes) is a path an archive may hold: relative, non-empty, without NUL, and

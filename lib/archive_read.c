@@ -404,6 +404,16 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 	return ZN_OK;
 }
 
+zn_result zn_reader_entry_type(struct zn_reader *r, uint64_t i, int *type)
+{
+	if (!r || !type || i >= r->nentries)
+		return ZN_ERR_INVALID_ARG;
+	const uint8_t *t = zn_row(r, ZN_COL_TYPE, i);
+	SAFETY_CHECK(t && *t <= ZN_TYPE_HARDLINK, ZN_ERR_CORRUPT);
+	*type = *t;
+	return ZN_OK;
+}
+
 void zn_lost_message(unsigned lost, char out[96])
 {
 	if (lost & ZN_LOST_OWNER)

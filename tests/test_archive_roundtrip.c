@@ -201,6 +201,8 @@ static void check_reader(const char *path)
 	for (uint64_t i = 0; i < zn_reader_count(r); i++) {
 		struct zn_entry e;
 		CHECK_OK(zn_reader_entry(r, i, &e));
+		int type; /* the type alone, as the row gives it */
+		CHECK(zn_reader_entry_type(r, i, &type) == ZN_OK && type == (int)e.type);
 		if (i) { /* sorted by bytes */
 			size_t m = prev.path_len < e.path_len ? prev.path_len : e.path_len;
 			int c = memcmp(prev.path, e.path, m);

@@ -36,8 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsigned lost;
 		if (zn_reader_entry_lost(r, i, &e, &lost) != ZN_OK)
 			continue;
-		if (!lost && zn_reader_entry(r, i, &e) != ZN_OK)
-			__builtin_trap(); /* a whole row reads the same both ways */
+		int type;
+		if ((!lost && zn_reader_entry(r, i, &e) != ZN_OK) ||
+		    zn_reader_entry_type(r, i, &type) != ZN_OK || type != (int)e.type)
+			__builtin_trap(); /* a whole row reads the same every way */
 		uint64_t found;
 		zn_reader_find(r, e.path, e.path_len, &found);
 		if (e.type == ZN_TYPE_FILE || e.type == ZN_TYPE_HARDLINK)
