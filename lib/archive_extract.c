@@ -1799,8 +1799,8 @@ static void restore_dirs(struct xjob *j, struct dircache *dc)
 	char base[256];
 	for (uint64_t i = j->n; i-- > 0;) {
 		const struct xent *e = &j->ents[i];
-		int kept = j->status[i] == ST_KEPT &&
-		           (j->opt->no_overwrite_dir || (e->lost & ZN_LOST_MODE));
+		int kept = j->status[i] == ST_KEPT && (j->opt->no_overwrite_dir ||
+		                                       (!j->keep_dirs && (e->lost & ZN_LOST_MODE)));
 		if ((j->status[i] != ST_OK && !kept) || e->type != ZN_TYPE_DIR)
 			continue;
 		int dfd = parent_fd(j, dc, e, base, sizeof(base));
@@ -2137,10 +2137,13 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	}
 	halted(&j); /* a stop that came after the last check still makes the result CANCELED */
 	/* Entries extracted without what the damaged index lost of them, in path order; an
-	 * existing directory kept under keep_dirs and files passed over are not named. */
-	for (uint64_t i = 0; i < j.n; i++)
-		if (j.ents[i].lost &&
-		    (j.status[i] == ST_OK || (j.status[i] == ST_KEPT && !j.keep_dirs)))
+	 * existing directory kept under keep_dirs (unless it was to get its lost time) and files
+	 * passed over are not named; after a stop or a system error, none (not all were made). */
+	for (uint64_t i = 0; i < j.n && j.err == ZN_OK && !atomic_load(&j.cancel); i++)
+		if (j.ents[i].lost && (j.status[i] == ST_OK ||
+		                       (j.status[i] == ST_KEPT &&
+		                        (!j.keep_dirs || (opt.no_overwrite_dir &&
+		                                          (j.ents[i].lost & ZN_LOST_MTIME))))))
 			report_lost(&j, &j.ents[i]);
 	/* Damaged files are named in path order. Files this job created but could not finish
 	 * (damaged, a write error, cancelled) are removed. A file it did not create is left alone:
@@ -2164,7 +2167,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		j.progress(j.ctx, atomic_load(&j.done_bytes), r->content_bytes);
 	res = j.err;
 	for (uint64_t i = 0; res == ZN_OK && opt.extracted && i < j.n; i++)
-		if (j.status[i] == ST_OK)
+		if (j.status[i] == ST_OK || (j.status[i] == ST_KEPT && !j.keep_dirs))
 			opt.extracted(j.ctx, j.ents[i].path, j.ents[i].path_len);
 	if (res == ZN_OK) {
 		int damaged = report_bad_blocks(&j) | j.lost_any, failed = 0;

@@ -1201,8 +1201,9 @@ static const char list_help[] =
         "               stored once for identical ones has its size stored with the first in\n"
         "               path order, 0 with the others (-v, --verbose: the same, as tar -tv)\n"
         "      --json   one JSON object per line with every field (exact bytes of names that are\n"
-        "               not UTF-8 in \"path_hex\"; a field a damaged index lost is left out, as\n"
-        "               -l shows it as '?')\n"
+        "               not UTF-8 in \"path_hex\"; a field a damaged index lost is left out, "
+        "where\n"
+        "               -l shows '?', or for a lost name the id)\n"
         "      --exclude GLOB, -X FILE\n"
         "               leave out what GLOB (each line of FILE) matches, as extract's\n"
         "  -h, --help   this help\n"
@@ -1385,9 +1386,12 @@ int cmd_list(int argc, char **argv)
 				fprintf(f, ",\"mode\":\"%04o\"", e.mode);
 			if (!(lost & ZN_LOST_OWNER))
 				fprintf(f, ",\"uid\":%u,\"gid\":%u", e.uid, e.gid);
-			if (!(lost & ZN_LOST_NAMES)) {
+			/* A name that was lost is NULL (one that was never stored is ""). */
+			if (e.uname || !(lost & ZN_LOST_NAMES)) {
 				fputc(',', f);
 				put_json_str(f, "user", e.uname, e.uname_len);
+			}
+			if (e.gname || !(lost & ZN_LOST_NAMES)) {
 				fputc(',', f);
 				put_json_str(f, "group", e.gname, e.gname_len);
 			}

@@ -1055,6 +1055,11 @@ check "...new directories 0755, files 0644" \
 code 1 "...extract over existing directories" "$Z" extract "$L/mm.zn" -C "$L/my"
 check "...which keep their own mode" \
 	test "$(cd "$L/my" && grep -v /f "$L/lostm.txt" | xargs -d '\n' stat -c '%a' | sort -u)" = 700
+# times lost, --no-overwrite-dir: existing directories were to get the archive's times, so the
+# ones whose times were lost are named (exit 1)
+flip_page "$L/m.zn" 11 "$L/mt.zn"
+code 1 "times lost, existing directories, --no-overwrite-dir" "$Z" extract "$L/mt.zn" -C "$L/my" --no-overwrite-dir --exclude f
+check "...named, directories among them" grep -q '^znippy: d[0-9]*: index damaged: its time cannot be read$' "$T/stderr"
 if [ "$(id -u)" -eq 0 ]; then
 	# Owner ids lost: what is left to root has no set-id bit, and an existing directory keeps its
 	# owner (and gets its stored mode). Directories and set-id files with scattered owners, one in each directory.
