@@ -197,7 +197,7 @@ static void check_reader(const char *path)
 	char err[256];
 	CHECK_OK(zn_reader_open(&r, path, err, sizeof(err)));
 	CHECK_EQ_U64(zn_reader_count(r), nitems);
-	struct zn_entry prev;
+	struct zn_entry prev = {0};
 	for (uint64_t i = 0; i < zn_reader_count(r); i++) {
 		struct zn_entry e;
 		CHECK_OK(zn_reader_entry(r, i, &e));
