@@ -202,7 +202,10 @@ ZN_API void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *
  * hook and left out (a directory that cannot be opened too, rather than stored empty), and make
  * zn_writer_finish() return ZN_ERR_IO (the archive is still complete for everything else). A file whose size or modification time after the read differs from what
  * the walk saw is stored as read (up to the size the walk saw) and reported with
- * ZN_ERR_CHANGED, as tar's "file changed as we read it"; that alone is not an error. */
+ * ZN_ERR_CHANGED, as tar's "file changed as we read it"; that alone is not an error. A
+ * directory walked before under the same stored path (the same device and inode) is not walked
+ * again, and is reported once as given more than once (so a filter changed between the calls
+ * does not apply to it). */
 ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name);
 
 /* Add one entry from memory. `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes
