@@ -812,9 +812,11 @@ fail_early:
 
 /* ---- selection by patterns --------------------------------------------------------------------- */
 
-/* Marks in sel the entries the PATTERNs select; returns how many PATTERNs selected nothing (each
- * named), or -1 when out of memory (said). */
-static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *sel)
+/* Marks in sel the entries the PATTERNs select among those `allowed` marks (NULL: all; what
+ * --exclude leaves out is not found, as with tar); returns how many PATTERNs selected nothing
+ * (each named), or -1 when out of memory (said). */
+static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *sel,
+                          const uint8_t *allowed)
 {
 	/* Each PATTERN in the form the archive stores paths, whether it names only directories
 	 * ("d/", as with tar: a file then matches only through a directory above it), and whether
@@ -837,6 +839,8 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 	}
 	uint64_t n = zn_reader_count(r), unreadable = 0;
 	for (uint64_t i = 0; i < n; i++) {
+		if (allowed && !allowed[i])
+			continue;
 		struct zn_entry e;
 		unsigned lost; /* an entry that lost only its metadata is extracted by its path */
 		if (zn_reader_entry_lost(r, i, &e, &lost) != ZN_OK) {
@@ -1113,21 +1117,24 @@ int cmd_extract(int argc, char **argv)
 	zn_result res = open_reader(path, &r);
 	if (res != ZN_OK)
 		return cli_exit_code(res);
-	uint8_t *sel = NULL;
+	uint8_t *sel = NULL, *kept = NULL;
 	int missing = 0;
+	if (ex.n && apply_excludes(r, &ex, &kept)) {
+		free(kept);
+		zn_reader_close(r);
+		return EXIT_SYSTEM;
+	}
 	if (optind < argc) {
 		sel = calloc(zn_reader_count(r) + 1, 1);
-		missing = select_entries(r, argv + optind, argc - optind, sel);
+		missing = select_entries(r, argv + optind, argc - optind, sel, kept);
+		free(kept);
 		if (missing < 0 || missing == argc - optind) { /* not even -C DIR is made */
 			free(sel);
 			zn_reader_close(r);
 			return missing < 0 ? EXIT_SYSTEM : EXIT_DAMAGED;
 		}
-	}
-	if (ex.n && apply_excludes(r, &ex, &sel)) {
-		free(sel);
-		zn_reader_close(r);
-		return EXIT_SYSTEM;
+	} else {
+		sel = kept;
 	}
 	if (to_stdout) {
 		int rc = extract_to_stdout(r, path, sel, opt.strip_components, opt.extracted != NULL);
@@ -1322,21 +1329,24 @@ int cmd_list(int argc, char **argv)
 	if (res != ZN_OK)
 		return cli_exit_code(res);
 	uint64_t n = zn_reader_count(r);
-	uint8_t *sel = NULL;
+	uint8_t *sel = NULL, *kept = NULL;
 	int missing = 0, bad = 0;
+	if (ex.n && apply_excludes(r, &ex, &kept)) {
+		free(kept);
+		zn_reader_close(r);
+		return EXIT_SYSTEM;
+	}
 	if (optind < argc) {
 		sel = calloc(n + 1, 1);
-		missing = select_entries(r, argv + optind, argc - optind, sel);
+		missing = select_entries(r, argv + optind, argc - optind, sel, kept);
+		free(kept);
 		if (missing < 0) {
 			free(sel);
 			zn_reader_close(r);
 			return EXIT_SYSTEM;
 		}
-	}
-	if (ex.n && apply_excludes(r, &ex, &sel)) {
-		free(sel);
-		zn_reader_close(r);
-		return EXIT_SYSTEM;
+	} else {
+		sel = kept;
 	}
 	FILE *f = stdout;
 	/* A file stored once for several: the first row in path order has its share of the
@@ -1968,7 +1978,7 @@ int cmd_diff(int argc, char **argv)
 	int missing = 0, rc = EXIT_OK;
 	if (optind < argc) {
 		sel = calloc(n + 1, 1);
-		missing = select_entries(r, argv + optind, argc - optind, sel);
+		missing = select_entries(r, argv + optind, argc - optind, sel, NULL);
 	}
 	struct diff_dirs dirs = {dirfd, -1, NULL, 0}, tdirs = {dirfd, -1, NULL, 0};
 	static char target[4097];
@@ -2048,8 +2058,8 @@ int cmd_info(int argc, char **argv)
 	       (unsigned long long)in.symlinks, S(in.symlinks), (unsigned long long)in.hardlinks,
 	       S(in.hardlinks));
 	if (in.shared_files)
-		printf("stored once:      %llu files identical to another one\n",
-		       (unsigned long long)in.shared_files);
+		printf("stored once:      %llu file%s identical to another one\n",
+		       (unsigned long long)in.shared_files, S(in.shared_files));
 	printf("content bytes:    %llu\n", (unsigned long long)in.content_bytes);
 	printf("archive bytes:    %llu\n", (unsigned long long)in.archive_bytes);
 	if (in.content_bytes)

@@ -826,6 +826,10 @@ for pat in '*.o' b a/b 'p/c' a; do
 		{ ex_ok=0; echo "list --exclude '$pat' differs from extract"; }
 done
 check "extract --exclude and list --exclude leave out what tar -x --exclude leaves out" test "$ex_ok" = 1
+code 1 "a PATTERN naming only what --exclude leaves out is not found, as with tar" \
+	"$Z" list --exclude '*.o' "$MT/exx.zn" p/c/z.o
+check "...and named so" grep -q '^znippy: p/c/z.o: not found in archive$' "$T/stderr"
+code 0 "...while one selecting more lists the rest" "$Z" list --exclude '*.o' "$MT/exx.zn" p/c
 echo one >"$MT/exx/p/a/y.c" && echo two >"$MT/exx/p/c/z.o" && "$Z" create -q -o "$MT/exo.zn" -C "$MT/exx" p
 "$Z" extract -O -v "$MT/exo.zn" p/a p/c >"$MT/exo.out" 2>"$MT/exo.err"
 check "extract -O: the selected files' contents in path order, as tar -xO; -v names them on stderr" \
