@@ -1049,7 +1049,8 @@ for i in range(3000):
     os.chmod(d, random.randrange(0o700, 0o1000))
 PY
 "$Z" create -q -o "$L/m.zn" -C "$L/md" . && flip_page "$L/m.zn" 4 "$L/mm.zn"
-(umask 000 && code 1 "modes lost to index damage: extract" "$Z" extract "$L/mm.zn" -C "$L/mx")
+code 1 "modes lost to index damage: extract (umask 000)" \
+	sh -c 'umask 000 && exec "$@"' sh "$Z" extract "$L/mm.zn" -C "$L/mx"
 sed -n 's/^znippy: \(.*\): index damaged: its mode cannot be read$/\1/p' "$T/stderr" >"$L/lostm.txt"
 check "...named for files and directories alike" test "$(grep -c /f "$L/lostm.txt")" -gt 0 -a \
 	"$(grep -vc /f "$L/lostm.txt")" -gt 0
