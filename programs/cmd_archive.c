@@ -1024,6 +1024,7 @@ static void watch_target(void *ctx, const char *path, zn_result r, const char *w
 	tw->failed |= path == tw->dir;
 	cli_problem_cb(NULL, path, r, what);
 }
+
 int cmd_extract(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -1198,23 +1199,22 @@ int cmd_extract(int argc, char **argv)
 /* ---- list -------------------------------------------------------------------------------------- */
 
 static const char list_help[] =
-        "Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
-        "List all entries, or those whose path matches a PATTERN (as for extract), in path order.\n"
-        "Names are shown as UTF-8; backslash, tab, newline, other control characters,\n"
-        "bidirectional and zero-width marks, and bytes that are not UTF-8 are shown as C escapes\n"
-        "(\\\\, \\t, \\n, \\ooo).\n"
-        "\n"
-        "  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path; a file\n"
-        "               stored once for identical ones has its size stored with the first in\n"
-        "               path order, 0 with the others (-v, --verbose: the same, as tar -tv)\n"
-        "      --json   one JSON object per line with every field (exact bytes of names that are\n"
-        "               not UTF-8 in \"path_hex\"; a field a damaged index lost is left out, "
-        "where\n"
-        "               -l shows '?', or for a lost name the id)\n"
-        "      --exclude GLOB, -X FILE\n"
-        "               leave out what GLOB (each line of FILE) matches, as extract's\n"
-        "  -h, --help   this help\n"
-        "\n" STDIN_HELP EXIT_CODES_HELP;
+	"Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
+	"List all entries, or those whose path matches a PATTERN (as for extract), in path order.\n"
+	"Names are shown as UTF-8; backslash, tab, newline, other control characters,\n"
+	"bidirectional and zero-width marks, and bytes that are not UTF-8 are shown as C escapes\n"
+	"(\\\\, \\t, \\n, \\ooo).\n"
+	"\n"
+	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path; a file\n"
+	"               stored once for identical ones has its size stored with the first in\n"
+	"               path order, 0 with the others (-v, --verbose: the same, as tar -tv)\n"
+	"      --json   one JSON object per line with every field (exact bytes of names that are\n"
+	"               not UTF-8 in \"path_hex\"; a field a damaged index lost is left out, where\n"
+	"               -l shows '?', or for a lost name the id)\n"
+	"      --exclude GLOB, -X FILE\n"
+	"               leave out what GLOB (each line of FILE) matches, as extract's\n"
+	"  -h, --help   this help\n"
+	"\n" STDIN_HELP EXIT_CODES_HELP;
 
 /* Seconds of an mtime in nanoseconds, rounded down (also before 1970), and the rest in *ns. */
 static time_t mtime_split(int64_t mtime_ns, long *ns)
