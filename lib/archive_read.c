@@ -369,9 +369,9 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 		return ZN_ERR_CORRUPT;
 	RETURN_IF_ERROR(get_str(r, ZN_COL_PATH_OFFSETS, i, &e->path, &e->path_len));
 	RETURN_IF_ERROR(get_str(r, ZN_COL_LINK_OFFSETS, i, &e->link, &e->link_len));
-	const int user = get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len) == ZN_OK,
-	          group = get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len) == ZN_OK,
-	          names = user && group;
+	/* Both names are read (`&`), and one that cannot be is left as memset made it: NULL. */
+	const int names = (get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len) == ZN_OK) &
+	                  (get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len) == ZN_OK);
 	unsigned miss = (mode ? 0 : ZN_LOST_MODE) | (uid && gid ? 0 : ZN_LOST_OWNER) |
 	                (names ? 0 : ZN_LOST_NAMES) | (mt ? 0 : ZN_LOST_MTIME);
 	if (miss && !lost)
@@ -381,14 +381,6 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 	if (!e->link_len)
 		e->link = NULL;
 	e->type = *type;
-	if (!user) {
-		e->uname = NULL;
-		e->uname_len = 0;
-	}
-	if (!group) {
-		e->gname = NULL;
-		e->gname_len = 0;
-	}
 	e->uid = uid && gid ? zn_get_le32(uid) : 0;
 	e->gid = uid && gid ? zn_get_le32(gid) : 0;
 	e->mode = mode ? zn_get_le32(mode) & 07777 : 0;
