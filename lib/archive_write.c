@@ -145,6 +145,11 @@ struct went {
 	uint8_t sha[32];
 };
 
+/* Which directory a walk went through (walked_before). */
+struct dev_ino {
+	uint64_t dev, ino;
+};
+
 /* An entry's packing state, beside it (writer.packs), freed before the index is made. */
 struct wpack {
 	union {
@@ -154,9 +159,7 @@ struct wpack {
 			uint64_t gen;  /* the fill of slots[slot] that holds its bytes (its last
 			                  chunk's) */
 		};
-		struct {
-			uint64_t dev, ino; /* a directory's, once walked (walked_before) */
-		} dir;
+		struct dev_ino dir; /* a directory's, once walked (walked_before) */
 	};
 	uint32_t slot;
 	uint32_t ident; /* file_ident of where it came from, for paths met twice */
@@ -254,10 +257,8 @@ struct zn_writer {
 	int finished;
 	char *pathbuf; /* stored path being built during a walk */
 	int walk_levels; /* directory levels a walk keeps open (struct level) */
-	struct dev_ino {
-		uint64_t dev, ino;
-	} * roots; /* directories walked as PATHs without a name of their own ("."; walked_before)
-	            */
+	struct dev_ino *roots; /* directories walked as PATHs with no name of their own (".";
+	                          walked_before) */
 	size_t nroots, roots_cap;
 	size_t pathbuf_cap;
 	struct pending *pend; /* small files not read yet, in the order found: pend_store[0 or 1] */
@@ -2458,6 +2459,12 @@ struct level {
 static zn_result walk(struct zn_writer *w, struct level *parent, const char *name, size_t rel_len,
                       int depth, uint64_t self);
 
+/* Whether st is the directory d names. */
+static int same_dir(const struct dev_ino *d, const struct stat *st)
+{
+	return d->dev == (uint64_t)st->st_dev && d->ino == (uint64_t)st->st_ino;
+}
+
 /* Whether directory rel is stored already, as this same directory (its device and inode, not
  * file_ident's hash: a different one is walked, and each file in it named), with its contents
  * walked (create d d, or d d/e): walking it again would only name each of them as given twice. */
@@ -2470,16 +2477,14 @@ static int walked_before(struct zn_writer *w, const char *rel, size_t len, const
 		return 0;
 	uint64_t i = slot_entry(*slot);
 	return w->ents[i].type == ZN_TYPE_DIR && w->ents[i].walked && !w->ents[i].dropped &&
-	       w->packs[i].dir.dev == (uint64_t)st->st_dev &&
-	       w->packs[i].dir.ino == (uint64_t)st->st_ino;
+	       same_dir(&w->packs[i].dir, st);
 }
 
 /* walked_before for a directory with no name of its own (a PATH ".", or "d/..", under -C). */
 static int root_walked(const struct zn_writer *w, const struct stat *st)
 {
 	for (size_t k = 0; k < w->nroots; k++)
-		if (w->roots[k].dev == (uint64_t)st->st_dev &&
-		    w->roots[k].ino == (uint64_t)st->st_ino)
+		if (same_dir(&w->roots[k], st))
 			return 1;
 	return 0;
 }
@@ -2507,14 +2512,13 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 		if (w->opt.no_recursion && depth == 0)
 			return ZN_OK; /* the PATH itself, not what is in it */
 		zn_result r = walk(w, dir, name, rel_len, depth + 1, rel_len ? idx : NO_ENTRY);
+		const struct dev_ino here = {(uint64_t)st->st_dev, (uint64_t)st->st_ino};
 		if (!rel_len &&
 		    !grow((void **)&w->roots, &w->roots_cap, w->nroots + 1, sizeof(*w->roots)))
-			w->roots[w->nroots++] =
-			        (struct dev_ino){(uint64_t)st->st_dev, (uint64_t)st->st_ino};
+			w->roots[w->nroots++] = here;
 		if (rel_len && idx != NO_ENTRY) {
 			w->ents[idx].walked = 1;
-			w->packs[idx].dir.dev = (uint64_t)st->st_dev;
-			w->packs[idx].dir.ino = (uint64_t)st->st_ino;
+			w->packs[idx].dir = here;
 		}
 		return r;
 	}
