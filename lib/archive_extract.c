@@ -46,7 +46,8 @@ struct xseg {
 	uint8_t first, last;
 };
 
-/* ST_KEPT: a directory that existed, kept with its own mode and owner (keep_dirs). */
+/* ST_KEPT: a directory that existed, kept with its own mode and owner (keep_dirs, or its mode
+ * lost to index damage: mkdir_beneath). */
 enum { ST_OK = 0, ST_DAMAGED = 1, ST_FAILED = 2, ST_SKIPPED = 3, ST_KEPT = 4 };
 
 /* An entry as the extractor keeps it, one per row: its strings and digest point into the
@@ -1791,6 +1792,12 @@ static int chmod_dir(int dfd, const char *base, uint32_t mode)
 	return rc;
 }
 
+/* A directory that existed and is kept only because the index lost its mode (mkdir_beneath): it
+ * is extracted, as far as anything of it is, where keep_dirs' ones are passed over. */
+static int kept_for_lost(const struct xjob *j, uint64_t i)
+{
+	return j->status[i] == ST_KEPT && !j->keep_dirs;
+}
 /* Phase 4: directory modes and times, deepest (last in path order) first (of a directory
  * that existed, with no_overwrite_dir, the times alone, as tar's); then the modes of the
  * existing directories keep_dirs opened up. */
@@ -1799,8 +1806,8 @@ static void restore_dirs(struct xjob *j, struct dircache *dc)
 	char base[256];
 	for (uint64_t i = j->n; i-- > 0;) {
 		const struct xent *e = &j->ents[i];
-		int kept = j->status[i] == ST_KEPT && (j->opt->no_overwrite_dir ||
-		                                       (!j->keep_dirs && (e->lost & ZN_LOST_MODE)));
+		int kept = (j->status[i] == ST_KEPT && j->opt->no_overwrite_dir) ||
+		           kept_for_lost(j, i);
 		if ((j->status[i] != ST_OK && !kept) || e->type != ZN_TYPE_DIR)
 			continue;
 		int dfd = parent_fd(j, dc, e, base, sizeof(base));
@@ -2140,10 +2147,9 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	 * existing directory kept under keep_dirs (unless it was to get its lost time) and files
 	 * passed over are not named; after a stop or a system error, none (not all were made). */
 	for (uint64_t i = 0; i < j.n && j.err == ZN_OK && !atomic_load(&j.cancel); i++)
-		if (j.ents[i].lost && (j.status[i] == ST_OK ||
-		                       (j.status[i] == ST_KEPT &&
-		                        (!j.keep_dirs || (opt.no_overwrite_dir &&
-		                                          (j.ents[i].lost & ZN_LOST_MTIME))))))
+		if (j.ents[i].lost && (j.status[i] == ST_OK || kept_for_lost(&j, i) ||
+		                       (j.status[i] == ST_KEPT && opt.no_overwrite_dir &&
+		                        (j.ents[i].lost & ZN_LOST_MTIME))))
 			report_lost(&j, &j.ents[i]);
 	/* Damaged files are named in path order. Files this job created but could not finish
 	 * (damaged, a write error, cancelled) are removed. A file it did not create is left alone:
@@ -2167,7 +2173,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		j.progress(j.ctx, atomic_load(&j.done_bytes), r->content_bytes);
 	res = j.err;
 	for (uint64_t i = 0; res == ZN_OK && opt.extracted && i < j.n; i++)
-		if (j.status[i] == ST_OK || (j.status[i] == ST_KEPT && !j.keep_dirs))
+		if (j.status[i] == ST_OK || kept_for_lost(&j, i))
 			opt.extracted(j.ctx, j.ents[i].path, j.ents[i].path_len);
 	if (res == ZN_OK) {
 		int damaged = report_bad_blocks(&j) | j.lost_any, failed = 0;
