@@ -921,6 +921,28 @@ static int apply_excludes(struct zn_reader *r, struct excludes *x, uint8_t **sel
 	return ok ? 0 : EXIT_SYSTEM;
 }
 
+/* What extract and list work on: the entries the PATTERNs select (all without any) among those
+ * --exclude leaves, in *sel (NULL: every entry). Returns as select_entries: how many PATTERNs
+ * selected nothing, or -1 when out of memory (said). */
+static int select_kept(struct zn_reader *r, struct excludes *x, char **pats, int npats,
+                       uint8_t **sel)
+{
+	uint8_t *kept = NULL;
+	*sel = NULL;
+	if (x->n && apply_excludes(r, x, &kept)) {
+		free(kept);
+		return -1;
+	}
+	if (!npats) {
+		*sel = kept;
+		return 0;
+	}
+	*sel = calloc(zn_reader_count(r) + 1, 1);
+	int missing = select_entries(r, pats, npats, *sel, kept);
+	free(kept);
+	return missing;
+}
+
 /* ---- extract ----------------------------------------------------------------------------------- */
 
 static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *sel,
@@ -1118,24 +1140,12 @@ int cmd_extract(int argc, char **argv)
 	zn_result res = open_reader(path, &r);
 	if (res != ZN_OK)
 		return cli_exit_code(res);
-	uint8_t *sel = NULL, *kept = NULL;
-	int missing = 0;
-	if (ex.n && apply_excludes(r, &ex, &kept)) {
-		free(kept);
+	uint8_t *sel;
+	int missing = select_kept(r, &ex, argv + optind, argc - optind, &sel);
+	if (missing < 0 || (optind < argc && missing == argc - optind)) { /* not even -C DIR */
+		free(sel);
 		zn_reader_close(r);
-		return EXIT_SYSTEM;
-	}
-	if (optind < argc) {
-		sel = calloc(zn_reader_count(r) + 1, 1);
-		missing = select_entries(r, argv + optind, argc - optind, sel, kept);
-		free(kept);
-		if (missing < 0 || missing == argc - optind) { /* not even -C DIR is made */
-			free(sel);
-			zn_reader_close(r);
-			return missing < 0 ? EXIT_SYSTEM : EXIT_DAMAGED;
-		}
-	} else {
-		sel = kept;
+		return missing < 0 ? EXIT_SYSTEM : EXIT_DAMAGED;
 	}
 	if (to_stdout) {
 		int rc = extract_to_stdout(r, path, sel, opt.strip_components, opt.extracted != NULL);
@@ -1329,24 +1339,12 @@ int cmd_list(int argc, char **argv)
 	if (res != ZN_OK)
 		return cli_exit_code(res);
 	uint64_t n = zn_reader_count(r);
-	uint8_t *sel = NULL, *kept = NULL;
-	int missing = 0, bad = 0;
-	if (ex.n && apply_excludes(r, &ex, &kept)) {
-		free(kept);
+	uint8_t *sel;
+	int bad = 0, missing = select_kept(r, &ex, argv + optind, argc - optind, &sel);
+	if (missing < 0) {
+		free(sel);
 		zn_reader_close(r);
 		return EXIT_SYSTEM;
-	}
-	if (optind < argc) {
-		sel = calloc(n + 1, 1);
-		missing = select_entries(r, argv + optind, argc - optind, sel, kept);
-		free(kept);
-		if (missing < 0) {
-			free(sel);
-			zn_reader_close(r);
-			return EXIT_SYSTEM;
-		}
-	} else {
-		sel = kept;
 	}
 	FILE *f = stdout;
 	/* A file stored once for several: the first row in path order has its share of the
@@ -1589,6 +1587,15 @@ static void name_entry(const struct zn_entry *e, const char *what)
 	fprintf(stderr, ": %s\n", what);
 }
 
+/* name_entry for the fields of e the index lost (zn_reader_entry_lost), and what that means. */
+static void name_lost(const struct zn_entry *e, unsigned lost, const char *then)
+{
+	char msg[160];
+	zn_lost_message(lost, msg);
+	snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", then);
+	name_entry(e, msg);
+}
+
 static zn_result sink_stdout(void *ctx, const void *data, size_t len)
 {
 	(void)ctx;
@@ -1619,9 +1626,7 @@ static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_
 		if (e.type != ZN_TYPE_FILE)
 			continue; /* no content of its own, as in tar */
 		if (lost) {
-			char msg[96];
-			zn_lost_message(lost, msg);
-			name_entry(&e, msg);
+			name_lost(&e, lost, "");
 			rc = damage_first(rc, EXIT_DAMAGED);
 		}
 		unsigned parts = 1;
@@ -1994,10 +1999,7 @@ int cmd_diff(int argc, char **argv)
 			continue;
 		}
 		if (lost) {
-			char msg[128];
-			zn_lost_message(lost, msg);
-			strcat(msg, ", so it is not compared");
-			name_entry(&e, msg);
+			name_lost(&e, lost, ", so it is not compared");
 			rc = worse(rc, EXIT_DAMAGED);
 		}
 		/* Nothing outside DIR is looked at: what the extractor would refuse is named. */
