@@ -1035,23 +1035,36 @@ check "...list -l shows '?' for their times" \
 	test "$("$Z" list -l "$L/t.zn" 2>/dev/null | grep -c '????-??-?? ??:?? dir/')" -eq "$nt"
 check "...list --json leaves their times out" \
 	test "$("$Z" list --json "$L/t.zn" 2>/dev/null | grep -vc mtime)" -eq "$nt"
-# Modes lost: a new directory gets 0755 and a file 0644 (less the umask, here none), an existing
-# directory keeps its own. Directories and files with scattered modes, one file in each directory.
-python3 - "$L/md" <<'PY'
+# COUNT directories d0000.. under DIR, each holding a file f, with scattered modes or (as root)
+# owners, set-id files and 0750 directories: so that those columns are many index pages long.
+scattered_tree() { # dir seed count modes|owners
+	python3 - "$@" <<'PY'
 import os, random, sys
-random.seed(7)
-for i in range(3000):
-    d = os.path.join(sys.argv[1], "d%04d" % i)
+top, seed, count, kind = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+random.seed(seed)
+for i in range(count):
+    d = os.path.join(top, "d%04d" % i)
     os.makedirs(d)
     with open(d + "/f", "w") as f:
         f.write("x")
-    os.chmod(d + "/f", random.randrange(0o400, 0o1000))
-    os.chmod(d, random.randrange(0o700, 0o1000))
+    if kind == "modes":
+        os.chmod(d + "/f", random.randrange(0o400, 0o1000))
+        os.chmod(d, random.randrange(0o700, 0o1000))
+        continue
+    for p, m in ((d + "/f", 0o4755), (d, 0o750)):
+        os.chown(p, random.randrange(1000, 60000), random.randrange(1000, 60000))
+        os.chmod(p, m)
 PY
+}
+# the paths the last command named as having lost WHAT (mode, owner, time)
+lost_paths() { sed -n "s/^znippy: \(.*\): index damaged: its $1 cannot be read\$/\1/p" "$T/stderr"; }
+# Modes lost: a new directory gets 0755 and a file 0644 (less the umask, here none), an existing
+# directory keeps its own.
+scattered_tree "$L/md" 7 3000 modes
 "$Z" create -q -o "$L/m.zn" -C "$L/md" . && flip_page "$L/m.zn" 4 "$L/mm.zn"
 code 1 "modes lost to index damage: extract (umask 000)" \
 	sh -c 'umask 000 && exec "$@"' sh "$Z" extract "$L/mm.zn" -C "$L/mx"
-sed -n 's/^znippy: \(.*\): index damaged: its mode cannot be read$/\1/p' "$T/stderr" >"$L/lostm.txt"
+lost_paths mode >"$L/lostm.txt"
 check "...named for files and directories alike" test "$(grep -c /f "$L/lostm.txt")" -gt 0 -a \
 	"$(grep -vc /f "$L/lostm.txt")" -gt 0
 check "...new directories 0755, files 0644" \
@@ -1067,23 +1080,12 @@ code 1 "times lost, existing directories, --no-overwrite-dir" "$Z" extract "$L/m
 check "...named, directories among them" grep -q '^znippy: d[0-9]*: index damaged: its time cannot be read$' "$T/stderr"
 if [ "$(id -u)" -eq 0 ]; then
 	# Owner ids lost: what is left to root has no set-id bit, and an existing directory keeps its
-	# owner (and gets its stored mode). Directories and set-id files with scattered owners, one in each directory.
-	python3 - "$L/own" <<'PY'
-import os, random, sys
-random.seed(6)
-for i in range(1500):
-    d = os.path.join(sys.argv[1], "d%04d" % i)
-    os.makedirs(d)
-    with open(d + "/f", "w") as f:
-        f.write("x")
-    for p, m in ((d + "/f", 0o4755), (d, 0o750)):
-        os.chown(p, random.randrange(1000, 60000), random.randrange(1000, 60000))
-        os.chmod(p, m)
-PY
+	# owner (and gets its stored mode).
+	scattered_tree "$L/own" 6 1500 owners
 	"$Z" create -q -o "$L/o.zn" -C "$L/own" . && flip_page "$L/o.zn" 5 "$L/u.zn"
 	(mkdir -p "$L/u" && cd "$L/u" && mkdir $(cd "$L/own" && echo d*) && chown 4321:4321 d* && chmod 0700 d*)
 	code 1 "owners lost to index damage: extract as root" "$Z" extract "$L/u.zn" -C "$L/u"
-	sed -n 's/^znippy: \(.*\): index damaged: its owner cannot be read$/\1/p' "$T/stderr" >"$L/lost.txt"
+	lost_paths owner >"$L/lost.txt"
 	check "...lost for files and directories alike" test "$(grep -c /f "$L/lost.txt")" -gt 0 -a \
 		"$(grep -vc /f "$L/lost.txt")" -gt 0
 	check "...a set-id file among them is left to root, without its set-id bit; a directory keeps its owner" \
