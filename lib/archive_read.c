@@ -369,9 +369,10 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 		return ZN_ERR_CORRUPT;
 	RETURN_IF_ERROR(get_str(r, ZN_COL_PATH_OFFSETS, i, &e->path, &e->path_len));
 	RETURN_IF_ERROR(get_str(r, ZN_COL_LINK_OFFSETS, i, &e->link, &e->link_len));
-	/* Both names are read (`&`), and one that cannot be is left as memset made it: NULL. */
-	const int names = (get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len) == ZN_OK) &
-	                  (get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len) == ZN_OK);
+	/* Both names are read, and one that cannot be is left as memset made it: NULL. */
+	const int uname_ok = get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len) == ZN_OK;
+	const int gname_ok = get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len) == ZN_OK;
+	const int names = uname_ok && gname_ok;
 	unsigned miss = (mode ? 0 : ZN_LOST_MODE) | (uid && gid ? 0 : ZN_LOST_OWNER) |
 	                (names ? 0 : ZN_LOST_NAMES) | (mt ? 0 : ZN_LOST_MTIME);
 	if (miss && !lost)
