@@ -121,6 +121,8 @@ struct xjob {
 	 * one by their SHA-256 (salvage_block). */
 	atomic_uint_fast64_t blocks_bad, blocks_salvaged;
 	atomic_int cancel;
+	atomic_int
+	        unreadable; /* a write from the archive's mapping failed with EFAULT: it shrank */
 	zn_result err; /* first system error, under mu */
 	int same_owner;
 	int umask; /* -1 unknown */
@@ -1024,8 +1026,12 @@ static void write_one(struct xjob *j, struct dircache *dc, uint64_t i, const str
 	if (fd >= 0 && usable) {
 		int err = write_at(fd, data + s->boff, s->len, s->foff, j->sparse ? e->size : 0);
 		if (err) {
-			/* Named once, by the first of the workers writing its pieces. */
-			if (downgrade_status(j, i, ST_FAILED))
+			/* Named once, by the first of the workers writing its pieces; not when the
+			 * source failed: the archive's mapping lost its pages (the file shrank),
+			 * which is said once, at the end, or by the caller's SIGBUS handling. */
+			if (err == EFAULT)
+				atomic_store(&j->unreadable, 1);
+			if (downgrade_status(j, i, ST_FAILED) && err != EFAULT)
 				xreport_errno(j, e, "write failed", err);
 			set_status(j, i, ST_FAILED);
 			/* Too large for this file system or limit: that file only, as tar.
@@ -2029,10 +2035,14 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		settle_temp(&j, &dc, i);
 	/* Phase 3: empty files, then symlinks and hardlinks (a hardlink to an empty file must find
 	 * the file this job created, not an older one of the same name). */
-	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {
+	for (uint64_t i = 0; i < j.n; i++) {
 		struct xent *e = &j.ents[i];
 		if (j.status[i] != ST_OK || e->type != ZN_TYPE_FILE || e->size)
 			continue;
+		if (halted(&j)) {
+			j.status[i] = ST_FAILED; /* not made: neither listed nor counted as made */
+			continue;
+		}
 		int fd = open_output(&j, &dc, i);
 		if (fd < 0)
 			continue; /* named, and marked failed */
@@ -2040,12 +2050,14 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		close(fd);
 		settle_temp(&j, &dc, i);
 	}
-	for (uint64_t i = 0; i < j.n && !halted(&j); i++) {
+	for (uint64_t i = 0; i < j.n; i++) {
 		struct xent *e = &j.ents[i];
 		if (j.status[i] != ST_OK)
 			continue;
 		char base[256];
-		if (e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) {
+		if ((e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) && halted(&j)) {
+			j.status[i] = ST_FAILED;
+		} else if (e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) {
 			int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
 			char *target = e->link ? strndup(e->link, e->link_len) : NULL;
 			const char *why = NULL; /* a reason that errno does not carry */
@@ -2172,7 +2184,24 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 	if (j.progress)
 		j.progress(j.ctx, atomic_load(&j.done_bytes), r->content_bytes);
 	res = j.err;
-	for (uint64_t i = 0; res == ZN_OK && opt.extracted && i < j.n; i++)
+	if (res == ZN_ERR_IO) { /* a failed write stopped the job: how much it left undone */
+		uint64_t undone = 0;
+		for (uint64_t i = 0; i < j.n; i++)
+			undone += j.status[i] == ST_FAILED && j.ents[i].type != ZN_TYPE_DIR;
+		if (problem && undone) {
+			char msg[160];
+			snprintf(msg, sizeof(msg),
+			         "extraction stopped at %s: %llu entr%s not extracted, the others "
+			         "are complete",
+			         atomic_load(&j.unreadable)
+			                 ? "a block the archive no longer held (it shrank?)"
+			                 : "the failed write above",
+			         (unsigned long long)undone, undone == 1 ? "y is" : "ies are");
+			problem(ctx, dir, ZN_ERR_IO, msg);
+		}
+	}
+	/* After a failed write too: what is marked OK then is made and complete (-v lists it). */
+	for (uint64_t i = 0; (res == ZN_OK || res == ZN_ERR_IO) && opt.extracted && i < j.n; i++)
 		if (j.status[i] == ST_OK || kept_for_lost(&j, i))
 			opt.extracted(j.ctx, j.ents[i].path, j.ents[i].path_len);
 	if (res == ZN_OK) {

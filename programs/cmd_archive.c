@@ -1044,7 +1044,8 @@ static void watch_target(void *ctx, const char *path, zn_result r, const char *w
 {
 	struct target_watch *tw = ctx;
 	tw->failed |= path == tw->dir;
-	cli_problem_cb(NULL, path, r, what);
+	if (!cli_truncation_seen()) /* after that, what fails is said once, at the end */
+		cli_problem_cb(NULL, path, r, what);
 }
 
 int cmd_extract(int argc, char **argv)

@@ -397,14 +397,21 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$O/mnt" && mount -t tmpfs -o size=200k tmpf
 	# worker at most, not one per remaining file), and no file is left half-written.
 	rm -f "$O/mnt/fill" "$O/mnt/b.zn"
 	mkdir -p "$O/full" && for i in $(seq 400); do head -c 1000 /dev/urandom >"$O/full/f$i"; done
+	ln -s f1 "$O/full/zlink" && : >"$O/full/zempty" # made after the data: never reached
 	"$Z" create -q -o "$O/full.zn" -C "$O" full
-	"$Z" extract -T 2 "$O/full.zn" -C "$O/mnt/x" 2>"$T/stderr"
+	"$Z" extract -v -T 2 "$O/full.zn" -C "$O/mnt/x" >"$T/listed" 2>"$T/stderr"
 	check "extract onto a full disk: exit 3" test $? -eq 3
 	check "extract onto a full disk: stops at the first failed write" \
 		test "$(grep -c 'No space left' "$T/stderr")" -le 3
 	bad=0
 	for f in "$O/mnt/x/full/"*; do cmp -s "$f" "$O/full/${f##*/}" || bad=1; done
 	check "extract onto a full disk: every file left is whole" test $bad -eq 0
+	made=$(ls "$O/mnt/x/full" | wc -l)
+	check "...the stop says how many entries it did not extract" grep -q \
+		"mnt/x: extraction stopped at the failed write above: $((402 - made)) entries are not extracted" \
+		"$T/stderr"
+	check "...-v lists what it did" test "$(grep -c '^full/' "$T/listed")" -eq "$made"
+	check "...and nothing after the data is made" test ! -e "$O/mnt/x/full/zlink" -a ! -e "$O/mnt/x/full/zempty"
 	umount "$O/mnt"
 else
 	echo "SKIPPED: extract onto a full disk (needs root and permission to mount a tmpfs)"
