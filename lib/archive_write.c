@@ -130,7 +130,7 @@ struct went {
 	char *link;
 	uint32_t path_len, link_len;
 	uint8_t type;
-	uint8_t dropped;
+	uint8_t dropped; /* left out: 1, or DROPPED_REMOVED */
 	uint8_t has_digest;
 	uint8_t shrunk; /* ended early while read: said so once (store_shrunk, emit_content) */
 	uint8_t walked; /* a directory whose contents were walked (walked_before) */
@@ -1050,12 +1050,24 @@ static void check_file_unchanged(struct zn_writer *w, uint64_t idx, const struct
 		                st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 }
 
+/* A file the walk found that is gone when looked at again: tar's warning and exit status 1 (the
+ * tree changed under the walk), not an unreadable input. Such an entry is dropped as
+ * DROPPED_REMOVED, so that a hardlink to it is named the same way. */
+enum { DROPPED_REMOVED = 2 };
+static void report_removed(struct zn_writer *w, const char *path)
+{
+	report(w, path, ZN_ERR_CHANGED, "file removed before we read it; not stored");
+}
+
 static void report_open_failure(struct zn_writer *w, struct went *e, int err, uint8_t *room)
 {
 	if (room)
 		memset(room, 0, e->size);
-	report_errno(w, e->path, "cannot open; not stored", err);
-	e->dropped = 1;
+	if (err == ENOENT)
+		report_removed(w, e->path);
+	else
+		report_errno(w, e->path, "cannot open; not stored", err);
+	e->dropped = err == ENOENT ? DROPPED_REMOVED : 1;
 }
 
 static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **out, uint64_t *off,
@@ -2580,8 +2592,12 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 	 * instead of waiting for a writer (no effect on regular files). */
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		report_errno(w, rel, "cannot open; not stored", errno);
-		w->ents[idx].dropped = 1;
+		int removed = errno == ENOENT;
+		if (removed)
+			report_removed(w, rel);
+		else
+			report_errno(w, rel, "cannot open; not stored", errno);
+		w->ents[idx].dropped = removed ? DROPPED_REMOVED : 1;
 		return ZN_OK;
 	}
 	struct stat fst;
@@ -2763,7 +2779,9 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 			run_to = i + 1;
 			next_run = i + 1;
 		}
-		if (err) {
+		if (err == ENOENT) {
+			report_removed(w, w->pathbuf);
+		} else if (err) {
 			report_errno(w, w->pathbuf, "cannot stat", err);
 		} else if (w->opt.one_file_system && S_ISDIR(st.st_mode) &&
 		           st.st_dev != here.st_dev) {
@@ -3455,7 +3473,12 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		struct went *e = &w->ents[i];
 		if (!e->dropped && left_out(w, e)) {
 			e->dropped = 1;
-			report(w, e->path, ZN_ERR_IO, "hardlink to a file that could not be read; not stored");
+			if (w->ents[e->link_entry].dropped == DROPPED_REMOVED)
+				report(w, e->path, ZN_ERR_CHANGED,
+				       "hardlink to a file removed before we read it; not stored");
+			else
+				report(w, e->path, ZN_ERR_IO,
+				       "hardlink to a file that could not be read; not stored");
 		}
 	}
 	/* and a file stored once for several takes the place and digest of its first copy. */

@@ -244,7 +244,8 @@ static const char create_help[] =
 	"An unreadable input is reported and leaves exit status 3; the archive holds the rest, as\n"
 	"it does without devices, FIFOs and sockets, which it cannot hold (named; exit status 3).\n"
 	"A file that changed while it was read is stored as read, named with tar's warning, and\n"
-	"leaves exit status 1, as with tar.\n";
+	"leaves exit status 1, as with tar; so does one removed after its directory was read\n"
+	"(\"file removed before we read it\", not stored).\n";
 
 struct exclude {
 	char *glob;	/* in the form stored paths have */
@@ -784,8 +785,8 @@ int cmd_create(int argc, char **argv)
 	else if (res == ZN_ERR_IO)
 		cli_error("create: I/O error");
 	else if (cc.changed) /* stored as read: the archive may hold a torn copy */
-		cli_error("create: archive written; exit status 1: %llu %s changed while read (named "
-			  "above)",
+		cli_error("create: archive written; exit status 1: %llu %s changed or removed while "
+			  "read (named above)",
 			  (unsigned long long)cc.changed, cc.changed == 1 ? "file" : "files");
 	if (res == ZN_OK && cli_progress_enabled()) {
 		char dups[64] = "";

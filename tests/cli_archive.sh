@@ -234,7 +234,7 @@ code 2 "empty -C DIR, diff" "$Z" diff "$A" -C ''
 SYSF=/sys/kernel/mm/transparent_hugepage/enabled
 if [ -r "$SYSF" ] && [ "$(stat -c %s "$SYSF")" -gt "$(wc -c <"$SYSF")" ]; then
 	code 1 "a file that changed while read" "$Z" create -o "$T/sys.zn" "$SYSF"
-	check "...named, and the status said" grep -q "changed while read" "$T/stderr"
+	check "...named, and the status said" grep -q "changed or removed while read" "$T/stderr"
 	check "...stored as read" sh -c '[ "$("$1" cat "$2" "${3#/}")" = "$(cat "$3")" ]' - "$Z" "$T/sys.zn" "$SYSF"
 fi
 if [ -w /dev/full ]; then
