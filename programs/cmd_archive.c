@@ -1562,6 +1562,9 @@ static const char cat_help[] =
 	"blocks that hold them. Nothing unchecked is written: a file within one block is checked\n"
 	"by its SHA-256 first; a longer one block by block (XXH3), then by its SHA-256.\n"
 	"A PATH with a trailing '/' names a directory, which cat refuses, as cat(1) does.\n"
+	"\n"
+	"  -h, --help            this help (options come before ARCHIVE; every argument after it\n"
+	"                        is a PATH)\n"
 	"\n" STDIN_HELP EXIT_CODES_HELP;
 
 static int stdout_err; /* errno of a failed write to standard output, else 0 */
@@ -1656,14 +1659,18 @@ static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_
 
 int cmd_cat(int argc, char **argv)
 {
-	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+	/* Options come before ARCHIVE ('+': getopt stops at it); what follows is PATHs, even one
+	 * that starts with '-'. "--" may also come before the PATHs. */
+	static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
+		if (c != 'h')
+			return cli_option_error("cat", c, argv);
 		fputs(cat_help, stdout);
 		return EXIT_OK;
 	}
-	/* "--" may come before ARCHIVE or before the PATHs (for names starting with '-'). */
-	int first = 1, ended = 0;
-	if (first < argc && !strcmp(argv[first], "--"))
-		first++, ended = 1;
+	int first = optind, ended = optind > 1 && !strcmp(argv[optind - 1], "--");
 	const char *path = first < argc ? argv[first++] : NULL;
 	if (!ended && first < argc && !strcmp(argv[first], "--"))
 		first++;
@@ -2038,17 +2045,22 @@ int cmd_diff(int argc, char **argv)
 
 int cmd_info(int argc, char **argv)
 {
-	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+	static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+		if (c != 'h')
+			return cli_option_error("info", c, argv);
 		fputs("Usage: znippy info ARCHIVE\nEntry counts, sizes, ratio, codec and level, chunk "
-		      "size, index size.\n\n" STDIN_HELP EXIT_CODES_HELP,
+		      "size, index size.\n\n  -h, --help            this help\n\n" STDIN_HELP
+		              EXIT_CODES_HELP,
 		      stdout);
 		return EXIT_OK;
 	}
-	int first = argc >= 2 && !strcmp(argv[1], "--") ? 2 : 1;
-	if (argc - first != 1)
+	if (argc - optind != 1)
 		return cli_usage_error("info", "expected exactly one ARCHIVE");
 	struct zn_reader *r;
-	zn_result res = open_reader(argv[first], &r);
+	zn_result res = open_reader(argv[optind], &r);
 	if (res != ZN_OK)
 		return cli_exit_code(res);
 	struct zn_archive_info in;

@@ -27,7 +27,7 @@ static const char usage[] =
 	"Short names: c (create), x (extract), ls and t (list), d and compare (diff).\n"
 	"Run 'znippy COMMAND --help' for a command's options.\n"
 	"  -h, --help      this help\n"
-	"  -V, --version   print the version\n"
+	"  -V, --version   print the version (also as a command's option)\n"
 	"\n" EXIT_CODES_HELP;
 
 static int run(int argc, char **argv);
@@ -79,6 +79,16 @@ static int run(int argc, char **argv)
 		return EXIT_OK;
 	}
 	argc--, argv++;
+	/* "znippy COMMAND --version", as tar and gzip take it after a command too: among the
+	 * options before the first operand (gunzip and zcat read their own). */
+	for (int i = 1; i < argc && strcmp(cmd, "gunzip") && strcmp(cmd, "zcat"); i++) {
+		if (argv[i][0] != '-' || !argv[i][1] || !strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--version")) {
+			printf("znippy %s\n", zn_version());
+			return EXIT_OK;
+		}
+	}
 	if (!strcmp(cmd, "create") || !strcmp(cmd, "c"))
 		return cmd_create(argc, argv);
 	if (!strcmp(cmd, "extract") || !strcmp(cmd, "x"))

@@ -213,6 +213,12 @@ code 2 "bad level" "$Z" create -o "$T/x.zn" -l 99 "$S"
 code 2 "bad chunk size" "$Z" create -o "$T/x.zn" --chunk-size 1K "$S"
 code 0 "--help" "$Z" create --help
 code 0 "--version" "$Z" --version
+code 0 "--version after a command, as tar's" "$Z" info --version
+check "...prints the version" test "$("$Z" info --version)" = "$("$Z" --version)"
+code 2 "info: an unknown option" "$Z" info "$A" --frob
+check "...named as one" grep -qx "znippy info: unrecognized or ambiguous option '--frob'" "$T/stderr"
+code 2 "cat: an unknown option before ARCHIVE" "$Z" cat --frob "$A" x
+code 1 "cat: after ARCHIVE, '-' starts a PATH" "$Z" cat "$A" --frob
 code 3 "missing archive (an I/O error, as a missing input of create is)" "$Z" list "$T/none.zn"
 code 2 "unknown option" "$Z" create -x -o "$T/x.zn" "$S"
 check "...named once, by the command" test "$(cat "$T/stderr")" = "znippy create: invalid option -- 'x'
