@@ -1981,8 +1981,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 				         (unsigned long long)below);
 			if (err == EEXIST)
 				snprintf(msg, sizeof(msg),
-				         "not overwritten: a file or symlink stands where the "
-				         "archive has a directory%s%s",
+				         "not overwritten: something that is not a directory "
+				         "stands where the archive has one%s%s",
 				         j.skip_old ? "" : " (use --overwrite)", more);
 			else if (err == ELOOP) /* a symlink on its path (openat2, O_NOFOLLOW) */
 				snprintf(msg, sizeof(msg),

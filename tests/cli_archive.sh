@@ -252,7 +252,7 @@ ln -s "$T/sltarget" "$T/slout/t/a"
 "$Z" create -q -o "$T/sl.zn" -C "$T/slsrc" t
 code 3 "a symlink in the destination where a directory goes" "$Z" extract "$T/sl.zn" -C "$T/slout"
 check "...is named as such, with the file below it" grep -q \
-	"t/a: not overwritten: a file or symlink stands where .*; the entry below it is not extracted" \
+	"t/a: not overwritten: something that is not a directory stands where .*; the entry below it is not extracted" \
 	"$T/stderr"
 check "...and nothing was written through it" test -z "$(ls "$T/sltarget")"
 code 0 "cat takes -- before the PATHs" "$Z" cat "$A" -- hello.txt
