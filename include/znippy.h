@@ -155,7 +155,8 @@ typedef void (*zn_problem_fn)(void *ctx, const char *path, zn_result r, const ch
  * (is_dir 1), as a walk from the top would have: one left out takes the path with it. The hook
  * may add entries with zn_writer_add_memory() or zn_writer_add_stream() (a file beside each
  * directory, say): they go into the archive after every file the walk found before. A problem
- * hook may not (ZN_ERR_INVALID_ARG while the writer reads a batch of files). */
+ * hook may not (ZN_ERR_INVALID_ARG while the writer reads a batch of files). Neither hook may
+ * call zn_writer_add_path() while that walks (ZN_ERR_INVALID_ARG, and nothing is added). */
 typedef int (*zn_filter_fn)(void *ctx, const char *rel, int is_dir);
 
 /* Progress: bytes of content processed so far, and the total (0 when it is not known: the

@@ -255,6 +255,7 @@ struct zn_writer {
 	int64_t next_span_seq;
 	zn_result input_err;
 	int finished;
+	int in_add_path; /* zn_writer_add_path() is running: a hook may not call it again */
 	char *pathbuf; /* stored path being built during a walk */
 	int walk_levels; /* directory levels a walk keeps open (struct level) */
 	struct dev_ino *roots; /* directories walked as PATHs with no name of their own (".";
@@ -3062,12 +3063,23 @@ static int filter_path(struct zn_writer *w, size_t rel_len, int is_dir)
 	return w->filter(w->hook_ctx, p, is_dir);
 }
 
+static zn_result add_path(struct zn_writer *w, const char *fs_path, const char *name);
+
 zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name)
 {
-	if (!w || !fs_path || w->finished)
+	/* From a hook during a walk: the walk's own path buffer and batch are in use. */
+	if (!w || !fs_path || w->finished || w->in_add_path)
 		return ZN_ERR_INVALID_ARG;
 	if (atomic_load(&w->cancel))
 		return first_error(w);
+	w->in_add_path = 1;
+	zn_result r = add_path(w, fs_path, name);
+	w->in_add_path = 0;
+	return r;
+}
+
+static zn_result add_path(struct zn_writer *w, const char *fs_path, const char *name)
+{
 	const char *src = name ? name : fs_path;
 	if (grow((void **)&w->pathbuf, &w->pathbuf_cap, strlen(src) + 2, 1))
 		return ZN_ERR_NOMEM;
