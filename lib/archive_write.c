@@ -2926,6 +2926,11 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	if (regular &&
 	    (lseek(fd, 0, SEEK_CUR) > 0 || ((fcntl(fd, F_GETFL) & O_APPEND) && ost.st_size)))
 		return ZN_ERR_INVALID_ARG;
+	/* A file that holds an archive already (opened without O_TRUNC) is emptied now: written
+	 * over from its start, it would keep the old index and footer until the new ones land, and
+	 * read as the old archive after a write that failed or was given up. */
+	if (regular && ost.st_size && ftruncate(fd, 0))
+		return ZN_ERR_IO;
 	struct zn_writer *w = calloc(1, sizeof(*w));
 	if (!w)
 		return ZN_ERR_NOMEM;
