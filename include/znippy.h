@@ -229,7 +229,8 @@ typedef int64_t (*zn_read_fn)(void *ctx, void *buf, size_t n);
 
 /* As zn_writer_add_memory(), but a regular file's e->size bytes come from `read`, called on this
  * thread as they are needed, so that an entry of any size (a download) is added with no more
- * memory than the writer's own buffers; entries of other types read nothing. Exactly e->size
+ * memory than the writer's own buffers; entries of other types read nothing (for them, and for
+ * a file of size 0, `read` may be NULL; otherwise ZN_ERR_INVALID_ARG). Exactly e->size
  * bytes are read: whatever follows is left unread. With e->size = ZN_SIZE_UNKNOWN, `read` is
  * called until it returns 0, and the entry's size is what it gave (each chunk is then copied
  * once more, from a buffer read a chunk ahead). If `read` fails or ends early, the entry is
@@ -325,7 +326,8 @@ ZN_API zn_result zn_reader_entry_type(struct zn_reader *r, uint64_t i, int *type
 ZN_API void zn_lost_message(unsigned lost, char out[96]);
 /* Whether `p` (len bytes) is a path an archive may hold: relative, non-empty, without NUL, and
  * with no empty, "." or ".." component (so no trailing '/'). The writer refuses other names, the
- * extractor skips them; a program looking a stored path up on disk checks it the same way. */
+ * extractor skips them; a program looking a stored path up on disk checks it the same way.
+ * p may be NULL (not safe). */
 ZN_API int zn_path_is_safe(const char *p, size_t len);
 /* Binary search for an exact path; ZN_ERR_NOT_FOUND if absent. */
 ZN_API zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len,

@@ -30,7 +30,7 @@ struct colbuf {
 
 int zn_path_is_safe(const char *p, size_t len)
 {
-	if (len == 0 || p[0] == '/' || memchr(p, 0, len))
+	if (!p || len == 0 || p[0] == '/' || memchr(p, 0, len))
 		return 0;
 	for (size_t i = 0; i < len;) {
 		size_t k = i;

@@ -3234,12 +3234,19 @@ zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, co
 	return add_entry(w, e, &src);
 }
 
+static int64_t read_nothing(void *ctx, void *buf, size_t n)
+{
+	(void)ctx, (void)buf, (void)n;
+	return 0;
+}
+
 zn_result zn_writer_add_stream(struct zn_writer *w, const struct zn_entry *e, zn_read_fn read,
                                void *ctx)
 {
-	if (!read)
+	/* An entry with no content to read (not a file, or an empty one) needs no `read`. */
+	if (!read && e && e->type == ZN_TYPE_FILE && e->size)
 		return ZN_ERR_INVALID_ARG;
-	struct source src = {.fd = -1, .read = read, .rctx = ctx};
+	struct source src = {.fd = -1, .read = read ? read : read_nothing, .rctx = ctx};
 	return add_entry(w, e, &src);
 }
 
