@@ -329,6 +329,9 @@ struct zn_writer {
 
 	/* ---- owned by the writer thread until it is joined ---- */
 	uint64_t write_seq, file_off, written_content;
+	/* Content of files stored once for an earlier copy: counted as done by the progress hook,
+	 * which would otherwise never reach the content's total. Added to by the producer. */
+	atomic_uint_fast64_t shared_bytes;
 	uint64_t eio_at; /* ZN_TEST_HOOKS: the writer's reads of files fail from this offset on */
 	struct zn_blockinfo *blocks;
 	size_t blocks_cap;
@@ -766,11 +769,16 @@ static void *writer_main(void *arg)
 			pthread_cond_wait(&w->cv_done, &w->mu);
 		}
 		pthread_mutex_unlock(&w->mu);
-		if (!s)
+		if (!s) {
+			if (w->progress && !atomic_load(&w->cancel)) /* the copies found last */
+				w->progress(w->hook_ctx,
+				            w->written_content + atomic_load(&w->shared_bytes), 0);
 			break;
+		}
 		writer_emit(w, s);
 		if (w->progress && !atomic_load(&w->cancel))
-			w->progress(w->hook_ctx, w->written_content, 0);
+			w->progress(w->hook_ctx, w->written_content + atomic_load(&w->shared_bytes),
+			            0);
 		pthread_mutex_lock(&w->mu);
 		/* Segs' digests go to harvest(); a chunk the writer read goes on to the hasher. */
 		s->state = s->rfd < 0 || s->hashed ? SLOT_FREE : SLOT_WRITTEN;
@@ -1622,6 +1630,7 @@ static int is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 		}
 		if (same) {
 			e->dup_of = (int64_t)slot_entry(w->contents[h]);
+			atomic_fetch_add(&w->shared_bytes, e->size);
 			return 1;
 		}
 	}
@@ -1776,6 +1785,7 @@ static int large_copy(struct zn_writer *w, uint64_t idx, const struct source *sr
 		uint64_t o = slot_entry(w->lsums[h]);
 		if (w->ents[o].size == e->size && !memcmp(w->ents[o].sha, sha, 32)) {
 			e->dup_of = (int64_t)o;
+			atomic_fetch_add(&w->shared_bytes, e->size);
 			return 1;
 		}
 	}

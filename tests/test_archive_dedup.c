@@ -37,16 +37,28 @@ static struct zn_writer *open_writer(const char *out, const struct zn_create_opt
 	return w;
 }
 
+static void last_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)total;
+	*(uint64_t *)ctx = done;
+}
+
+/* Also checks that the progress hook's last count is the whole content: files stored once for
+ * an earlier copy count as done too. */
 static zn_result make_archive(const char *dir, const char *out, const struct zn_create_options *o,
                               struct zn_write_stats *st)
 {
 	int fd;
+	uint64_t done = 0;
 	struct zn_writer *w = open_writer(out, o, &fd);
+	zn_writer_set_hooks(w, NULL, NULL, last_progress, &done);
 	zn_result a = zn_writer_add_path(w, dir, "t");
 	zn_result f = zn_writer_finish(w);
 	zn_writer_stats(w, st);
 	zn_writer_free(w);
 	close(fd);
+	if (a == ZN_OK && f == ZN_OK)
+		CHECK_EQ_U64(done, st->content_bytes);
 	return a != ZN_OK ? a : f;
 }
 
