@@ -216,7 +216,10 @@ ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, co
  * ".." parts, empty parts ("a//b") or a trailing '/'. A path added twice is stored once (the
  * first): a later one is reported through the problem hook as a warning (ZN_OK) when it is
  * added, and its content is not taken, except for directories, which merge silently (the first
- * one's metadata is kept). The same holds for the paths zn_writer_add_path() finds. A first one
+ * one's metadata is kept). The same holds for the paths zn_writer_add_path() finds, but for one
+ * that is a different file (not the first's device and inode; the first may also have come
+ * from memory): that is reported with ZN_ERR_EXISTS, not stored, and makes zn_writer_finish()
+ * return ZN_ERR_IO, as an input left out does. A first one
  * that could not be read (already reported) gives its place to the later one. A
  * hardlink whose target path is not a regular file of the archive, and an entry below a path
  * that is not a directory (a file or symlink "a", and "a/b"), are left out, reported, and make

@@ -468,8 +468,7 @@ static void report_create_failure(struct xjob *j, const struct xent *e, int temp
 		xreport(j, e, ZN_ERR_IO, "not created: a symlink on its path is not followed");
 		return;
 	}
-	xreport_errno(j, e, err == EEXIST ? "not overwritten (use --overwrite)" : "cannot create",
-		      err);
+	xreport_errno(j, e, err == EEXIST ? "not overwritten" : "cannot create", err);
 }
 
 /* The process's umask, read without changing it (umask(2) would race with other threads). */
@@ -1982,8 +1981,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			if (err == EEXIST)
 				snprintf(msg, sizeof(msg),
 				         "not overwritten: something that is not a directory "
-				         "stands where the archive has one%s%s",
-				         j.skip_old ? "" : " (use --overwrite)", more);
+				         "stands where the archive has one%s",
+				         more);
 			else if (err == ELOOP) /* a symlink on its path (openat2, O_NOFOLLOW) */
 				snprintf(msg, sizeof(msg),
 				         "not created: a symlink on its path is not followed%s",
@@ -1991,7 +1990,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			else
 				snprintf(msg, sizeof(msg), "cannot create directory: %s%s",
 				         strerror(err), more);
-			xreport(&j, e, ZN_ERR_IO, msg);
+			xreport(&j, e, err == EEXIST ? ZN_ERR_EXISTS : ZN_ERR_IO, msg);
 		}
 		/* The cached parent stays valid: only successful opens are cached, and the only
 		 * directories ever removed are empty ones where the archive has a file or link
@@ -2137,8 +2136,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			} else if (rc && (errno == EEXIST || errno == EISDIR) && j.skip_old) {
 				j.status[i] = ST_SKIPPED; /* kept as it is, and not named */
 			} else if (rc && errno == EEXIST && !opt.overwrite) {
-				report_create_failure(&j, e,
-				                      0); /* "not overwritten (use --overwrite)" */
+				report_create_failure(&j, e, 0); /* "not overwritten" */
 				j.status[i] = ST_FAILED;
 			} else if (rc && errno == ELOOP) {
 				xreport(&j, e, ZN_ERR_IO,

@@ -1429,8 +1429,7 @@ static zn_result new_entry(struct zn_writer *w, const char *path, size_t path_le
 		if (st && (type != ZN_TYPE_DIR || first->type != ZN_TYPE_DIR) &&
 		    w->packs[slot_entry(*slot)].ident != file_ident(st)) {
 			report(w, path, ZN_ERR_EXISTS,
-			       "a different file was stored under this path first (another -C or "
-			       "PATH); not stored");
+			       "a different file was stored under this path first; not stored");
 			w->input_err = ZN_ERR_IO;
 		} else if (type != ZN_TYPE_DIR || first->type != ZN_TYPE_DIR) {
 			report(w, path, ZN_OK, "given more than once; stored once (the first)");

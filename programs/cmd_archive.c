@@ -1039,14 +1039,21 @@ static void truncating_progress(void *ctx, uint64_t done, uint64_t total)
 struct target_watch {
 	const char *dir;
 	int failed;
+	int hint; /* name --overwrite where a file was not overwritten (not after -k) */
 };
 
 static void watch_target(void *ctx, const char *path, zn_result r, const char *what)
 {
 	struct target_watch *tw = ctx;
 	tw->failed |= path == tw->dir;
-	if (!cli_truncation_seen()) /* after that, what fails is said once, at the end */
-		cli_problem_cb(NULL, path, r, what);
+	if (cli_truncation_seen()) /* after that, what fails is said once, at the end */
+		return;
+	char buf[512];
+	if (r == ZN_ERR_EXISTS && tw->hint) {
+		snprintf(buf, sizeof(buf), "%s (use --overwrite)", what);
+		what = buf;
+	}
+	cli_problem_cb(NULL, path, r, what);
 }
 
 int cmd_extract(int argc, char **argv)
@@ -1081,7 +1088,7 @@ int cmd_extract(int argc, char **argv)
 	optind = 1;
 	static struct excludes ex; /* static: the patterns stay reachable to the end */
 	slurp_cmd = "extract";
-	int to_stdout = 0;
+	int to_stdout = 0, keep_old = 0;
 	while ((c = getopt_long(argc, argv, ":C:T:X:Opkmvqh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'C': {
@@ -1104,6 +1111,7 @@ int cmd_extract(int argc, char **argv)
 		case OPT_SAME_OWNER: opt.same_owner = 1; break;
 		case OPT_NO_SAME_OWNER: opt.same_owner = 0; break;
 		case 'k':
+			keep_old = 1;
 			opt.overwrite = opt.skip_existing = 0;
 			opt.no_overwrite_dir = 1; /* as tar -k: existing directories stay as they are */
 			break;
@@ -1182,7 +1190,7 @@ int cmd_extract(int argc, char **argv)
 		progress = truncating_progress;
 	}
 #endif
-	struct target_watch tw = {dir, 0};
+	struct target_watch tw = {dir, 0, !opt.overwrite && !keep_old && !opt.skip_existing};
 	res = zn_extract(r, dir, sel, &opt, watch_target, progress, &tw);
 	cli_progress_end();
 	int truncated = cli_truncation_seen();

@@ -598,6 +598,12 @@ mkdir -p "$R/hxo/dir" && printf 'old\n' >"$R/hxo/dir/a.txt"
 "$Z" extract -q "$R/hx.zn" -C "$R/hxo" hl dir/a.txt 2>/dev/null
 check "hardlink beside a target that was not overwritten" test "$(cat "$R/hxo/hl")" = content
 check "...and the existing target is kept" test "$(cat "$R/hxo/dir/a.txt")" = old
+code 3 "an existing file" "$Z" extract "$R/hx.zn" -C "$R/hxo" dir/a.txt
+check "...is not overwritten, and the way to is named" \
+	grep -qx "znippy: dir/a.txt: not overwritten: File exists (use --overwrite)" "$T/stderr"
+code 3 "an existing file with -k" "$Z" extract -k "$R/hx.zn" -C "$R/hxo" dir/a.txt
+check "...is named without the hint that -k asked not to take" \
+	grep -qx "znippy: dir/a.txt: not overwritten: File exists" "$T/stderr"
 # cat: a trailing '/' names a directory (as for cat(1)); messages name the argument as given
 code 1 "cat of a file named with a trailing slash" "$Z" cat "$R/hx.zn" dir/a.txt/
 check "...is refused as not a directory, as cat(1) says" grep -q '^znippy: dir/a.txt/: not a directory' "$T/stderr"
