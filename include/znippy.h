@@ -190,7 +190,8 @@ ZN_API void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_f
  * outside 07777 are ignored), uid, gid, uname and uname_len, gname and gname_len (NULL or empty: no
  * name; the strings need to live only until the hook returns) and mtime_ns. Changes to other fields
  * are ignored. A name longer than 255 bytes or holding a NUL makes zn_writer_finish() fail with
- * ZN_ERR_INVALID_ARG. */
+ * ZN_ERR_INVALID_ARG (the entry is named through the problem hook; the output then holds blocks
+ * but no index, and reads as no archive). */
 typedef void (*zn_meta_fn)(void *ctx, struct zn_entry *e);
 ZN_API void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *ctx);
 

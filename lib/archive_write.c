@@ -3430,8 +3430,15 @@ static zn_result apply_meta_hook(struct zn_writer *w, const uint64_t *order, siz
 		d->uid = e.uid;
 		d->gid = e.gid;
 		d->mtime_ns = e.mtime_ns;
-		RETURN_IF_ERROR(meta_name(w, e.uname, e.uname_len, &d->uname));
-		RETURN_IF_ERROR(meta_name(w, e.gname, e.gname_len, &d->gname));
+		zn_result r = meta_name(w, e.uname, e.uname_len, &d->uname);
+		if (r == ZN_OK)
+			r = meta_name(w, e.gname, e.gname_len, &d->gname);
+		if (r == ZN_ERR_INVALID_ARG) /* the hook's mistake: say which entry it was */
+			report(w, d->path, r,
+			       "the meta hook gave an owner name over 255 bytes or holding a NUL; "
+			       "no archive is written");
+		if (r != ZN_OK)
+			return r;
 	}
 	return ZN_OK;
 }

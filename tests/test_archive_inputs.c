@@ -587,6 +587,10 @@ static void meta_hook(const char *root)
 		CHECK(zn_writer_finish(w) == cases[k].want);
 		zn_writer_free(w);
 		close(fd);
+		/* A name the format cannot hold: the first entry given it is named ("a"). */
+		CHECK(cases[k].want == ZN_OK
+		              ? p.n == 0
+		              : p.n == 1 && !strcmp(p.last, "a") && p.last_r == ZN_ERR_INVALID_ARG);
 		if (cases[k].want != ZN_OK)
 			continue;
 		CHECK(seen.n == 4 && !strcmp(seen.paths[0], "a") && !strcmp(seen.paths[1], "a/x") &&
