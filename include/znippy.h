@@ -176,7 +176,9 @@ struct zn_writer;
  * given up never leaves an older archive in it that still reads as whole. Writing to a pipe whose reader
  * has gone raises SIGPIPE, which kills a process that does not ignore or handle it; ignored, the
  * write fails with EPIPE and the writer's calls return ZN_ERR_IO. The writer does not close
- * `fd`. On success *out owns worker threads until zn_writer_finish() or zn_writer_free(). */
+ * `fd`. On success *out owns worker threads until zn_writer_finish() or zn_writer_free(). A
+ * negative fd is ZN_ERR_INVALID_ARG; ZN_ERR_IO (the file cannot be emptied, or its first bytes
+ * written) leaves errno saying why. */
 ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt);
 
 /* Hooks for problems with inputs, filtering and progress; any may be NULL. Call before adding. */

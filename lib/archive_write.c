@@ -2909,6 +2909,8 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	if (!out)
 		return ZN_ERR_INVALID_ARG;
 	*out = NULL;
+	if (fd < 0)
+		return ZN_ERR_INVALID_ARG;
 	struct zn_create_options opt;
 	if (opt_in)
 		opt = *opt_in;
@@ -3015,7 +3017,9 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	memcpy(hdr, ZN_MAGIC, ZN_MAGIC_LEN);
 	zn_put_le32(hdr + 8, ZN_FORMAT_VERSION);
 	if (zn_write_all(fd, hdr, sizeof(hdr)) != ZN_OK) {
+		int err = errno; /* why, for the caller (the header says so) */
 		zn_writer_free(w);
+		errno = err;
 		return ZN_ERR_IO;
 	}
 	w->file_off = ZN_HEADER_SIZE;

@@ -820,6 +820,14 @@ static void stream_failures(const char *root)
 	zn_writer_free(w);
 	close(fd);
 	CHECK(zn_reader_open(&r, out, NULL, 0) != ZN_OK && !r);
+	/* No descriptor; one whose first write fails, with errno saying why. */
+	CHECK(zn_writer_open(&w, -1, NULL) == ZN_ERR_INVALID_ARG && !w);
+	int full = open("/dev/full", O_WRONLY);
+	if (full >= 0) {
+		errno = 0;
+		CHECK(zn_writer_open(&w, full, NULL) == ZN_ERR_IO && !w && errno == ENOSPC);
+		close(full);
+	}
 	/* A file not at its start cannot hold an archive whose offsets count from it. */
 	fd = open(out, O_WRONLY | O_TRUNC);
 	CHECK(fd >= 0 && write(fd, "stub", 4) == 4);
