@@ -214,7 +214,7 @@ ZN_API void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *
 ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name);
 
 /* Add one entry from memory. `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes
- * (copied before the call returns). Digest and block fields of `e` are ignored. Fails with
+ * (copied before the call returns); for other types size and data are ignored (stored as 0). Digest and block fields of `e` are ignored. Fails with
  * ZN_ERR_UNSAFE_PATH for a path that is not in the stored form: empty, absolute, with "." or
  * ".." parts, empty parts ("a//b") or a trailing '/'. A path added twice is stored once (the
  * first): a later one is reported through the problem hook as a warning (ZN_OK) when it is
