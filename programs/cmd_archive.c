@@ -1665,19 +1665,30 @@ static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_
 	return rc;
 }
 
+/* The options of a command whose only one is -h/--help (cat, info), up to optind. Returns -1 to
+ * go on, else the exit status (help printed, or a usage error named). */
+static int help_only(const char *cmd, int argc, char **argv, const char *optstring,
+                     const char *help)
+{
+	static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, optstring, lo, NULL)) != -1) {
+		if (c != 'h')
+			return cli_option_error(cmd, c, argv);
+		fputs(help, stdout);
+		return EXIT_OK;
+	}
+	return -1;
+}
+
 int cmd_cat(int argc, char **argv)
 {
 	/* Options come before ARCHIVE ('+': getopt stops at it); what follows is PATHs, even one
 	 * that starts with '-'. "--" may also come before the PATHs. */
-	static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
-		if (c != 'h')
-			return cli_option_error("cat", c, argv);
-		fputs(cat_help, stdout);
-		return EXIT_OK;
-	}
+	int rc = help_only("cat", argc, argv, "+:h", cat_help);
+	if (rc >= 0)
+		return rc;
 	int first = optind, ended = optind > 1 && !strcmp(argv[optind - 1], "--");
 	const char *path = first < argc ? argv[first++] : NULL;
 	if (!ended && first < argc && !strcmp(argv[first], "--"))
@@ -1688,7 +1699,7 @@ int cmd_cat(int argc, char **argv)
 	zn_result res = open_reader(path, &r);
 	if (res != ZN_OK)
 		return cli_exit_code(res);
-	int rc = EXIT_OK;
+	rc = EXIT_OK;
 	for (int i = first; i < argc; i++) {
 		/* Messages name the argument as given; the lookup uses its normal form. A trailing
 		 * '/' names a directory, which cat refuses anyway, as cat(1) does "a/". */
@@ -2051,20 +2062,18 @@ int cmd_diff(int argc, char **argv)
 	return rc;
 }
 
+static const char info_help[] =
+	"Usage: znippy info ARCHIVE\n"
+	"Entry counts, sizes, ratio, codec and level, chunk size, index size.\n"
+	"\n"
+	"  -h, --help            this help\n"
+	"\n" STDIN_HELP EXIT_CODES_HELP;
+
 int cmd_info(int argc, char **argv)
 {
-	static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-		if (c != 'h')
-			return cli_option_error("info", c, argv);
-		fputs("Usage: znippy info ARCHIVE\nEntry counts, sizes, ratio, codec and level, chunk "
-		      "size, index size.\n\n  -h, --help            this help\n\n" STDIN_HELP
-		              EXIT_CODES_HELP,
-		      stdout);
-		return EXIT_OK;
-	}
+	int rc = help_only("info", argc, argv, ":h", info_help);
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 1)
 		return cli_usage_error("info", "expected exactly one ARCHIVE");
 	struct zn_reader *r;
