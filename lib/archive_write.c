@@ -769,16 +769,14 @@ static void *writer_main(void *arg)
 			pthread_cond_wait(&w->cv_done, &w->mu);
 		}
 		pthread_mutex_unlock(&w->mu);
-		if (!s) {
-			if (w->progress && !atomic_load(&w->cancel)) /* the copies found last */
-				w->progress(w->hook_ctx,
-				            w->written_content + atomic_load(&w->shared_bytes), 0);
-			break;
-		}
-		writer_emit(w, s);
+		if (s)
+			writer_emit(w, s);
+		/* After each block, and once more at the end for the copies found last. */
 		if (w->progress && !atomic_load(&w->cancel))
 			w->progress(w->hook_ctx, w->written_content + atomic_load(&w->shared_bytes),
 			            0);
+		if (!s)
+			break;
 		pthread_mutex_lock(&w->mu);
 		/* Segs' digests go to harvest(); a chunk the writer read goes on to the hasher. */
 		s->state = s->rfd < 0 || s->hashed ? SLOT_FREE : SLOT_WRITTEN;
@@ -2602,12 +2600,7 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 	 * instead of waiting for a writer (no effect on regular files). */
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		int removed = errno == ENOENT;
-		if (removed)
-			report_removed(w, rel);
-		else
-			report_errno(w, rel, "cannot open; not stored", errno);
-		w->ents[idx].dropped = removed ? DROPPED_REMOVED : 1;
+		report_open_failure(w, &w->ents[idx], errno, NULL);
 		return ZN_OK;
 	}
 	struct stat fst;
@@ -3666,13 +3659,9 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		r = zn_write_all(w->fd, io.sums, io.npages * 8);
 	if (r == ZN_OK)
 		r = zn_write_all(w->fd, foot, sizeof(foot));
-	/* A regular file that held more before (opened without O_TRUNC) ends with the archive:
-	 * the footer must be its last bytes. */
+	/* A regular file that held more before was emptied by zn_writer_open: the footer is its
+	 * last bytes. */
 	const uint64_t end = index_off + index_len + io.npages * 8 + ZN_FOOTER_SIZE;
-	struct stat ost;
-	if (r == ZN_OK && w->out_ino && !fstat(w->fd, &ost) && (uint64_t)ost.st_size > end &&
-	    ftruncate(w->fd, (off_t)end))
-		r = ZN_ERR_IO;
 	if (r == ZN_ERR_IO && !w->out_errno)
 		w->out_errno = errno;
 	free(io.sums);
