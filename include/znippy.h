@@ -173,8 +173,8 @@ struct zn_writer;
  * seeked). A regular file must be at offset 0, and empty if opened with O_APPEND
  * (ZN_ERR_INVALID_ARG otherwise: the archive's offsets count from the file's start); one that
  * holds anything is emptied here (ZN_ERR_IO if it cannot be), so that a write that fails or is
- * given up never leaves an older archive in it that still reads as whole. Writing to a pipe whose reader
- * has gone raises SIGPIPE, which kills a process that does not ignore or handle it; ignored, the
+ * given up never leaves an older archive in it that still reads as whole. Writing to a pipe
+ * whose reader has gone raises SIGPIPE, which kills a process that does not ignore or handle it; ignored, the
  * write fails with EPIPE and the writer's calls return ZN_ERR_IO. The writer does not close
  * `fd`. On success *out owns worker threads until zn_writer_finish() or zn_writer_free(). A
  * negative fd is ZN_ERR_INVALID_ARG; ZN_ERR_IO (the file cannot be emptied, or its first bytes
@@ -214,18 +214,18 @@ ZN_API void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *
 ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name);
 
 /* Add one entry from memory. `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes
- * (copied before the call returns); for other types size and data are ignored (stored as 0). Digest and block fields of `e` are ignored. Fails with
- * ZN_ERR_UNSAFE_PATH for a path that is not in the stored form: empty, absolute, with "." or
- * ".." parts, empty parts ("a//b") or a trailing '/'. A path added twice is stored once (the
- * first): a later one is reported through the problem hook as a warning (ZN_OK) when it is
- * added, and its content is not taken, except for directories, which merge silently (the first
- * one's metadata is kept). The same holds for the paths zn_writer_add_path() finds, but for one
- * that is a different file (not the first's device and inode; the first may also have come
- * from memory): that is reported with ZN_ERR_EXISTS, not stored, and makes zn_writer_finish()
- * return ZN_ERR_IO, as an input left out does. A first one
- * that could not be read (already reported) gives its place to the later one. A
- * hardlink whose target path is not a regular file of the archive, and an entry below a path
- * that is not a directory (a file or symlink "a", and "a/b"), are left out, reported, and make
+ * (copied before the call returns); for other types size and data are ignored (stored as 0).
+ * Digest and block fields of `e` are ignored. Fails with ZN_ERR_UNSAFE_PATH for a path that is not
+ * in the stored form: empty, absolute, with "." or ".." parts, empty parts ("a//b") or a trailing
+ * '/'. A path added twice is stored once (the first): a later one is reported through the problem
+ * hook as a warning (ZN_OK) when it is added, and its content is not taken, except for
+ * directories, which merge silently (the first one's metadata is kept). The same holds for the
+ * paths zn_writer_add_path() finds, but for one that is a different file (not the first's device
+ * and inode; the first may also have come from memory): that is reported with ZN_ERR_EXISTS, not
+ * stored, and makes zn_writer_finish() return ZN_ERR_IO, as an input left out does. A first one
+ * that could not be read (already reported) gives its place to the later one. A hardlink whose
+ * target path is not a regular file of the archive, and an entry below a path that is not a
+ * directory (a file or symlink "a", and "a/b"), are left out, reported, and make
  * zn_writer_finish() return ZN_ERR_IO. */
 ZN_API zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data);
 

@@ -121,8 +121,8 @@ struct xjob {
 	 * one by their SHA-256 (salvage_block). */
 	atomic_uint_fast64_t blocks_bad, blocks_salvaged;
 	atomic_int cancel;
-	atomic_int
-	        unreadable; /* a write from the archive's mapping failed with EFAULT: it shrank */
+	/* A write from the archive's mapping failed with EFAULT: the archive shrank. */
+	atomic_int unreadable;
 	zn_result err; /* first system error, under mu */
 	int same_owner;
 	int umask; /* -1 unknown */
@@ -2054,9 +2054,11 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		if (j.status[i] != ST_OK)
 			continue;
 		char base[256];
-		if ((e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) && halted(&j)) {
-			j.status[i] = ST_FAILED;
-		} else if (e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) {
+		if (e->type == ZN_TYPE_SYMLINK || e->type == ZN_TYPE_HARDLINK) {
+			if (halted(&j)) {
+				j.status[i] = ST_FAILED; /* not made, as above */
+				continue;
+			}
 			int dfd = parent_fd(&j, &dc, e, base, sizeof(base));
 			char *target = e->link ? strndup(e->link, e->link_len) : NULL;
 			const char *why = NULL; /* a reason that errno does not carry */
