@@ -339,7 +339,7 @@ def corpus_files(src):
 
 def create_floor(name, corpora, work, reps, threads):
     """The floor of create (bench_compress_floor, bench_store_floor: built by CMake), as a
-    {"best_s"} for the floor row, or None: zstd at level 3 in 2 MiB blocks plus SHA-256 from
+    {"best_s"} for the floor row, or None: zstd at level 3 in 1 MiB blocks plus SHA-256 from
     memory on the corpus' bytes (a tree's files one after another, or the file), and for random
     data the minimal read -> SHA-256 -> XXH3 + write pipeline. No I/O or bookkeeping: what no
     archiver doing the same work on this machine can undercut. Not for mixed (mostly stored
@@ -369,7 +369,7 @@ def create_floor(name, corpora, work, reps, threads):
             data = concat
         if not data:
             return None
-        log(f"{name}/floor: zstd -3 in 2 MiB blocks and SHA-256 from memory x{reps}")
+        log(f"{name}/floor: zstd -3 in 1 MiB blocks and SHA-256 from memory x{reps}")
         p = subprocess.run([exe, "-T", str(threads), "-n", str(reps), "--sha", data],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if os.path.exists(concat):

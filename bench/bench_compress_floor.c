@@ -4,7 +4,7 @@
  *
  * Loads FILE into memory (not timed; a tar of a corpus holds its files' bytes in walk order, as
  * znippy's solid blocks do), then, REPS times (default 3), compresses it in independent blocks of
- * BLOCK bytes (default 2 MiB, znippy's chunk size, with a window as large) at LEVEL (default 3)
+ * BLOCK bytes (default 1 MiB, znippy's chunk size, with a window as large) at LEVEL (default 3)
  * on THREADS threads (default 2) that take blocks from an atomic counter; with --sha each block
  * is also hashed with SHA-256 by the thread that compresses it (znippy hashes every file). No
  * reads, no writes, no walk: what is left is the compressor's own time, which no archiver using
@@ -97,7 +97,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	struct job j = {.level = 3, .block = 2u << 20};
+	struct job j = {.level = 3, .block = 1u << 20};
 	int threads = 2, reps = 3, i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];

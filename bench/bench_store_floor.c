@@ -12,7 +12,7 @@
  *           kernel's copy into the page cache took 1.6x as long so, which is why znippy's blocks
  *           start at multiples of 64 (docs/FORMAT.md).
  *   sha     the SHA-256 chain alone over the file in the page cache (read in 128 KiB pieces).
- *   three   the file read in 2 MiB chunks into a ring of 8 buffers (this thread), hashed in order
+ *   three   the file read in 1 MiB chunks into a ring of 8 buffers (this thread), hashed in order
  *           with one SHA-256 chain (a thread of its own: a file's digest is one sequential
  *           chain) and written in 128 KiB pieces after an XXH3-64 of each chunk (a third
  *           thread): each chunk crosses between the cores on the way. znippy until 2026-12-01.
@@ -47,7 +47,7 @@
 
 #include "sha256.h"
 
-#define CHUNK (2u << 20)
+#define CHUNK (1u << 20)
 #define RING  8
 #define PIECE (128u << 10)
 

@@ -116,13 +116,14 @@ struct zn_create_options {
 				    affinity, as nproc counts); at most 256 are used. threads - 1
 				    more share the reading of small files with the caller's
 				    thread while the workers have nothing waiting */
-	uint64_t chunk_size;	 /* block size in bytes; default 2 MiB; 64 KiB .. 256 MiB (from
+	uint64_t chunk_size;	 /* block size in bytes; default 1 MiB; 64 KiB .. 256 MiB (from
 				    about 31 MiB up, raise memory_limit: see below) */
 	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default; at
 				    least zn_create_memory_min(chunk_size), about 8 x chunk_size,
 				    else zn_writer_open fails with ZN_ERR_INVALID_ARG. Each worker's
-				    zstd context comes on top: for 2 MiB chunks 1.3 MB at level 3,
-				    13 MB at level 9, 26-35 MB from level 12 up */
+				    zstd context comes on top: for 1 MiB chunks 1.3 MB at level 3,
+				    13 MB at levels 9 to 12, 18 MB at 19 (2 MiB chunks: 26-35 MB
+				    from level 12 up) */
 	int no_skip;		 /* 1: compress even known-compressed file types */
 	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
 	int no_uring;		 /* 1: read with plain system calls even where io_uring works */

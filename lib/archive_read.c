@@ -274,6 +274,14 @@ zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, si
 	return res;
 }
 
+/* The decoded-block cache is made whole huge pages (zn_big_round): its first use then costs one
+ * page fault, not 256 for a 1 MiB block, which took 0.45 ms of the 3 ms `cat` of the file that
+ * ends a block on a 2.45 GHz Zen 3 VM. */
+static size_t cache_size(uint64_t chunk_size)
+{
+	return zn_big_round(chunk_size);
+}
+
 void zn_reader_close(struct zn_reader *r)
 {
 	if (!r)
@@ -284,7 +292,7 @@ void zn_reader_close(struct zn_reader *r)
 	}
 	if (r->mapped)
 		munmap((void *)r->map, r->map_size);
-	zn_big_free(r->cache, r->chunk_size);
+	zn_big_free(r->cache, cache_size(r->chunk_size));
 	free(r->ix_ok);
 	free(r->ix_bad);
 	ZSTD_freeDCtx(r->dctx);
@@ -576,7 +584,7 @@ static size_t next_feed(const uint8_t *p, size_t n, size_t *walk, size_t pos, si
 }
 
 /* Bytes [0, need) of block b, for random access. A compressed block is decoded only as far as
- * needed (a file in the middle of a 2 MiB block costs half a block, not all of it), and the
+ * needed (a file in the middle of a block costs half a block, not all of it), and the
  * decoding of the block in the cache goes on from where it stopped when a later file of the same
  * block needs more: files read in their order (extract -O, diff, cat of many paths) cost one
  * decoding of each block, not one from the block's start for each file (10,000 files of the
@@ -603,7 +611,7 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 		if (!r->dctx && bi->codec != ZN_BLOCK_STORED)
 			SAFETY_CHECK(r->dctx = zn_dctx_new(), ZN_ERR_NOMEM);
 		/* With `digest_first` the file's SHA-256 is the check, as for a prefix below: the
-		 * block's two XXH3s (of 2 MiB and of its compressed bytes) would add a twentieth
+		 * block's two XXH3s (of the whole block and of its compressed bytes) would add a twentieth
 		 * to `cat` of the file that ends a block. A damaged block (one flipped byte among
 		 * many packed files) then still holds this file intact if its SHA-256 says so. */
 		zn_result res;
@@ -714,7 +722,7 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 	struct content_loc e;
 	RETURN_IF_ERROR(content_loc(r, i, &e));
 	if (!r->cache && e.size) {
-		r->cache = zn_big_alloc(r->chunk_size);
+		r->cache = zn_big_alloc(cache_size(r->chunk_size));
 		if (!r->cache)
 			return ZN_ERR_NOMEM;
 	}

@@ -30,6 +30,11 @@ void *zn_big_alloc(size_t n)
 	return (void *)a;
 }
 
+size_t zn_big_round(size_t n)
+{
+	return n >= HUGE / 2 ? (n + HUGE - 1) / HUGE * HUGE : n;
+}
+
 void zn_big_free(void *p, size_t n)
 {
 	if (p)

@@ -9,6 +9,10 @@
  * is written (about 2 ms here), which dominates reading one file out of an archive. NULL when out
  * of memory. */
 void *zn_big_alloc(size_t n);
+/* n rounded up to whole huge pages from half a huge page (1 MiB) up, else n: for a buffer that is
+ * written once, fresh (a reader's block cache), where one huge page fault is cheaper than 256 or
+ * more small ones, and the memory it adds is at most as much again. */
+size_t zn_big_round(size_t n);
 /* Free a buffer from zn_big_alloc() of the same n. NULL is allowed. */
 void zn_big_free(void *p, size_t n);
 
