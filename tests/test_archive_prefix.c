@@ -86,9 +86,10 @@ int main(int argc, char **argv)
 	char *dir = tu_mkdtemp();
 	struct tu_rng g;
 	tu_rng_seed(&g, tu_seed);
-	/* About 1.5 MiB in all, under a 2 MiB chunk (set below, over the default): one solid block. Files 5 and 17 are random,
-	 * 9 and 21 a run of one byte, 300 KiB each (so that each covers at least one whole 128 KiB
-	 * zstd block: a raw one, an RLE one), the rest text of 4-24 KiB. */
+	/* About 1.5 MiB in all, under the 2 MiB chunk set below (over the default): one solid
+	 * block. Files 5 and 17 are random, 9 and 21 a run of one byte, 300 KiB each (so that each
+	 * covers at least one whole 128 KiB zstd block: a raw one, an RLE one), the rest text of
+	 * 4-24 KiB. */
 	size_t total = 0;
 	for (int i = 0; i < NFILES; i++) {
 		struct file *f = &files[i];
