@@ -611,9 +611,9 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 		if (!r->dctx && bi->codec != ZN_BLOCK_STORED)
 			SAFETY_CHECK(r->dctx = zn_dctx_new(), ZN_ERR_NOMEM);
 		/* With `digest_first` the file's SHA-256 is the check, as for a prefix below: the
-		 * block's two XXH3s (of the whole block and of its compressed bytes) would add a twentieth
-		 * to `cat` of the file that ends a block. A damaged block (one flipped byte among
-		 * many packed files) then still holds this file intact if its SHA-256 says so. */
+		 * block's two XXH3s (of the whole block and of its compressed bytes) would add a
+		 * twentieth to `cat` of the file that ends a block. A damaged block (one flipped byte
+		 * among many packed files) then still holds this file intact if its SHA-256 says so. */
 		zn_result res;
 		if (digest_first) {
 			atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
