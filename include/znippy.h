@@ -170,16 +170,15 @@ typedef void (*zn_progress_fn)(void *ctx, uint64_t done, uint64_t total);
  * ---------------------------------------------------------------------------------------------- */
 struct zn_writer;
 
-/* Start an archive written to `fd` (a file or a pipe; it is written sequentially and never
- * seeked). A regular file must be at offset 0, and empty if opened with O_APPEND
- * (ZN_ERR_INVALID_ARG otherwise: the archive's offsets count from the file's start); one that
- * holds anything is emptied here (ZN_ERR_IO if it cannot be), so that a write that fails or is
- * given up never leaves an older archive in it that still reads as whole. Writing to a pipe
- * whose reader has gone raises SIGPIPE, which kills a process that does not ignore or handle it; ignored, the
- * write fails with EPIPE and the writer's calls return ZN_ERR_IO. The writer does not close
- * `fd`. On success *out owns worker threads until zn_writer_finish() or zn_writer_free(). A
- * negative fd is ZN_ERR_INVALID_ARG; ZN_ERR_IO (the file cannot be emptied, or its first bytes
- * written) leaves errno saying why. */
+/* Start an archive written to `fd` (a file or a pipe; it is written sequentially and never seeked).
+ * A regular file must be at offset 0, and empty if opened with O_APPEND (ZN_ERR_INVALID_ARG
+ * otherwise: the archive's offsets count from the file's start); one that holds anything is emptied
+ * here (ZN_ERR_IO if it cannot be), so that a write that fails or is given up never leaves an older
+ * archive in it that still reads as whole. Writing to a pipe whose reader has gone raises SIGPIPE,
+ * which kills a process that does not ignore or handle it; ignored, the write fails with EPIPE and
+ * the writer's calls return ZN_ERR_IO. The writer does not close `fd`. On success *out owns worker
+ * threads until zn_writer_finish() or zn_writer_free(). A negative fd is ZN_ERR_INVALID_ARG;
+ * ZN_ERR_IO (the file cannot be emptied, or its first bytes written) leaves errno saying why. */
 ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt);
 
 /* Hooks for problems with inputs, filtering and progress; any may be NULL. Call before adding. */

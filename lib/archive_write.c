@@ -3666,8 +3666,7 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		r = zn_write_all(w->fd, io.sums, io.npages * 8);
 	if (r == ZN_OK)
 		r = zn_write_all(w->fd, foot, sizeof(foot));
-	/* A regular file that held more before was emptied by zn_writer_open: the footer is its
-	 * last bytes. */
+	/* The archive's size, and the file's: zn_writer_open emptied a file that held more. */
 	const uint64_t end = index_off + index_len + io.npages * 8 + ZN_FOOTER_SIZE;
 	if (r == ZN_ERR_IO && !w->out_errno)
 		w->out_errno = errno;
