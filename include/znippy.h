@@ -104,14 +104,15 @@ struct zn_entry {
 	uint8_t sha256[32];	/* valid when has_digest */
 	int has_digest;
 	/* Reader only: where the content lives (a reading program rarely needs these). */
-	uint64_t stored_size;	/* compressed bytes attributed to this entry (approximate in solid blocks) */
+	uint64_t stored_size; /* compressed bytes attributed to this entry (approximate in solid
+	                         blocks) */
 	uint32_t first_block;
 	uint64_t block_offset;
 };
 
 struct zn_create_options {
-	int level;		 /* zstd level, 1..22 (ZSTD_maxCLevel); default 3; the command allows
-				    1..19 */
+	int level; /* zstd level, 1..22 (ZSTD_maxCLevel); default 3; the command allows
+	              1..19 */
 	unsigned threads;	 /* worker threads; 0 = one per CPU the process may run on (its
 				    affinity, as nproc counts); at most 256 are used. threads - 1
 				    more share the reading of small files with the caller's
@@ -144,8 +145,8 @@ ZN_API uint64_t zn_create_memory_min(uint64_t chunk_size);
 
 /* Reports a problem with one input or entry (a file that could not be read, a damaged entry).
  * `path` is the entry's stored path (when creating, a PATH given to zn_writer_add_path()
- * that cannot be looked at is named as given; with strip_components, the path as written), `what` is a
- * human-readable message, `r` the result (ZN_OK for a warning). Called one at a time: by the
+ * that cannot be looked at is named as given; with strip_components, the path as written), `what`
+ * is a human-readable message, `r` the result (ZN_OK for a warning). Called one at a time: by the
  * writer on the thread that calls zn_writer_add_*() and zn_writer_finish(), by zn_extract()
  * and zn_verify() from their worker threads. */
 typedef void (*zn_problem_fn)(void *ctx, const char *path, zn_result r, const char *what);
@@ -179,7 +180,8 @@ struct zn_writer;
  * the writer's calls return ZN_ERR_IO. The writer does not close `fd`. On success *out owns worker
  * threads until zn_writer_finish() or zn_writer_free(). A negative fd is ZN_ERR_INVALID_ARG;
  * ZN_ERR_IO (the file cannot be emptied, or its first bytes written) leaves errno saying why. */
-ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt);
+ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd,
+                                const struct zn_create_options *opt);
 
 /* Hooks for problems with inputs, filtering and progress; any may be NULL. Call before adding. */
 ZN_API void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_fn filter,
@@ -205,12 +207,12 @@ ZN_API void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *
  * ZN_ERR_INVALID_ARG and stores nothing. Directories are walked recursively in byte order of
  * names; hardlinked files are stored once. Unreadable inputs are reported through the problem
  * hook and left out (a directory that cannot be opened too, rather than stored empty), and make
- * zn_writer_finish() return ZN_ERR_IO (the archive is still complete for everything else). A file whose size or modification time after the read differs from what
- * the walk saw is stored as read (up to the size the walk saw) and reported with
- * ZN_ERR_CHANGED, as tar's "file changed as we read it"; that alone is not an error. A
- * directory walked before under the same stored path (the same device and inode) is not walked
- * again, and is reported once as given more than once (so a filter changed between the calls
- * does not apply to it). */
+ * zn_writer_finish() return ZN_ERR_IO (the archive is still complete for everything else). A file
+ * whose size or modification time after the read differs from what the walk saw is stored as read
+ * (up to the size the walk saw) and reported with ZN_ERR_CHANGED, as tar's "file changed as we read
+ * it"; that alone is not an error. A directory walked before under the same stored path (the same
+ * device and inode) is not walked again, and is reported once as given more than once (so a filter
+ * changed between the calls does not apply to it). */
 ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name);
 
 /* Add one entry from memory. `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes
@@ -227,7 +229,8 @@ ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, co
  * target path is not a regular file of the archive, and an entry below a path that is not a
  * directory (a file or symlink "a", and "a/b"), are left out, reported, and make
  * zn_writer_finish() return ZN_ERR_IO. */
-ZN_API zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data);
+ZN_API zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e,
+                                      const void *data);
 
 /* Reads up to n bytes of an entry's content into buf. Returns how many (0 only at its end), or
  * -1 on failure, with errno saying why if it can. */
@@ -284,14 +287,15 @@ struct zn_reader;
  * a message describing the fault is copied into err[0..err_len). The file must not shrink while
  * the reader is open: reading a mapped part that is gone raises SIGBUS (the command catches it:
  * extract stops as on SIGINT and cleans up, the others exit 3). */
-ZN_API zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, size_t err_len);
+ZN_API zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err,
+                                size_t err_len);
 /* The same from a regular file open for reading on `fd` (standard input redirected from a file,
  * say), whose offset does not matter. The caller keeps `fd` and may close it once this returns.
  * Anything that is not a regular file gives ZN_ERR_INVALID_ARG. */
 ZN_API zn_result zn_reader_open_fd(struct zn_reader **out, int fd, char *err, size_t err_len);
 /* The same from memory; `data` must outlive the reader. Used by the fuzzer and by tests. */
-ZN_API zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t size, char *err,
-				    size_t err_len);
+ZN_API zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t size,
+                                    char *err, size_t err_len);
 ZN_API void zn_reader_close(struct zn_reader *r);
 /* Where the archive is mapped: *base and *size (NULL and 0 for zn_reader_open_mem() or an empty
  * file). For a SIGBUS handler to tell the archive shrinking under the reader (a fault in this
@@ -388,8 +392,9 @@ struct zn_extract_options {
 	 * need the stored owner and group to stay, either way. */
 	int same_permissions;
 	/* Called with zn_extract's ctx once everything is done, in the archive's (stored path)
-	 * order, for each entry extracted (the path as written, after strip_components; not NUL-terminated), as tar -v
-	 * lists them; not called after an error that stopped the extraction. NULL: none. */
+	 * order, for each entry extracted (the path as written, after strip_components; not
+	 * NUL-terminated), as tar -v lists them; not called after an error that stopped the
+	 * extraction. NULL: none. */
 	void (*extracted)(void *ctx, const char *path, size_t path_len);
 	/* As tar -m (--touch): modification times are not restored; what is extracted has the
 	 * time of the extraction. */
@@ -401,10 +406,10 @@ struct zn_extract_options {
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 
-/* Extract entries into directory `dir` (its last component created if missing). `select` (may be NULL = all) picks
- * entries by index: a byte per entry, non-zero to extract. Never writes outside `dir` and never
- * follows a symlink while writing. Damaged entries are reported through `problem`; the others
- * are still extracted; the result is then ZN_ERR_DAMAGED. */
+/* Extract entries into directory `dir` (its last component created if missing). `select` (may be
+ * NULL = all) picks entries by index: a byte per entry, non-zero to extract. Never writes outside
+ * `dir` and never follows a symlink while writing. Damaged entries are reported through `problem`;
+ * the others are still extracted; the result is then ZN_ERR_DAMAGED. */
 ZN_API zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select,
 			    const struct zn_extract_options *opt, zn_problem_fn problem,
 			    zn_progress_fn progress, void *ctx);
@@ -459,9 +464,9 @@ ZN_API uint32_t zn_adler32_combine(uint32_t adler1, uint32_t adler2, uint64_t le
  * no end-of-block code), ZN_ERR_BAD_SYMBOL (litlen 286/287, distance 30/31, a code unused by an
  * incomplete table), ZN_ERR_BAD_DISTANCE (distance reaches before the start of the output or the
  * window), ZN_ERR_TRUNCATED (input ends before the stream does), ZN_ERR_CHECKSUM (Adler-32 or
- * CRC-32 mismatch), ZN_ERR_LENGTH_MISMATCH (gzip ISIZE), ZN_ERR_HEADER_CHECKSUM (gzip FHCRC), ZN_ERR_OUTPUT_FULL (whole-buffer: `out_cap` too small).
- * The decoder never reads outside [in, in+in_len) nor writes outside [out, out+out_cap), whatever
- * the input. */
+ * CRC-32 mismatch), ZN_ERR_LENGTH_MISMATCH (gzip ISIZE), ZN_ERR_HEADER_CHECKSUM (gzip FHCRC),
+ * ZN_ERR_OUTPUT_FULL (whole-buffer: `out_cap` too small). The decoder never reads outside [in,
+ * in+in_len) nor writes outside [out, out+out_cap), whatever the input. */
 enum zn_deflate_format {
 	ZN_FORMAT_RAW = 0,
 	ZN_FORMAT_ZLIB = 1,
@@ -482,10 +487,11 @@ ZN_API void zn_inflater_free(struct zn_inflater *d);
 
 /* What a whole-buffer decode did. Filled on success and on failure. */
 struct zn_inflate_info {
-	uint64_t in_used;  /* input bytes consumed: through the end of the final block (raw, rounded
-			      up to a byte), the Adler-32 (zlib), or the last member and the zero
-			      padding after it (gzip). On error: the input byte where the fault was
-			      found (the byte holding the offending bit, or in_len when truncated). */
+	/* in_used: input bytes consumed: through the end of the final block (raw, rounded up to a
+	 * byte), the Adler-32 (zlib), or the last member and the zero padding after it (gzip). On
+	 * error: the input byte where the fault was found (the byte holding the offending bit, or
+	 * in_len when truncated). */
+	uint64_t in_used;
 	uint64_t out_len;  /* bytes written to `out` (on error: how many were written before the
 			      fault; their content is unspecified) */
 	uint64_t members;  /* gzip: members decoded completely; zlib/raw: 1 after success */

@@ -561,8 +561,8 @@ static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, uid_t 
 		owned = fchownat(fd, "", uid, gid, AT_EMPTY_PATH) == 0;
 		if (!owned) {
 			char msg[96];
-			snprintf(msg, sizeof(msg), "cannot give it its stored owner %u:%u: %s", uid, gid,
-			         strerror(errno));
+			snprintf(msg, sizeof(msg), "cannot give it its stored owner %u:%u: %s", uid,
+			         gid, strerror(errno));
 			xreport(j, e, ZN_OK, msg);
 		}
 	}
@@ -770,7 +770,8 @@ static zn_result build_plan(struct xjob *j)
 		}
 		if (extent_end(cum, zeros, nb, e, &last)) {
 			set_status(j, i, ST_DAMAGED);
-			xreport(j, e, ZN_ERR_CORRUPT, "index describes content outside the data blocks");
+			xreport(j, e, ZN_ERR_CORRUPT,
+			        "index describes content outside the data blocks");
 			continue;
 		}
 		j->pieces[i] = last - fb + 1;
@@ -1016,7 +1017,8 @@ static void write_one(struct xjob *j, struct dircache *dc, uint64_t i, const str
 		if (j->fds[i] == -1 && usable) {
 			int nfd = open_output(j, dc, i);
 			j->fds[i] = nfd < 0 ? -2 : nfd;
-			if (nfd >= 0 && ftruncate(nfd, (off_t)e->size)) { /* pre-size; a hint only */
+			/* Pre-size; a hint only. */
+			if (nfd >= 0 && ftruncate(nfd, (off_t)e->size)) {
 			}
 		}
 		fd = j->fds[i];
@@ -1632,10 +1634,10 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 		if (problem) {
 			char msg[128];
 			snprintf(msg, sizeof(msg),
-				 "index damaged: page %llu (index bytes %llu-%llu) does not match its "
-				 "checksum",
-				 (unsigned long long)p, (unsigned long long)(p * ZN_IX_PAGE),
-				 (unsigned long long)(p * ZN_IX_PAGE + len - 1));
+			         "index damaged: page %llu (index bytes %llu-%llu) does not match "
+			         "its checksum",
+			         (unsigned long long)p, (unsigned long long)(p * ZN_IX_PAGE),
+			         (unsigned long long)(p * ZN_IX_PAGE + len - 1));
 			problem(ctx, "(index)", ZN_ERR_CHECKSUM, msg);
 		}
 	}
@@ -1667,8 +1669,8 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 		structure_damaged = 1;
 		if (problem)
 			problem(ctx, "(data)", ZN_ERR_CORRUPT,
-			        "the blocks do not tile the data area (gaps, overlaps or stray bytes "
-			        "before the index)");
+			        "the blocks do not tile the data area (gaps, overlaps or stray "
+			        "bytes before the index)");
 	}
 	uint64_t bad_row;
 	if (!structure_damaged && zn_fence_check(r, &bad_row) != ZN_OK) {
@@ -1698,14 +1700,16 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 			uint64_t t;
 			if (!e->link || zn_reader_find(r, e->link, e->link_len, &t) != ZN_OK ||
 			    j.ents[t].type != ZN_TYPE_FILE) {
-				xreport(&j, e, ZN_ERR_CORRUPT, "hardlink target missing in the archive");
+				xreport(&j, e, ZN_ERR_CORRUPT,
+				        "hardlink target missing in the archive");
 				st = ST_DAMAGED;
 			} else if (j.status[t] != ST_OK) {
 				xreport(&j, e, ZN_ERR_DAMAGED, "hardlink to a damaged file");
 				st = ST_DAMAGED;
 			}
 		} else if (st == ST_DAMAGED && e->type == ZN_TYPE_FILE && e->path) {
-			xreport(&j, e, ZN_ERR_CHECKSUM, "damaged: content does not match its checksum");
+			xreport(&j, e, ZN_ERR_CHECKSUM,
+			        "damaged: content does not match its checksum");
 		}
 		if (st == ST_OK && !zn_path_is_safe(e->path, e->path_len)) {
 			xreport(&j, e, ZN_ERR_UNSAFE_PATH, "unsafe path (absolute or with '..')");
@@ -2075,7 +2079,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 					rc = -1;
 					uint64_t t;
 					if (zn_reader_find(r, e->link, e->link_len, &t) == ZN_OK &&
-					    j.ents[t].type == ZN_TYPE_FILE && j.status[t] == ST_OK &&
+					    j.ents[t].type == ZN_TYPE_FILE &&
+					    j.status[t] == ST_OK &&
 					    zn_path_is_safe(e->link, e->link_len)) {
 						struct dircache tdc = {.fd = -1, .len = (size_t)-1};
 						char tbase[256];
@@ -2087,8 +2092,10 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 						}
 						dircache_drop(&tdc);
 						free(tdc.path);
-					} else if (zn_reader_find(r, e->link, e->link_len, &t) == ZN_OK &&
-						   (j.status[t] == ST_SKIPPED || j.status[t] == ST_FAILED)) {
+					} else if (zn_reader_find(r, e->link, e->link_len, &t) ==
+					                   ZN_OK &&
+					           (j.status[t] == ST_SKIPPED ||
+					            j.status[t] == ST_FAILED)) {
 						/* Target not selected, or not written (it existed):
 						 * write the content here. */
 						int fd = create_file(&j, dfd, base, e->mode, i,

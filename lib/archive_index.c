@@ -575,7 +575,7 @@ int zn_ix_ensure(struct zn_reader *r, uint64_t off, uint64_t len)
 		return 1;
 	for (uint64_t p = off / ZN_IX_PAGE, last = (off + len - 1) / ZN_IX_PAGE; p <= last; p++) {
 		uint64_t bit = 1ull << (p % 64);
-		/* Pages never change, so a relaxed flag is enough: a race only checks a page twice. */
+		/* Pages never change, so a relaxed flag is enough: a race only checks one twice. */
 		if (atomic_load_explicit(&r->ix_ok[p / 64], memory_order_relaxed) & bit)
 			continue;
 		/* A damaged page is hashed once: every later access to it fails at once, so reading
@@ -695,7 +695,7 @@ void zn_block_release(struct zn_reader *r, uint64_t i)
 	struct zn_blockinfo b;
 	if (!r->mapped || zn_block_info(r, i, &b) != ZN_OK)
 		return;
-	/* Only whole pages inside the block: its neighbours may still be in use by other workers. */
+	/* Only whole pages inside the block: its neighbours may still be used by other workers. */
 	uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t start = ((uintptr_t)(r->map + b.offset) + ps - 1) & ~(ps - 1);
 	uintptr_t end = ((uintptr_t)(r->map + b.offset + b.csize)) & ~(ps - 1);

@@ -47,15 +47,17 @@ static zn_result parse(struct zn_reader *r)
 	const uint8_t *m = r->map;
 	uint64_t size = r->map_size;
 	if (size < ZN_HEADER_SIZE + ZN_FOOTER_SIZE)
-		return fail(r, ZN_ERR_TRUNCATED, "file too short to be a znippy archive (%llu bytes)",
-			    (unsigned long long)size);
+		return fail(r, ZN_ERR_TRUNCATED,
+		            "file too short to be a znippy archive (%llu bytes)",
+		            (unsigned long long)size);
 	if (memcmp(m, ZN_MAGIC, ZN_MAGIC_LEN))
 		return fail(r, ZN_ERR_CORRUPT, "not a znippy archive (bad magic)");
 	uint32_t hver = zn_get_le32(m + 8);
 	if (hver != ZN_FORMAT_VERSION)
 		return fail(r, ZN_ERR_UNSUPPORTED, "unsupported format version %u", hver);
 	if (zn_get_le32(m + 12) != 0)
-		return fail(r, ZN_ERR_UNSUPPORTED, "unknown header flags 0x%x", zn_get_le32(m + 12));
+		return fail(r, ZN_ERR_UNSUPPORTED, "unknown header flags 0x%x",
+		            zn_get_le32(m + 12));
 
 	/* Zero bytes after the footer (a copy padded to a block size, as `dd conv=sync` or a tape
 	 * pads) are passed over, up to 1 MiB of them, as tar passes over its zero blocks. */
@@ -131,7 +133,8 @@ static zn_result parse(struct zn_reader *r)
 	    ZN_INDEX_HEADER_SIZE + (uint64_t)ncols * ZN_COLDIR_SIZE > r->index_size)
 		return fail(r, ZN_ERR_CORRUPT, "bad column count %u", ncols);
 	if (!zn_ix_ensure(r, ZN_INDEX_HEADER_SIZE, (uint64_t)ncols * ZN_COLDIR_SIZE))
-		return fail(r, ZN_ERR_CHECKSUM, "index checksum mismatch (column directory damaged)");
+		return fail(r, ZN_ERR_CHECKSUM,
+		            "index checksum mismatch (column directory damaged)");
 	if (r->chunk_size < ZN_CHUNK_MIN || r->chunk_size > ZN_CHUNK_MAX)
 		return fail(r, ZN_ERR_CORRUPT, "bad chunk size %llu",
 			    (unsigned long long)r->chunk_size);
@@ -362,9 +365,10 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 	*sha = NULL;
 	RETURN_IF_ERROR(offsets_scan(r));
 	const uint8_t *type = zn_row(r, ZN_COL_TYPE, i), *mode = zn_row(r, ZN_COL_MODE, i),
-		      *uid = zn_row(r, ZN_COL_UID, i), *gid = zn_row(r, ZN_COL_GID, i),
-		      *mt = zn_row(r, ZN_COL_MTIME_NS, i), *sz = zn_row(r, ZN_COL_SIZE, i),
-		      *fb = zn_row(r, ZN_COL_FIRST_BLOCK, i), *bo = zn_row(r, ZN_COL_BLOCK_OFFSET, i);
+	              *uid = zn_row(r, ZN_COL_UID, i), *gid = zn_row(r, ZN_COL_GID, i),
+	              *mt = zn_row(r, ZN_COL_MTIME_NS, i), *sz = zn_row(r, ZN_COL_SIZE, i),
+	              *fb = zn_row(r, ZN_COL_FIRST_BLOCK, i),
+	              *bo = zn_row(r, ZN_COL_BLOCK_OFFSET, i);
 	if (!type || !sz || !fb || !bo || *type > ZN_TYPE_HARDLINK)
 		return ZN_ERR_CORRUPT;
 	RETURN_IF_ERROR(get_str(r, ZN_COL_PATH_OFFSETS, i, &e->path, &e->path_len));
@@ -604,8 +608,9 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 			SAFETY_CHECK(r->dctx = zn_dctx_new(), ZN_ERR_NOMEM);
 		/* With `digest_first` the file's SHA-256 is the check, as for a prefix below: the
 		 * block's two XXH3s (of the whole block and of its compressed bytes) would add a
-		 * twentieth to `cat` of the file that ends a block. A damaged block (one flipped byte
-		 * among many packed files) then still holds this file intact if its SHA-256 says so. */
+		 * twentieth to `cat` of the file that ends a block. A damaged block (one flipped
+		 * byte among many packed files) then still holds this file intact if its SHA-256
+		 * says so. */
 		zn_result res;
 		if (digest_first) {
 			atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
@@ -715,7 +720,8 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 	RETURN_IF_ERROR(content_loc(r, i, &e));
 	if (!r->cache && e.size) {
 		/* Whole huge pages: the first use costs one page fault, not 256 for a 1 MiB block
-		 * (0.45 ms of the 3 ms `cat` of the file that ends a block on a 2.45 GHz Zen 3 VM). */
+		 * (0.45 ms of the 3 ms `cat` of the file that ends a block on a 2.45 GHz Zen 3 VM).
+		 */
 		r->cache = zn_big_alloc(zn_big_round(r->chunk_size));
 		if (!r->cache)
 			return ZN_ERR_NOMEM;

@@ -769,7 +769,8 @@ static void *writer_main(void *arg)
 		struct slot *s = NULL;
 		for (;;) {
 			for (unsigned i = 0; i < w->nslots; i++)
-				if (w->slots[i].state == SLOT_DONE && w->slots[i].seq == w->write_seq)
+				if (w->slots[i].state == SLOT_DONE &&
+				    w->slots[i].seq == w->write_seq)
 					s = &w->slots[i];
 			if (s || (w->producer_done && w->write_seq == w->next_seq))
 				break;
@@ -931,8 +932,8 @@ static void queue_slot(struct zn_writer *w, struct slot *s)
 	pthread_mutex_unlock(&w->mu);
 }
 
-static zn_result add_seg(struct zn_writer *w, struct slot *s, uint64_t entry, uint64_t len, int first,
-			 int last)
+static zn_result add_seg(struct zn_writer *w, struct slot *s, uint64_t entry, uint64_t len,
+                         int first, int last)
 {
 	if (grow((void **)&s->segs, &s->segs_cap, s->nsegs + 1, sizeof(*s->segs)))
 		return ZN_ERR_NOMEM;
@@ -1477,7 +1478,8 @@ static void fill_stat(struct zn_writer *w, struct went *e, const struct stat *st
 	e->gname = lookup_name(w, &w->gcache, st->st_gid, 1);
 	e->mtime_ns = mtime_ns_of(st);
 	if (e->mtime_ns == INT64_MAX || e->mtime_ns == INT64_MIN)
-		report(w, e->path, ZN_OK, "modification time outside 1677-2262; stored as the nearest");
+		report(w, e->path, ZN_OK,
+		       "modification time outside 1677-2262; stored as the nearest");
 }
 
 /* Hardlinked inodes seen so far: returns the entry that first stored this inode, or -1. */
@@ -3563,10 +3565,11 @@ zn_result zn_writer_finish(struct zn_writer *w)
 			below_why = NULL;
 			for (size_t len = parent; len;) {
 				const struct went *a = find_row(w, order, m, e->path, --len);
-				if (a && (a->type != ZN_TYPE_DIR || a->dropped))
-					below_why = a->dropped ? "below a path that was left out; not stored"
-							 : "below a path of the archive that is not a "
-							   "directory; not stored";
+				if (a && a->dropped)
+					below_why = "below a path that was left out; not stored";
+				else if (a && a->type != ZN_TYPE_DIR)
+					below_why = "below a path of the archive that is not a "
+					            "directory; not stored";
 				if (a)
 					break; /* the nearest existing ancestor settles it */
 				while (len && e->path[len - 1] != '/')

@@ -408,7 +408,8 @@ static int read_trailer(struct zn_inflater *d, struct io *io)
 		SAFETY_CHECK(want == d->check, fail(d, ZN_ERR_CHECKSUM));
 	} else if (d->format == ZN_FORMAT_GZIP) {
 		SAFETY_CHECK(zn_get_le32(d->trailer) == d->check, fail(d, ZN_ERR_CHECKSUM));
-		SAFETY_CHECK(zn_get_le32(d->trailer + 4) == d->isize, fail(d, ZN_ERR_LENGTH_MISMATCH));
+		SAFETY_CHECK(zn_get_le32(d->trailer + 4) == d->isize,
+		             fail(d, ZN_ERR_LENGTH_MISMATCH));
 	}
 	d->members++;
 	if (d->format == ZN_FORMAT_GZIP) {
@@ -840,8 +841,8 @@ static ZN_FORCEINLINE int run_generic(struct zn_inflater *d, struct io *io, cons
 			r = read_gzip_header(d, io);
 			break;
 		case ST_SKIP_BITS:
-			/* Wait for a header's worth of input, as read_block_header does: refilling from
-			 * fewer bytes would pad with zeros as if the input had ended. */
+			/* Wait for a header's worth of input, as read_block_header does: refilling
+			 * from fewer bytes would pad with zeros as if the input had ended. */
 			if (!io->final && (size_t)(io->in_end - io->in) < HEADER_MARGIN)
 				return R_IN;
 			refill_careful(io);

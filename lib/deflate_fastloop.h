@@ -83,7 +83,8 @@ static FL_ATTR int FL_NAME(FL_CTX *c)
 		out += (lit_ >> 6) & 3;                                                            \
 	} while (0)
 	/* Four literal steps and the next lookup must fit in the 64 bits one refill loads. */
-	_Static_assert(5 * LITLEN_TABLEBITS <= 64, "four literal steps need LITLEN_TABLEBITS <= 12");
+	_Static_assert(5 * LITLEN_TABLEBITS <= 64,
+	               "four literal steps need LITLEN_TABLEBITS <= 12");
 
 	if (in >= in_limit || out >= out_limit)
 		return FL_LIMIT;

@@ -70,7 +70,8 @@ int cli_option_error(const char *cmd, int c, char *const *argv)
 	/* getopt leaves optind on a group of short options until its last letter is read, and
 	 * past a long option: which argument failed is found by looking at both. */
 	const char *cur = argv[optind], *prev = optind > 0 ? argv[optind - 1] : NULL;
-	if (optopt > 0 && optopt < 256 && (in_short_group(cur, optopt) || in_short_group(prev, optopt))) {
+	if (optopt > 0 && optopt < 256 &&
+	    (in_short_group(cur, optopt) || in_short_group(prev, optopt))) {
 		if (c == ':')
 			return cli_usage_error(cmd, "option '-%c' requires an argument", optopt);
 		return cli_usage_error(cmd, "invalid option -- '%c'", optopt);
@@ -185,7 +186,7 @@ double cli_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* ---- progress ---------------------------------------------------------------------------------- */
+/* ---- progress -------------------------------------------------------------------------------- */
 static double progress_start, progress_last;
 static int progress_shown;
 

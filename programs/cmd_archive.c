@@ -170,7 +170,7 @@ static zn_result open_reader(const char *path, struct zn_reader **r)
 	return res == ZN_ERR_NOT_FOUND ? ZN_ERR_IO : res;
 }
 
-/* ---- create ------------------------------------------------------------------------------------ */
+/* ---- create ---------------------------------------------------------------------------------- */
 
 static const char create_help[] =
 	"Usage: znippy create -o OUT [OPTIONS] PATH...    (or --files-from LIST)\n"
@@ -811,7 +811,7 @@ fail_early:
 	return EXIT_SYSTEM;
 }
 
-/* ---- selection by patterns --------------------------------------------------------------------- */
+/* ---- selection by patterns ------------------------------------------------------------------- */
 
 /* Marks in sel the entries the PATTERNs select among those `allowed` marks (NULL: all; what
  * --exclude leaves out is not found, as with tar); returns how many PATTERNs selected nothing
@@ -944,7 +944,7 @@ static int select_kept(struct zn_reader *r, struct excludes *x, char **pats, int
 	return missing;
 }
 
-/* ---- extract ----------------------------------------------------------------------------------- */
+/* ---- extract --------------------------------------------------------------------------------- */
 
 static int extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *sel,
                              unsigned strip, int verbose);
@@ -1216,7 +1216,7 @@ int cmd_extract(int argc, char **argv)
 	return missing ? EXIT_DAMAGED : EXIT_OK;
 }
 
-/* ---- list -------------------------------------------------------------------------------------- */
+/* ---- list ------------------------------------------------------------------------------------ */
 
 static const char list_help[] =
 	"Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
@@ -1500,7 +1500,7 @@ int cmd_list(int argc, char **argv)
 	return (missing || bad) ? EXIT_DAMAGED : EXIT_OK;
 }
 
-/* ---- verify ------------------------------------------------------------------------------------ */
+/* ---- verify ---------------------------------------------------------------------------------- */
 
 static const char verify_help[] =
 	"Usage: znippy verify ARCHIVE [OPTIONS]\n"
@@ -1562,7 +1562,7 @@ int cmd_verify(int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* ---- cat --------------------------------------------------------------------------------------- */
+/* ---- cat ------------------------------------------------------------------------------------- */
 
 static const char cat_help[] =
 	"Usage: znippy cat ARCHIVE PATH...\n"
@@ -1752,11 +1752,11 @@ int cmd_cat(int argc, char **argv)
 	return rc;
 }
 
-/* ---- info -------------------------------------------------------------------------------------- */
+/* ---- info ------------------------------------------------------------------------------------ */
 
 #define S(n) ((n) == 1 ? "" : "s")
 
-/* ---- diff -------------------------------------------------------------------------------------- */
+/* ---- diff ------------------------------------------------------------------------------------ */
 
 static const char diff_help[] =
 	"Usage: znippy diff ARCHIVE [-C DIR] [PATTERN...]\n"

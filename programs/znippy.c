@@ -41,7 +41,8 @@ int main(int argc, char **argv)
 	int flushed = fflush(stdout) == 0, e = errno;
 	if (!flushed || ferror(stdout)) {
 		if (rc == EXIT_OK) /* an earlier failed write left no errno of its own */
-			cli_error("write error on standard output: %s", strerror(!flushed && e ? e : EIO));
+			cli_error("write error on standard output: %s",
+			          strerror(!flushed && e ? e : EIO));
 		return rc == EXIT_OK ? EXIT_SYSTEM : rc;
 	}
 	return rc;

@@ -1,4 +1,5 @@
-/* cpu_features_arm.c - aarch64 feature detection from the kernel's HWCAP bits (cached by lib/common). */
+/* cpu_features_arm.c - aarch64 feature detection from the kernel's HWCAP bits (cached by
+ * lib/common). */
 #if defined(__linux__)
 #include <sys/auxv.h>
 #endif

@@ -66,8 +66,8 @@ static uint32_t masked(uint32_t f)
 
 uint32_t zn_cpu_features(void)
 {
-	/* 0 means "not yet known": zn_cpu_detect() always sets ZN_CPU_DETECTED. Racing first callers
-	 * compute the same value; relaxed atomics make that well-defined. */
+	/* 0 means "not yet known": zn_cpu_detect() always sets ZN_CPU_DETECTED. Racing first
+	 * callers compute the same value; relaxed atomics make that well-defined. */
 	static _Atomic uint32_t cached;
 	uint32_t f = atomic_load_explicit(&cached, memory_order_relaxed);
 	if (__builtin_expect(f != 0, 1))

@@ -3,7 +3,9 @@
 
 static void cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
 {
-	__asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
+	__asm__ volatile("cpuid"
+	                 : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
+	                 : "a"(leaf), "c"(sub));
 }
 
 static uint64_t xgetbv0(void)
