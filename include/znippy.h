@@ -324,9 +324,17 @@ ZN_API uint64_t zn_reader_count(const struct zn_reader *r);
 ZN_API zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e);
 /* As zn_reader_entry, for a row of which fields that only describe the entry lie on a damaged
  * index page: those are left 0 (a lost name NULL) and said in *lost (ZN_LOST_* bits; 0 for a
- * whole row), so that the entry can still be found and its content read and checked. Damage to
- * its path, type, size, place, link target or digest still fails it. */
-enum { ZN_LOST_MODE = 1, ZN_LOST_OWNER = 2, ZN_LOST_NAMES = 4, ZN_LOST_MTIME = 8 };
+ * whole row), so that the entry can still be found and its content read and checked. A lost
+ * SHA-256 (ZN_LOST_DIGEST) leaves has_digest 0: the content is then checked by its blocks'
+ * XXH3 alone (zn_reader_read_entry still refuses it, as zn_extract does with check_digest).
+ * Damage to its path, type, size, place or link target still fails it. */
+enum {
+	ZN_LOST_MODE = 1,
+	ZN_LOST_OWNER = 2,
+	ZN_LOST_NAMES = 4,
+	ZN_LOST_MTIME = 8,
+	ZN_LOST_DIGEST = 16,
+};
 ZN_API zn_result zn_reader_entry_lost(struct zn_reader *r, uint64_t i, struct zn_entry *e,
                                       unsigned *lost);
 /* Entry i's type (ZN_TYPE_*) alone: one row of one column, where zn_reader_entry reads every

@@ -61,7 +61,7 @@ struct xent {
 	uint32_t path_len, link_len, mode, uid, gid, first_block;
 	uint8_t type, uname_len, gname_len;
 	uint8_t has_digest : 1;
-	uint8_t lost : 4; /* ZN_LOST_*: fields of the row that could not be read (read_entry) */
+	uint8_t lost : 5; /* ZN_LOST_*: fields of the row that could not be read (read_entry) */
 	uint32_t strip; /* bytes of the stored path before `path` (strip_components) */
 };
 
@@ -1076,7 +1076,7 @@ static void write_piece(struct xjob *j, struct dircache *dc, const struct xseg *
 static void judge_copies(struct xjob *j, uint64_t i, const uint8_t *got)
 {
 	for (uint64_t c = j->copy_next ? j->copy_next[i] : 0; c; c = j->copy_next[c - 1])
-		if (!got || memcmp(got, j->ents[c - 1].sha256, 32))
+		if (!got || (j->ents[c - 1].has_digest && memcmp(got, j->ents[c - 1].sha256, 32)))
 			downgrade_status(j, c - 1, ST_DAMAGED);
 }
 
@@ -1115,8 +1115,13 @@ static void hash_piece(struct xjob *j, struct last_hash *h, const struct xseg *s
 {
 	uint64_t i = s->entry;
 	struct xent *e = &j->ents[i];
-	if (!e->has_digest)
+	if (!e->has_digest) {
+		/* Asked to check digests, extraction keeps no file whose digest the index lost
+		 * (verify names it as such: report_lost). */
+		if ((e->lost & ZN_LOST_DIGEST) && !j->verify)
+			downgrade_status(j, i, ST_DAMAGED);
 		return;
+	}
 	if (j->pieces[i] == 1) {
 		if (!data)
 			return; /* the block failed to load: already marked damaged */
@@ -1318,7 +1323,7 @@ static int read_entry(struct xjob *j, uint64_t i, struct xent *x)
 	        .first_block = e.first_block,
 	        .type = (uint8_t)e.type,
 	        .has_digest = e.has_digest != 0,
-	        .lost = lost & 15,
+	        .lost = lost & 31,
 	        .uname_len = (uint8_t)e.uname_len,
 	        .gname_len = (uint8_t)e.gname_len,
 	};

@@ -377,8 +377,12 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 	const int uname_ok = get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len) == ZN_OK;
 	const int gname_ok = get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len) == ZN_OK;
 	const int names = uname_ok && gname_ok;
+	if (r->digest == ZN_DIGEST_SHA256 && *type == ZN_TYPE_FILE)
+		*sha = zn_row(r, ZN_COL_SHA256, i);
+	const int sha_lost = r->digest == ZN_DIGEST_SHA256 && *type == ZN_TYPE_FILE && !*sha;
 	unsigned miss = (mode ? 0 : ZN_LOST_MODE) | (uid && gid ? 0 : ZN_LOST_OWNER) |
-	                (names ? 0 : ZN_LOST_NAMES) | (mt ? 0 : ZN_LOST_MTIME);
+	                (names ? 0 : ZN_LOST_NAMES) | (mt ? 0 : ZN_LOST_MTIME) |
+	                (sha_lost ? ZN_LOST_DIGEST : 0);
 	if (miss && !lost)
 		return ZN_ERR_CORRUPT;
 	if (lost)
@@ -393,11 +397,7 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 	e->size = e->type == ZN_TYPE_FILE ? zn_get_le64(sz) : 0;
 	e->first_block = zn_get_le32(fb);
 	e->block_offset = zn_get_le32(bo);
-	if (r->digest == ZN_DIGEST_SHA256 && e->type == ZN_TYPE_FILE) {
-		if (!(*sha = zn_row(r, ZN_COL_SHA256, i)))
-			return ZN_ERR_CORRUPT;
-		e->has_digest = 1;
-	}
+	e->has_digest = *sha != NULL;
 	return ZN_OK;
 }
 
@@ -415,9 +415,9 @@ void zn_lost_message(unsigned lost, char out[96])
 {
 	if (lost & ZN_LOST_OWNER)
 		lost &= ~(unsigned)ZN_LOST_NAMES; /* the owner: ids and names */
-	static const char *const names[] = {"mode", "owner", "owner's names", "time"};
+	static const char *const names[] = {"mode", "owner", "owner's names", "time", "digest"};
 	int at = snprintf(out, 96, "index damaged: its"), first = at;
-	for (unsigned k = 0, left = lost & 15; k < 4; k++, left >>= 1)
+	for (unsigned k = 0, left = lost & 31; k < 5; k++, left >>= 1)
 		if (left & 1)
 			at += snprintf(out + at, 96 - (size_t)at, "%s %s",
 			               at == first ? ""

@@ -1488,8 +1488,8 @@ int cmd_list(int argc, char **argv)
 	free(copy);
 	zn_reader_close(r);
 	if (nlost)
-		cli_error("%s: index damaged: %llu %s listed without the mode, owner or time the "
-		          "index lost%s",
+		cli_error("%s: index damaged: %llu %s listed without the mode, owner, time or "
+		          "digest the index lost%s",
 		          path, (unsigned long long)nlost, nlost == 1 ? "entry" : "entries",
 		          lng || json ? " ('?', or left out of --json)" : "");
 	bad |= nlost != 0;
@@ -1740,9 +1740,16 @@ int cmd_cat(int argc, char **argv)
 			          dir ? "is a directory"
 			              : alen && arg[alen - 1] == '/' ? "not a directory"
 			                                             : "not a regular file");
+		} else {
+			/* A file whose digest the index lost cannot be checked: say so. */
+			struct zn_entry e;
+			unsigned lost = 0;
+			char msg[96];
+			if (res == ZN_ERR_CORRUPT &&
+			    zn_reader_entry_lost(r, idx, &e, &lost) == ZN_OK && lost)
+				zn_lost_message(lost, msg);
+			cli_error("%s: %s", argv[i], lost ? msg : zn_result_message(res));
 		}
-		else
-			cli_error("%s: %s", argv[i], zn_result_message(res));
 		int code = res == ZN_ERR_INVALID_ARG ? EXIT_DAMAGED : cli_exit_code(res);
 		rc = damage_first(rc, code);
 		if (res == ZN_ERR_IO)

@@ -550,7 +550,17 @@ code 3 "a directory as ARCHIVE" "$Z" list "$R"
 check "...says why" grep -q "not a regular file, a pipe or standard input" "$T/stderr"
 mkdir -p "$R/ix" && (cd "$R/ix" && for i in $(seq 1000 1999); do echo $i >f$i; done)
 "$Z" create -q -o "$R.ix.zn" -C "$R/ix" . && cp "$R.ix.zn" "$R.ixd.zn"
-printf 'A' | dd of="$R.ixd.zn" bs=1 seek=$(($(stat -c %s "$R.ixd.zn") - 8192)) conv=notrunc status=none
+# a byte of the block_offset column (17): the rows on that page cannot be placed, so not read
+python3 - "$R.ixd.zn" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+ixoff, ixsize = struct.unpack_from("<QQ", b, len(b) - 64)
+for c in range(struct.unpack_from("<I", b, ixoff + 4)[0]):
+    cid, off = struct.unpack_from("<I4xQ", b, ixoff + 64 + 32 * c)
+    if cid == 17:
+        b[ixoff + off + 100] ^= 0x41
+open(sys.argv[1], "wb").write(b)
+PY
 code 1 "list PATTERN over an index with a damaged page" "$Z" list "$R.ixd.zn" nothere
 check "...says the pattern was not found among the readable entries, and names the damaged ones in one line" \
 	sh -c 'grep -q "nothere: not found among the entries that can be read ([0-9]* of the index" "$1" &&
@@ -1049,11 +1059,32 @@ check "...(nothing extracted)" test -z "$(find "$L/z" -type f)"
 code 1 "...list" "$Z" list "$L/t.zn"
 check "...lists every path" test "$("$Z" list "$L/t.zn" 2>/dev/null | wc -l)" -eq 3001
 check "...and says how many lost what, once" \
-	test "$(cat "$T/stderr")" = "znippy: $L/t.zn: index damaged: $nt entries listed without the mode, owner or time the index lost"
+	test "$(cat "$T/stderr")" = "znippy: $L/t.zn: index damaged: $nt entries listed without the mode, owner, time or digest the index lost"
 check "...list -l shows '?' for their times" \
 	test "$("$Z" list -l "$L/t.zn" 2>/dev/null | grep -c '????-??-?? ??:?? dir/')" -eq "$nt"
 check "...list --json leaves their times out" \
 	test "$("$Z" list --json "$L/t.zn" 2>/dev/null | grep -vc mtime)" -eq "$nt"
+# the same for the digest column (15, raw): the content is still checked by its blocks' XXH3
+flip_page "$L/a.zn" 15 "$L/d.zn"
+code 1 "digests lost to index damage: verify" "$Z" verify "$L/d.zn"
+nd=$(grep -c '^znippy: dir/f[0-9]*: index damaged: its digest cannot be read$' "$T/stderr")
+check "...names each such file by its path ($nd)" test "$nd" -gt 0 -a "$nd" -lt 3000
+code 1 "...extract" "$Z" extract "$L/d.zn" -C "$L/xd"
+check "...names the same files" \
+	test "$(grep -c ': index damaged: its digest cannot be read$' "$T/stderr")" -eq "$nd"
+check "...and extracts every file, the content right" diff -r "$L/src" "$L/xd"
+code 1 "...extract --check-digest" "$Z" extract --check-digest "$L/d.zn" -C "$L/xc"
+check "...leaves exactly those files out, as damaged" \
+	test "$(find "$L/xc" -type f | wc -l)" -eq $((3000 - nd)) -a \
+	"$(grep -c ': damaged in the archive; not extracted$' "$T/stderr")" -eq "$nd"
+code 1 "...list" "$Z" list "$L/d.zn"
+check "...lists every path" test "$("$Z" list "$L/d.zn" 2>/dev/null | wc -l)" -eq 3001
+check "...list --json leaves their digests out (and the directory has none)" \
+	test "$("$Z" list --json "$L/d.zn" 2>/dev/null | grep -vc sha256)" -eq $((nd + 1))
+lostd=$("$Z" verify "$L/d.zn" 2>&1 | grep -m1 ': index damaged: its digest' | sed 's/^znippy: //; s/: index damaged.*//')
+code 1 "...cat refuses such a file, saying why" "$Z" cat "$L/d.zn" "$lostd"
+check "...(its digest cannot be read)" \
+	test "$(cat "$T/stderr")" = "znippy: $lostd: index damaged: its digest cannot be read"
 # COUNT directories d0000.. under DIR, each holding a file f, with scattered modes or (as root)
 # owners, set-id files and 0750 directories: so that those columns are many index pages long.
 scattered_tree() { # dir seed count modes|owners
