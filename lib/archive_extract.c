@@ -2058,6 +2058,10 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		close(fd);
 		settle_temp(&j, &dc, i);
 	}
+	/* Hardlinks whose target is not extracted: the first of each group gets the content, and
+	 * stand_in[target] = its index + 1, for the others to link to (calloc'd on first need; a
+	 * failed allocation only writes the content again for each). */
+	uint64_t *stand_in = NULL;
 	for (uint64_t i = 0; i < j.n; i++) {
 		struct xent *e = &j.ents[i];
 		if (j.status[i] != ST_OK)
@@ -2100,9 +2104,30 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 					} else if (zn_reader_find(r, e->link, e->link_len, &t) ==
 					                   ZN_OK &&
 					           (j.status[t] == ST_SKIPPED ||
+					            j.status[t] == ST_FAILED) &&
+					           stand_in && stand_in[t] &&
+					           j.status[stand_in[t] - 1] == ST_OK) {
+						/* An earlier link of the group holds the content
+						 * already: this one links to it, as on disk. */
+						struct dircache tdc = {.fd = -1, .len = (size_t)-1};
+						char tbase[256];
+						int tfd = parent_fd(&j, &tdc, &j.ents[stand_in[t] - 1],
+						                    tbase, sizeof(tbase));
+						if (tfd >= 0) {
+							struct linkspec l = {NULL, tfd, tbase};
+							rc = place_link(&j, &l, dfd, base, i);
+						}
+						dircache_drop(&tdc);
+						free(tdc.path);
+					} else if (zn_reader_find(r, e->link, e->link_len, &t) ==
+					                   ZN_OK &&
+					           (j.status[t] == ST_SKIPPED ||
 					            j.status[t] == ST_FAILED)) {
 						/* Target not selected, or not written (it existed):
-						 * write the content here. */
+						 * write the content here, and link the group's other
+						 * members to this one. */
+						if (!stand_in)
+							stand_in = calloc(j.n, sizeof(*stand_in));
 						int fd = create_file(&j, dfd, base, e->mode, i,
 						                     &temp);
 						if (fd >= 0) {
@@ -2118,6 +2143,8 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 								                 temp, !rc);
 							else if (rc)
 								unlinkat(dfd, base, 0);
+							if (!rc && stand_in)
+								stand_in[t] = i + 1;
 							if (got == ZN_ERR_CHECKSUM ||
 							    got == ZN_ERR_CORRUPT) {
 								rc = -1;
@@ -2166,6 +2193,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 			free(target);
 		}
 	}
+	free(stand_in);
 	halted(&j); /* a stop that came after the last check still makes the result CANCELED */
 	/* Entries extracted without what the damaged index lost of them, in path order; an
 	 * existing directory kept under keep_dirs (unless it was to get its lost time) and files

@@ -919,6 +919,14 @@ check "...a symlink as stored" test "$(readlink "$K/o1/doc/link")" = ../README
 code 0 "--strip-components 2, the hardlink's target stripped away" \
 	"$Z" extract -q --strip-components 2 "$K/s.zn" -C "$K/o2"
 check "...gets the content instead" test "$(cat "$K/o2/README.hard")" = readme
+mkdir -p "$K/g/z" && echo G >"$K/g/a" && ln "$K/g/a" "$K/g/z/b" && ln "$K/g/a" "$K/g/z/c"
+"$Z" create -q -o "$K/g.zn" -C "$K/g" a z
+code 0 "two hardlinks whose target is stripped away" "$Z" extract -q --strip-components 1 "$K/g.zn" -C "$K/o7"
+check "...stay one file: the first gets the content, the other links to it" \
+	test "$(stat -c '%h %i' "$K/o7/b")" = "$(stat -c '%h %i' "$K/o7/c")" -a "$(stat -c %h "$K/o7/b")" = 2 \
+	-a "$(cat "$K/o7/c")" = G
+code 0 "...the same when a PATTERN leaves the target out" "$Z" extract -q "$K/g.zn" -C "$K/o8" z
+check "...(one file, two names)" test "$(stat -c %i "$K/o8/z/b")" = "$(stat -c %i "$K/o8/z/c")"
 code 0 "a PATTERN matches the stored path" "$Z" extract -q --strip-components 2 "$K/s.zn" -C "$K/o3" pkg-1.0/src
 check "...and the file lands stripped" test "$(cd "$K/o3" && find . | sort | tr '\n' ' ')" = ". ./main.c "
 code 2 "--strip-components x" "$Z" extract --strip-components x "$K/s.zn" -C "$K/o4"
