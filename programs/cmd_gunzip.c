@@ -49,6 +49,7 @@ static const char gunzip_help[] =
         "  -n, --no-name      the name from FILE.gz and its time (the default, as gzip)\n"
         "  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
         "  -q, --quiet        no warnings; with -l, no heading and no totals\n"
+        "  -V, --version      print the version\n"
         "  -h, --help         this help\n"
         "Exit status: 0 success, 1 damaged or invalid input, or a FILE or output refused\n"
         "(a symlink, directory, set-id or linked file, an unknown suffix, an existing output\n"
@@ -739,6 +740,10 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 			fputs(gunzip_help, stdout);
 			free(files);
 			return EXIT_OK;
+		} else if (!strcmp(a, "--version")) {
+			printf("znippy %s\n", zn_version());
+			free(files);
+			return EXIT_OK;
 		} else if (!strcmp(a, "--stdout") || !strcmp(a, "--to-stdout")) {
 			op.to_stdout = 1;
 		} else if (!strcmp(a, "--keep")) {
@@ -823,6 +828,10 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 					break;
 				case 'h':
 					fputs(gunzip_help, stdout);
+					free(files);
+					return EXIT_OK;
+				case 'V':
+					printf("znippy %s\n", zn_version());
 					free(files);
 					return EXIT_OK;
 				case 'o':

@@ -80,12 +80,13 @@ static int run(int argc, char **argv)
 		return EXIT_OK;
 	}
 	argc--, argv++;
-	/* "znippy COMMAND --version", as tar and gzip take it after a command too: among the
-	 * options before the first operand (gunzip and zcat read their own). */
+	/* "znippy COMMAND --version" (or -V, which no command takes for anything else), as tar
+	 * and gzip take it after a command too: among the options before the first operand
+	 * (gunzip and zcat read their own). */
 	for (int i = 1; i < argc && strcmp(cmd, "gunzip") && strcmp(cmd, "zcat"); i++) {
 		if (argv[i][0] != '-' || !argv[i][1] || !strcmp(argv[i], "--"))
 			break;
-		if (!strcmp(argv[i], "--version")) {
+		if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
 			printf("znippy %s\n", zn_version());
 			return EXIT_OK;
 		}

@@ -215,6 +215,10 @@ code 0 "--help" "$Z" create --help
 code 0 "--version" "$Z" --version
 code 0 "--version after a command, as tar's" "$Z" info --version
 check "...prints the version" test "$("$Z" info --version)" = "$("$Z" --version)"
+for c in list create gunzip zcat; do
+	check "-V and --version after '$c'" \
+		test "$("$Z" $c -V)" = "$("$Z" --version)" -a "$("$Z" $c --version)" = "$("$Z" --version)"
+done
 code 2 "info: an unknown option" "$Z" info "$A" --frob
 check "...named as one" grep -qx "znippy info: unrecognized or ambiguous option '--frob'" "$T/stderr"
 code 2 "cat: an unknown option before ARCHIVE" "$Z" cat --frob "$A" x
