@@ -592,6 +592,15 @@ int zn_ix_ensure(struct zn_reader *r, uint64_t off, uint64_t len)
 	return 1;
 }
 
+uint64_t zn_reader_index_damage(struct zn_reader *r)
+{
+	uint64_t bad = 0;
+	for (uint64_t p = 0; r && p * ZN_IX_PAGE < r->index_size; p++)
+		bad += !zn_ix_ensure(r, p * ZN_IX_PAGE,
+		                     ZN_MIN((uint64_t)ZN_IX_PAGE, r->index_size - p * ZN_IX_PAGE));
+	return bad;
+}
+
 const uint8_t *zn_row(struct zn_reader *r, int id, uint64_t i)
 {
 	struct zn_column *c = &r->cols[id];

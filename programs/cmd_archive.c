@@ -245,7 +245,9 @@ static const char create_help[] =
 	"it does without devices, FIFOs and sockets, which it cannot hold (named; exit status 3).\n"
 	"A file that changed while it was read is stored as read, named with tar's warning, and\n"
 	"leaves exit status 1, as with tar; so does one removed after its directory was read\n"
-	"(\"file removed before we read it\", not stored).\n";
+	"(\"file removed before we read it\", not stored). One that shrank while read is kept at\n"
+	"the size it had, padded with zeros, as tar does, when it is larger than a chunk (its\n"
+	"first chunks were on their way): as zeros stand for data, that leaves exit status 3.\n";
 
 struct exclude {
 	char *glob;	/* in the form stored paths have */
@@ -2071,7 +2073,9 @@ int cmd_diff(int argc, char **argv)
 
 static const char info_help[] =
 	"Usage: znippy info ARCHIVE\n"
-	"Entry counts, sizes, ratio, codec and level, chunk size, index size.\n"
+	"Entry counts, sizes, ratio, codec and level, chunk size, index size. Every page of the\n"
+	"index is checked (not the data blocks: that is verify's work); a damaged one is named on\n"
+	"stderr, after the summary, and leaves exit status 1.\n"
 	"\n"
 	"  -h, --help            this help\n"
 	"\n" STDIN_HELP EXIT_CODES_HELP;
@@ -2089,6 +2093,7 @@ int cmd_info(int argc, char **argv)
 		return cli_exit_code(res);
 	struct zn_archive_info in;
 	zn_reader_info(r, &in);
+	uint64_t bad_pages = zn_reader_index_damage(r);
 	zn_reader_close(r);
 	printf("format version:   %u\n", in.format_version);
 	printf("entries:          %llu (%llu file%s, %llu director%s, %llu symlink%s, %llu "
@@ -2113,5 +2118,12 @@ int cmd_info(int argc, char **argv)
 	printf("chunk size:       %llu\n", (unsigned long long)in.chunk_size);
 	printf("index bytes:      %llu\n", (unsigned long long)in.index_bytes);
 	printf("digest:           %s\n", in.digest == ZN_DIGEST_SHA256 ? "sha256" : "none");
+	if (bad_pages) {
+		cli_error("%s: index damaged: %llu of its %llu pages do not match their checksums; "
+		          "the counts above are of the rows that can be read (run verify)",
+		          argv[optind], (unsigned long long)bad_pages,
+		          (unsigned long long)((in.index_bytes + 4095) / 4096));
+		return EXIT_DAMAGED;
+	}
 	return EXIT_OK;
 }

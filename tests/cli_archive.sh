@@ -1094,6 +1094,9 @@ check "...lists every path" test "$("$Z" list "$L/d.zn" 2>/dev/null | wc -l)" -e
 check "...list --json leaves their digests out (and the directory has none)" \
 	test "$("$Z" list --json "$L/d.zn" 2>/dev/null | grep -vc sha256)" -eq $((nd + 1))
 lostd=$("$Z" verify "$L/d.zn" 2>&1 | grep -m1 ': index damaged: its digest' | sed 's/^znippy: //; s/: index damaged.*//')
+code 1 "...info checks the index pages" "$Z" info "$L/d.zn"
+check "...and names the damage" grep -q "d.zn: index damaged: 1 of its [0-9]* pages do not match" "$T/stderr"
+code 0 "...info of the undamaged archive" "$Z" info "$L/a.zn"
 code 1 "...cat refuses such a file, saying why" "$Z" cat "$L/d.zn" "$lostd"
 check "...(its digest cannot be read)" \
 	test "$(cat "$T/stderr")" = "znippy: $lostd: index damaged: its digest cannot be read"
