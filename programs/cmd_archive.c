@@ -1227,12 +1227,15 @@ static const char list_help[] =
 	"bidirectional and zero-width marks, and bytes that are not UTF-8 are shown as C escapes\n"
 	"(\\\\, \\t, \\n, \\ooo).\n"
 	"\n"
-	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path; a file\n"
-	"               stored once for identical ones has its size stored with the first in\n"
-	"               path order, 0 with the others (-v, --verbose: the same, as tar -tv)\n"
+	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path; the\n"
+	"               stored size of a file packed with others is its share of their block,\n"
+	"               rounded down (0 for the smallest); a file stored once for identical ones\n"
+	"               has it with the first in path order, 0 with the others (-v, --verbose:\n"
+	"               the same, as tar -tv)\n"
 	"      --json   one JSON object per line with every field (exact bytes of names that are\n"
 	"               not UTF-8 in \"path_hex\"; a field a damaged index lost is left out, where\n"
-	"               -l shows '?', or for a lost name the id)\n"
+	"               -l shows '?', or for a lost name the id; so are user and group names the\n"
+	"               archive does not hold)\n"
 	"      --exclude GLOB, -X FILE\n"
 	"               leave out what GLOB (each line of FILE) matches, as extract's\n"
 	"  -h, --help   this help\n"
@@ -1406,12 +1409,12 @@ int cmd_list(int argc, char **argv)
 				fprintf(f, ",\"mode\":\"%04o\"", e.mode);
 			if (!(lost & ZN_LOST_OWNER))
 				fprintf(f, ",\"uid\":%u,\"gid\":%u", e.uid, e.gid);
-			/* A name that was lost is NULL (one that was never stored is ""). */
-			if (e.uname || !(lost & ZN_LOST_NAMES)) {
+			/* A name never stored (--numeric-owner) is left out, as one that was lost. */
+			if (e.uname_len) {
 				fputc(',', f);
 				put_json_str(f, "user", e.uname, e.uname_len);
 			}
-			if (e.gname || !(lost & ZN_LOST_NAMES)) {
+			if (e.gname_len) {
 				fputc(',', f);
 				put_json_str(f, "group", e.gname, e.gname_len);
 			}

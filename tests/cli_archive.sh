@@ -811,6 +811,9 @@ check "...an older time kept, later ones clamped" test "$("$Z" list --json "$MT/
 "$Z" create -q -o "$MT/n.zn" --owner joe:77 --group 0 --mtime 2020-01-02T03:04:05+02:00 -C "$MT/one" t/x
 check "--owner NAME:ID, --group ID (its name here), --mtime with a zone" \
 	test "$("$Z" list --json "$MT/n.zn" | grep -o '"uid":77,"gid":0,"user":"joe","group":"root".*"mtime":"2020-01-02T01:04:05.000000000Z"' | wc -l)" = 1
+"$Z" create -q -o "$MT/nn.zn" --numeric-owner -C "$MT/one" t/x
+check "--numeric-owner: list --json leaves the names it does not hold out" \
+	test "$("$Z" list --json "$MT/nn.zn" | grep -c '"uid":0,"gid":0,"size"')" = 1
 code 2 "--owner of a user unknown here, without an id" "$Z" create -q -o "$MT/e.zn" --owner no-such-user-here t
 check "...says how to give one" grep -q "unknown user 'no-such-user-here' (give NAME:UID)" "$T/stderr"
 # --mode against chmod itself, on files and directories with set-id bits, under two umasks
