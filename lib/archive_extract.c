@@ -153,7 +153,8 @@ static void xreport(struct xjob *j, const struct xent *e, zn_result r, const cha
 	if (!j->problem)
 		return;
 	char stack[512];
-	char *p = e->path_len < sizeof(stack) ? stack : malloc(e->path_len + 1);
+	/* In size_t: a crafted path of 2^32 - 1 bytes must not wrap the size to 0. */
+	char *p = e->path_len < sizeof(stack) ? stack : malloc((size_t)e->path_len + 1);
 	if (!p)
 		return;
 	if (e->path_len)
