@@ -434,6 +434,22 @@ static int place_link(struct xjob *j, const struct linkspec *l, int dfd, const c
 	return -1;
 }
 
+/* Makes entry i at base a hardlink to the file entry src was extracted as (place_link): 0, or
+ * -1 with errno set. */
+static int place_hardlink(struct xjob *j, uint64_t src, int dfd, const char *base, uint64_t i)
+{
+	struct dircache tdc = {.fd = -1, .len = (size_t)-1};
+	char tbase[256];
+	int rc = -1, tfd = parent_fd(j, &tdc, &j->ents[src], tbase, sizeof(tbase));
+	if (tfd >= 0) {
+		struct linkspec l = {NULL, tfd, tbase};
+		rc = place_link(j, &l, dfd, base, i);
+	}
+	dircache_drop(&tdc);
+	free(tdc.path);
+	return rc;
+}
+
 /* Access and modification time for an entry: its mtime (floor division for times before 1970). */
 static void entry_times(const struct xjob *j, const struct xent *e, struct timespec ts[2])
 {
@@ -2088,44 +2104,21 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 				} else {
 					rc = -1;
 					uint64_t t;
-					if (zn_reader_find(r, e->link, e->link_len, &t) == ZN_OK &&
-					    j.ents[t].type == ZN_TYPE_FILE &&
-					    j.status[t] == ST_OK &&
-					    zn_path_is_safe(e->link, e->link_len)) {
-						struct dircache tdc = {.fd = -1, .len = (size_t)-1};
-						char tbase[256];
-						int tfd = parent_fd(&j, &tdc, &j.ents[t], tbase,
-								    sizeof(tbase));
-						if (tfd >= 0) {
-							struct linkspec l = {NULL, tfd, tbase};
-							rc = place_link(&j, &l, dfd, base, i);
-						}
-						dircache_drop(&tdc);
-						free(tdc.path);
-					} else if (zn_reader_find(r, e->link, e->link_len, &t) ==
-					                   ZN_OK &&
-					           (j.status[t] == ST_SKIPPED ||
-					            j.status[t] == ST_FAILED) &&
-					           stand_in && stand_in[t] &&
+					const int found =
+					        zn_reader_find(r, e->link, e->link_len, &t) == ZN_OK;
+					/* Target not selected, or not written (it existed). */
+					const int absent = found && (j.status[t] == ST_SKIPPED ||
+					                             j.status[t] == ST_FAILED);
+					if (found && j.ents[t].type == ZN_TYPE_FILE &&
+					    j.status[t] == ST_OK && zn_path_is_safe(e->link, e->link_len)) {
+						rc = place_hardlink(&j, t, dfd, base, i);
+					} else if (absent && stand_in && stand_in[t] &&
 					           j.status[stand_in[t] - 1] == ST_OK) {
 						/* An earlier link of the group holds the content
 						 * already: this one links to it, as on disk. */
-						struct dircache tdc = {.fd = -1, .len = (size_t)-1};
-						char tbase[256];
-						int tfd = parent_fd(&j, &tdc, &j.ents[stand_in[t] - 1],
-						                    tbase, sizeof(tbase));
-						if (tfd >= 0) {
-							struct linkspec l = {NULL, tfd, tbase};
-							rc = place_link(&j, &l, dfd, base, i);
-						}
-						dircache_drop(&tdc);
-						free(tdc.path);
-					} else if (zn_reader_find(r, e->link, e->link_len, &t) ==
-					                   ZN_OK &&
-					           (j.status[t] == ST_SKIPPED ||
-					            j.status[t] == ST_FAILED)) {
-						/* Target not selected, or not written (it existed):
-						 * write the content here, and link the group's other
+						rc = place_hardlink(&j, stand_in[t] - 1, dfd, base, i);
+					} else if (absent) {
+						/* Write the content here, and link the group's other
 						 * members to this one. */
 						if (!stand_in)
 							stand_in = calloc(j.n, sizeof(*stand_in));
