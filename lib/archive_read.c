@@ -377,9 +377,10 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 	const int uname_ok = get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len) == ZN_OK;
 	const int gname_ok = get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len) == ZN_OK;
 	const int names = uname_ok && gname_ok;
-	if (r->digest == ZN_DIGEST_SHA256 && *type == ZN_TYPE_FILE)
+	const int has_sha = r->digest == ZN_DIGEST_SHA256 && *type == ZN_TYPE_FILE;
+	if (has_sha)
 		*sha = zn_row(r, ZN_COL_SHA256, i);
-	const int sha_lost = r->digest == ZN_DIGEST_SHA256 && *type == ZN_TYPE_FILE && !*sha;
+	const int sha_lost = has_sha && !*sha;
 	unsigned miss = (mode ? 0 : ZN_LOST_MODE) | (uid && gid ? 0 : ZN_LOST_OWNER) |
 	                (names ? 0 : ZN_LOST_NAMES) | (mt ? 0 : ZN_LOST_MTIME) |
 	                (sha_lost ? ZN_LOST_DIGEST : 0);

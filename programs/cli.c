@@ -179,6 +179,11 @@ int cli_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+void cli_print_version(void)
+{
+	printf("znippy %s\n", zn_version());
+}
+
 double cli_now(void)
 {
 	struct timespec ts;

@@ -64,6 +64,8 @@ char *cli_pattern(const char *arg, int *dir_only);
 int cli_path_matches(const char *pattern, const char *path, size_t path_len);
 
 double cli_now(void);
+/* "znippy VERSION" on standard output: --version and -V, of every command. */
+void cli_print_version(void);
 
 /* Write all len bytes to fd, retrying short writes and EINTR. 0, or -1 with errno set. */
 int cli_write_all(int fd, const void *buf, size_t len);

@@ -741,7 +741,7 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 			free(files);
 			return EXIT_OK;
 		} else if (!strcmp(a, "--version")) {
-			printf("znippy %s\n", zn_version());
+			cli_print_version();
 			free(files);
 			return EXIT_OK;
 		} else if (!strcmp(a, "--stdout") || !strcmp(a, "--to-stdout")) {
@@ -831,7 +831,7 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 					free(files);
 					return EXIT_OK;
 				case 'V':
-					printf("znippy %s\n", zn_version());
+					cli_print_version();
 					free(files);
 					return EXIT_OK;
 				case 'o':

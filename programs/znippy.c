@@ -76,7 +76,7 @@ static int run(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
-		printf("znippy %s\n", zn_version());
+		cli_print_version();
 		return EXIT_OK;
 	}
 	argc--, argv++;
@@ -87,7 +87,7 @@ static int run(int argc, char **argv)
 		if (argv[i][0] != '-' || !argv[i][1] || !strcmp(argv[i], "--"))
 			break;
 		if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
-			printf("znippy %s\n", zn_version());
+			cli_print_version();
 			return EXIT_OK;
 		}
 	}
