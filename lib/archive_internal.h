@@ -105,6 +105,9 @@ struct zn_reader {
 	void *dctx, *sdctx; /* whole-block and partial (streaming) decoders for random access */
 	void *ixdctx;       /* decoder of index pages, used under mu */
 	_Atomic int offsets_state; /* 0 not scanned, 1 in order, -1 not (see offsets_scan) */
+	/* Prefix sums over the blocks for the stored size of entries spanning many of them, made
+	 * on first need by whichever thread gets there (see block_sums); freed on close. */
+	_Atomic(struct zn_block_sums *) sums;
 	atomic_uint_fast64_t blocks_loaded;
 	char err[256];
 };

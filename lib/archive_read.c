@@ -293,6 +293,7 @@ void zn_reader_close(struct zn_reader *r)
 	ZSTD_freeDCtx(r->dctx);
 	ZSTD_freeDCtx(r->sdctx);
 	ZSTD_freeDCtx(r->ixdctx);
+	free(atomic_load(&r->sums));
 	pthread_mutex_destroy(&r->mu);
 	free(r);
 }
@@ -428,6 +429,104 @@ void zn_lost_message(unsigned lost, char out[96])
 	snprintf(out + at, 96 - (size_t)at, " cannot be read");
 }
 
+/* Block b's weight in stored_size: its compressed bytes, bounded (a valid block is never larger
+ * than zstd's bound of its chunk) so that products with a size stay below 2^57; a block that
+ * cannot be read or holds nothing (0) ends a walk. */
+static uint64_t block_weight(struct zn_reader *r, uint64_t b, uint64_t *usize)
+{
+	struct zn_blockinfo bi;
+	if (zn_block_info(r, b, &bi) != ZN_OK || !bi.usize) {
+		*usize = 0;
+		return 0;
+	}
+	*usize = bi.usize;
+	return ZN_MIN(bi.csize, 2 * r->chunk_size);
+}
+
+/* Prefix sums of the blocks' sizes and weights, and of the blocks that end a walk, made once per
+ * reader. Without them an index of many entries claiming huge sizes over many tiny blocks made
+ * every listing walk every block per entry: a crafted 1 MB archive kept `list` busy for hours. */
+struct zn_block_sums {
+	uint64_t *ucum, *wcum; /* bytes and weights before block b (nblocks + 1 rows each) */
+	uint64_t *ends;        /* blocks that end a walk before block b */
+	uint64_t rows[];
+};
+
+/* The sums, or NULL if there is no memory for them (or the archive claims more blocks than any
+ * could: 2^34, which bounds the sums below 2^63). Threads racing here build the same sums; one
+ * copy is kept. */
+static const struct zn_block_sums *block_sums(struct zn_reader *r)
+{
+	struct zn_block_sums *s = atomic_load_explicit(&r->sums, memory_order_acquire);
+	uint64_t nb = r->nblocks;
+	if (s || nb >= (UINT64_C(1) << 34))
+		return s;
+	s = malloc(sizeof(*s) + 3 * (nb + 1) * sizeof(uint64_t));
+	if (!s)
+		return NULL;
+	s->ucum = s->rows;
+	s->wcum = s->rows + nb + 1;
+	s->ends = s->rows + 2 * (nb + 1);
+	s->ucum[0] = s->wcum[0] = s->ends[0] = 0;
+	for (uint64_t b = 0; b < nb; b++) {
+		uint64_t u, w = block_weight(r, b, &u);
+		s->ucum[b + 1] = s->ucum[b] + u;
+		s->wcum[b + 1] = s->wcum[b] + w;
+		s->ends[b + 1] = s->ends[b] + !u;
+	}
+	struct zn_block_sums *none = NULL;
+	if (!atomic_compare_exchange_strong_explicit(&r->sums, &none, s, memory_order_acq_rel,
+	                                             memory_order_acquire)) {
+		free(s);
+		return none;
+	}
+	return s;
+}
+
+/* The first x in [lo, hi) with sum[x + 1] > v, for sums that never decrease; hi if none. */
+static uint64_t first_above(const uint64_t *sum, uint64_t lo, uint64_t hi, uint64_t v)
+{
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (sum[mid + 1] > v)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* Compressed bytes attributed to a file of size bytes from offset off of block fb: its share of
+ * each block it touches (size x csize / usize, rounded down, per block), as far as its blocks go
+ * (the walk ends at a block that cannot be read or holds nothing). The first blocks are walked
+ * (a file rarely spans more, and a lookup such as cat's then reads no other block's row); past
+ * them, the prefix sums answer by binary search. */
+static uint64_t stored_size(struct zn_reader *r, uint64_t fb, uint64_t off, uint64_t size)
+{
+	enum { WALK = 64 };
+	uint64_t stored = 0, left = size, b = fb, nb = r->nblocks;
+	for (; left && b < nb && b - fb < WALK; b++, off = 0) {
+		uint64_t u, w = block_weight(r, b, &u);
+		if (off >= u)
+			return stored;
+		uint64_t in = ZN_MIN(left, u - off);
+		stored += in * w / u;
+		left -= in;
+	}
+	const struct zn_block_sums *s = left && b < nb ? block_sums(r) : NULL;
+	if (!s)
+		return stored;
+	/* From the start of block b on, as far as the first block that ends the walk, e. */
+	uint64_t e = first_above(s->ends, b, nb, s->ends[b]);
+	left = ZN_MIN(left, s->ucum[e] - s->ucum[b]);
+	if (!left)
+		return stored;
+	/* The last block touched: the first whose end is at or past the file's (at most e - 1). */
+	uint64_t end = s->ucum[b] + left, last = first_above(s->ucum, b, e - 1, end - 1);
+	uint64_t u = s->ucum[last + 1] - s->ucum[last], w = s->wcum[last + 1] - s->wcum[last];
+	return stored + (s->wcum[last] - s->wcum[b]) + (end - s->ucum[last]) * w / u;
+}
+
 zn_result zn_reader_entry(struct zn_reader *r, uint64_t i, struct zn_entry *e)
 {
 	return zn_reader_entry_lost(r, i, e, NULL);
@@ -446,19 +545,7 @@ zn_result zn_reader_entry_lost(struct zn_reader *r, uint64_t i, struct zn_entry 
 	}
 	if (sha)
 		memcpy(e->sha256, sha, 32);
-	/* Compressed bytes attributed to the file: its share of each block it touches (a file
-	 * larger than a block goes on in the blocks after its first, as the extractor reads it). */
-	double stored = 0;
-	uint64_t left = e->size, off = e->block_offset;
-	for (uint64_t b = e->first_block; left && b < r->nblocks; b++, off = 0) {
-		struct zn_blockinfo bi;
-		if (zn_block_info(r, b, &bi) != ZN_OK || off >= bi.usize)
-			break;
-		uint64_t in = ZN_MIN(left, bi.usize - off);
-		stored += (double)in * (double)bi.csize / (double)bi.usize;
-		left -= in;
-	}
-	e->stored_size = (uint64_t)stored;
+	e->stored_size = stored_size(r, e->first_block, e->block_offset, e->size);
 	return ZN_OK;
 }
 

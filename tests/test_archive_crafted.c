@@ -514,6 +514,70 @@ static void unsound(void)
 	      !memcmp(buf, "target", 6));
 }
 
+/* Stored sizes of entries over many blocks: each entry's share of every block it touches, as far
+ * as its blocks go (an empty block ends it), as this walk computes it block by block. */
+static uint64_t ref_stored(const struct zn_blockinfo *bl, uint64_t nb, uint64_t fb, uint64_t off,
+                           uint64_t size)
+{
+	uint64_t st = 0;
+	for (uint64_t b = fb; size && b < nb && off < bl[b].usize; b++, off = 0) {
+		uint64_t in = ZN_MIN(size, bl[b].usize - off);
+		st += in * bl[b].csize / bl[b].usize;
+		size -= in;
+	}
+	return st;
+}
+
+/* 65,536 entries over 2^18 tiny blocks, a quarter of them claiming 2^62 bytes: the reader once
+ * walked every block for each (hours for `list` of a 1 MB archive); each size must still be the
+ * walk's. The others end within a block, within the blocks walked directly, or past them. */
+static void stored_sizes(void)
+{
+	enum { NB = 1 << 18, NE = 1 << 16, EMPTY = 150000 };
+	struct zn_blockinfo *bl = calloc(NB, sizeof(*bl));
+	struct zn_index_row *rows = calloc(NE, sizeof(*rows));
+	char *names = malloc((size_t)NE * 8);
+	uint8_t *data = calloc(NB, 1); /* every block takes a byte of the data area, at least */
+	CHECK(bl && rows && names && data);
+	for (uint64_t b = 0; b < NB; b++)
+		bl[b] = (struct zn_blockinfo){.offset = ZN_HEADER_SIZE + b % 1024, .csize = 1 + b % 13,
+		                              .usize = b == EMPTY ? 0 : 20 + b % 17,
+		                              .codec = ZN_BLOCK_ZSTD};
+	static const uint64_t huge_at[4] = {0, EMPTY - 10, EMPTY + 1, NB - 100};
+	uint64_t want_huge[4];
+	for (int h = 0; h < 4; h++)
+		want_huge[h] = ref_stored(bl, NB, huge_at[h], 0, UINT64_C(1) << 62);
+	CHECK(want_huge[0] > 500000 && want_huge[2] > 500000);
+	for (uint64_t k = 0; k < NE; k++) {
+		snprintf(names + k * 8, 8, "f%05llu", (unsigned long long)k);
+		rows[k] = file_row(names + k * 8, 0);
+		uint64_t fb = (k * 7919) % NB;
+		switch (k % 4) {
+		case 0: rows[k].first_block = huge_at[k / 4 % 4], rows[k].size = UINT64_C(1) << 62; break;
+		case 1: rows[k].first_block = fb, rows[k].block_offset = k % 5,
+			rows[k].size = 500 + k % 3000; break;
+		case 2: rows[k].first_block = fb, rows[k].block_offset = 3, rows[k].size = 5; break;
+		default: break;
+		}
+	}
+	char *a = write_archive("stored.zn", rows, NE, bl, NB, data, NB);
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, a, NULL, 0));
+	for (uint64_t k = 0; k < NE; k++) {
+		struct zn_entry e;
+		CHECK_OK(zn_reader_entry(r, k, &e));
+		uint64_t want = k % 4 == 0 ? want_huge[k / 4 % 4]
+		                           : ref_stored(bl, NB, rows[k].first_block,
+		                                        rows[k].block_offset, rows[k].size);
+		CHECK(e.stored_size == want);
+	}
+	zn_reader_close(r);
+	free(data);
+	free(names);
+	free(rows);
+	free(bl);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_archive_crafted");
@@ -674,6 +738,7 @@ int main(int argc, char **argv)
 	unknown_columns();
 	damaged_metadata();
 	unsound();
+	stored_sizes();
 
 	tu_rmtree(dir);
 	free(dir);
