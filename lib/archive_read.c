@@ -636,7 +636,8 @@ static size_t frame_blocks_start(const uint8_t *p, size_t n)
 	if (n < 5 || zn_get_le32(p) != 0xFD2FB528u)
 		return 0;
 	const unsigned fhd = p[4], single = fhd >> 5 & 1, fcs = fhd >> 6;
-	return 5 + !single + did_size[fhd & 3] + (fcs ? fcs_size[fcs] : single);
+	const size_t start = 5 + !single + did_size[fhd & 3] + (fcs ? fcs_size[fcs] : single);
+	return start <= n ? start : 0; /* a header longer than the block: crafted, walk lost */
 }
 
 /* How far the decoder of a block's prefix is fed next: to the end of the next whole zstd block
