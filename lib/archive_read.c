@@ -304,22 +304,31 @@ uint64_t zn_reader_count(const struct zn_reader *r)
 }
 
 /* String i of an offsets+bytes pair; the offsets were validated against the bytes length. */
-static zn_result get_str(struct zn_reader *r, int off_id, uint64_t i, const char **s, size_t *len)
+/* String i of an offsets+bytes pair, of which only the first `want` bytes are made readable
+ * (checked or decoded); *len is its whole length. A comparison needs no more of a string than
+ * the length of what it is compared with: a lookup probing a crafted row of hundreds of MB would
+ * otherwise walk all of its pages, once per lookup. */
+static zn_result get_str_head(struct zn_reader *r, int off_id, uint64_t i, uint64_t want,
+                              const char **s, size_t *len)
 {
 	const uint8_t *pa = zn_row(r, off_id, i), *pb = zn_row(r, off_id, i + 1);
 	SAFETY_CHECK(pa && pb, ZN_ERR_CORRUPT);
 	uint64_t a = zn_get_le64(pa), b = zn_get_le64(pb);
 	SAFETY_CHECK(a <= b && b <= r->cols[off_id + 1].raw_size, ZN_ERR_CORRUPT);
-	if (a == b) {
+	*len = (size_t)(b - a);
+	if (a == b || !want) {
 		*s = "";
-		*len = 0;
 		return ZN_OK;
 	}
-	const uint8_t *bytes = zn_bytes(r, off_id + 1, a, b);
+	const uint8_t *bytes = zn_bytes(r, off_id + 1, a, a + ZN_MIN(b - a, want));
 	SAFETY_CHECK(bytes, ZN_ERR_CORRUPT);
 	*s = (const char *)bytes;
-	*len = (size_t)(b - a);
 	return ZN_OK;
+}
+
+static zn_result get_str(struct zn_reader *r, int off_id, uint64_t i, const char **s, size_t *len)
+{
+	return get_str_head(r, off_id, i, UINT64_MAX, s, len);
 }
 
 /* Once per reader, before rows are read one after another: the offsets that can be read, in
@@ -572,7 +581,7 @@ static void fence_narrow(struct zn_reader *r, const char *path, size_t path_len,
 		uint64_t mid = a + (b - a) / 2;
 		const char *s;
 		size_t len;
-		if (get_str(r, ZN_COL_FENCE_OFFSETS, mid, &s, &len) != ZN_OK)
+		if (get_str_head(r, ZN_COL_FENCE_OFFSETS, mid, path_len, &s, &len) != ZN_OK)
 			return;
 		if (cmp_path(s, len, path, path_len) <= 0)
 			a = mid + 1;
@@ -614,7 +623,7 @@ zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len,
 		uint64_t mid = lo + (hi - lo) / 2;
 		const char *s;
 		size_t len;
-		RETURN_IF_ERROR(get_str(r, ZN_COL_PATH_OFFSETS, mid, &s, &len));
+		RETURN_IF_ERROR(get_str_head(r, ZN_COL_PATH_OFFSETS, mid, path_len, &s, &len));
 		int c = cmp_path(s, len, path, path_len);
 		if (!c) {
 			*index = mid;

@@ -514,6 +514,35 @@ static void unsound(void)
 	      !memcmp(buf, "target", 6));
 }
 
+/* A lookup compares a probed path only as far as the path it looks for: a crafted 1 MiB path in
+ * the row every search probes first once made each lookup (one per hardlink in verify and
+ * extract) walk all of that path's pages. */
+static void long_probe(void)
+{
+	enum { LONG = 1 << 20 };
+	char *mid = malloc(LONG + 1);
+	CHECK(mid);
+	mid[0] = 'm';
+	memset(mid + 1, 'z', LONG - 1);
+	mid[LONG] = 0;
+	struct zn_index_row rows[3] = {file_row("a", 0), file_row(mid, 0), file_row("zz", 0)};
+	char *a = write_archive("long-probe.zn", rows, 3, NULL, 0, NULL, 0);
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, a, NULL, 0));
+	const struct zn_column *c = &r->cols[ZN_COL_PATH_BYTES];
+	CHECK(c->codec == ZN_COL_PAGED && (c->raw_size >> c->page_log) >= 8);
+	uint64_t at;
+	CHECK_OK(zn_reader_find(r, "a", 1, &at));
+	CHECK(at == 0);
+	CHECK_OK(zn_reader_find(r, "zz", 2, &at));
+	CHECK(at == 2);
+	CHECK(pages_decoded(r, ZN_COL_PATH_BYTES) <= 3);
+	CHECK_OK(zn_reader_find(r, mid, LONG, &at)); /* found whole, all of it compared */
+	CHECK(at == 1);
+	zn_reader_close(r);
+	free(mid);
+}
+
 /* Stored sizes of entries over many blocks: each entry's share of every block it touches, as far
  * as its blocks go (an empty block ends it), as this walk computes it block by block. */
 static uint64_t ref_stored(const struct zn_blockinfo *bl, uint64_t nb, uint64_t fb, uint64_t off,
@@ -739,6 +768,7 @@ int main(int argc, char **argv)
 	damaged_metadata();
 	unsound();
 	stored_sizes();
+	long_probe();
 
 	tu_rmtree(dir);
 	free(dir);
