@@ -358,25 +358,47 @@ char *cli_pattern(const char *arg, int *dir_only)
 	return p;
 }
 
+/* The ends of a path a PATTERN may match it at: its own end and each directory above it. */
+struct prefix_ends {
+	const char *path;
+	size_t len;
+};
+
+static int prefix_end(void *ctx, size_t end)
+{
+	const struct prefix_ends *a = ctx;
+	return end == a->len || (end > 0 && a->path[end] == '/');
+}
+
 int cli_path_matches(const char *pattern, const char *path, size_t path_len)
 {
-	char stack[512];
-	char *p = path_len < sizeof(stack) ? stack : malloc(path_len + 1);
+	/* A name holding '[', '*', '?' or '\\' is still selected by itself, as tar selects it. */
+	const size_t plen = strlen(pattern);
+	if (plen <= path_len && !memcmp(pattern, path, plen) &&
+	    (plen == path_len || (plen && path[plen] == '/')))
+		return 1;
+	/* A pattern naming a directory selects everything below it: one pass over the path tells
+	 * for all of its directories at once (cli_glob.c says why). */
+	struct cli_glob *g = cli_glob_new(pattern);
+	struct prefix_ends a = {path, path_len};
+	int hit = g ? cli_glob_scan(g, path, path_len, 0, prefix_end, &a) : -1;
+	cli_glob_free(g);
+	if (hit >= 0)
+		return hit;
+	/* A pattern not compiled there: fnmatch on each of them. */
+	char *p = malloc(path_len + 1);
 	if (!p)
 		return 0;
 	memcpy(p, path, path_len);
 	p[path_len] = 0;
-	/* A name holding '[', '*', '?' or '\\' is still selected by itself, as tar selects it. */
-	int hit = fnmatch(pattern, p, 0) == 0 || strcmp(pattern, p) == 0;
-	/* A pattern naming a directory selects everything below it. */
+	hit = fnmatch(pattern, p, 0) == 0;
 	for (size_t i = path_len; !hit && i > 0; i--) {
 		if (p[i - 1] != '/' || i == 1)
 			continue;
 		p[i - 1] = 0;
-		hit = fnmatch(pattern, p, 0) == 0 || strcmp(pattern, p) == 0;
+		hit = fnmatch(pattern, p, 0) == 0;
 	}
-	if (p != stack)
-		free(p);
+	free(p);
 	return hit;
 }
 

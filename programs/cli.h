@@ -63,6 +63,18 @@ char *cli_pattern(const char *arg, int *dir_only);
  * matching directory (tar's convention). */
 int cli_path_matches(const char *pattern, const char *path, size_t path_len);
 
+/* A glob compiled for cli_glob_scan (cli_glob.c): fnmatch's language without flags, in the C
+ * locale. NULL when out of memory or for what is not compiled (equivalence classes, collating
+ * symbols, an unknown class, a trailing '\'): the caller then asks fnmatch. */
+struct cli_glob *cli_glob_new(const char *pattern);
+void cli_glob_free(struct cli_glob *g);
+/* Runs g over s[0, len) once. Where the glob matches s[b, e), b = 0 or, with tails, just past a
+ * '/' (b <= e), ask(ctx, e) is called for that e (once per e, in increasing order) and says
+ * whether to stop there. Returns 1 when an ask said so, 0 when none did, -1 when out of memory.
+ */
+int cli_glob_scan(const struct cli_glob *g, const char *s, size_t len, int tails,
+                  int (*ask)(void *ctx, size_t end), void *ctx);
+
 double cli_now(void);
 /* "znippy VERSION" on standard output: --version and -V, of every command. */
 void cli_print_version(void);

@@ -251,6 +251,7 @@ static const char create_help[] =
 
 struct exclude {
 	char *glob;	/* in the form stored paths have */
+	struct cli_glob *g; /* glob compiled, or NULL: fnmatch */
 	int anchored;	/* given with a leading '/': the whole stored path only */
 	int dir_only;	/* given with a trailing '/': directories only */
 };
@@ -266,18 +267,58 @@ struct excludes {
  * match the whole stored path (which has no leading '/'), as for a PATH given absolute; so is
  * one with a leading "./" (tar's "./build" leaves "./src/build" in, its names starting "./"); one
  * with a trailing '/' matches directories only. */
+/* The ends of a path an exclude may match it at: its own end (a directory's only, for a pattern
+ * naming directories) and, with `above`, each directory above it. */
+struct exclude_ends {
+	const char *path;
+	size_t len;
+	int is_dir, dir_only, above;
+};
+
+static int exclude_end(void *ctx, size_t end)
+{
+	const struct exclude_ends *a = ctx;
+	if (end == a->len)
+		return a->is_dir || !a->dir_only;
+	return a->above && a->path[end] == '/';
+}
+
+/* fnmatch's answer for the NUL-terminated path, for a pattern cli_glob does not compile. */
+static int fn_excluded(const struct exclude *e, const char *rel, int is_dir)
+{
+	if (e->dir_only && !is_dir)
+		return 0;
+	for (const char *tail = rel; tail;
+	     tail = e->anchored ? NULL : strchr(tail, '/'), tail = tail ? tail + 1 : NULL)
+		if (!fnmatch(e->glob, tail, 0))
+			return 1;
+	return 0;
+}
+
+/* Whether e excludes path (len bytes, NUL-terminated), or with `above` a directory above it: one
+ * pass over the path for every tail of every directory (cli_glob.c says why); -1 when out of
+ * memory. */
+static int excluded(const struct exclude *e, char *path, size_t len, int is_dir, int above)
+{
+	struct exclude_ends a = {path, len, is_dir, e->dir_only, above};
+	if (e->g)
+		return cli_glob_scan(e->g, path, len, !e->anchored, exclude_end, &a);
+	int hit = fn_excluded(e, path, is_dir);
+	for (size_t k = 0; above && !hit && k < len; k++)
+		if (path[k] == '/') {
+			path[k] = 0;
+			hit = fn_excluded(e, path, 1);
+			path[k] = '/';
+		}
+	return hit;
+}
+
 static int filter_cb(void *ctx, const char *rel, int is_dir)
 {
 	struct excludes *x = ctx;
-	for (int i = 0; i < x->n; i++) {
-		const struct exclude *e = &x->pats[i];
-		if (e->dir_only && !is_dir)
-			continue;
-		for (const char *tail = rel; tail;
-		     tail = e->anchored ? NULL : strchr(tail, '/'), tail = tail ? tail + 1 : NULL)
-			if (!fnmatch(e->glob, tail, 0))
-				return 0;
-	}
+	for (int i = 0; i < x->n; i++)
+		if (excluded(&x->pats[i], (char *)rel, strlen(rel), is_dir, 0))
+			return 0; /* out of memory too: leaves out rather than stores what it would not */
 	return 1;
 }
 
@@ -297,6 +338,7 @@ static int exclude_pattern(struct excludes *x, const char *arg)
 		arg++;
 	if (!(e->glob = cli_pattern(arg, &e->dir_only)))
 		return -1;
+	e->g = cli_glob_new(e->glob);
 	x->n++;
 	return 0;
 }
@@ -908,13 +950,9 @@ static int apply_excludes(struct zn_reader *r, struct excludes *x, uint8_t **sel
 		}
 		memcpy(buf, e.path, e.path_len);
 		buf[e.path_len] = 0;
-		int keep = filter_cb(x, buf, e.type == ZN_TYPE_DIR);
-		for (size_t k = 0; keep && k < e.path_len; k++)
-			if (buf[k] == '/') { /* each directory above it */
-				buf[k] = 0;
-				keep = filter_cb(x, buf, 1);
-				buf[k] = '/';
-			}
+		int keep = 1; /* and out of memory leaves out, as in filter_cb */
+		for (int k = 0; keep && k < x->n; k++)
+			keep = !excluded(&x->pats[k], buf, e.path_len, e.type == ZN_TYPE_DIR, 1);
 		(*sel)[i] = (uint8_t)keep;
 	}
 	int ok = *sel && (buf || !cap);
