@@ -53,8 +53,9 @@ static int check(const char *pat, const char *s)
 				if (s[j] == '/')
 					want = fn(pat, s, j + 1, e);
 			if (want != got[e]) {
-				fprintf(stderr, "pattern '%s' string '%s' end %zu tails %d: fnmatch %d, "
-				                "scan %d\n",
+				fprintf(stderr,
+				        "pattern '%s' string '%s' end %zu tails %d: fnmatch %d, "
+				        "scan %d\n",
 				        pat, s, e, tails, want, got[e]);
 				CHECK(want == got[e]);
 			}
@@ -68,14 +69,38 @@ int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_cli_glob");
 	static const char *const edge[][2] = {
-	        {"", ""},          {"", "a"},           {"*", ""},          {"*", "a/b"},
-	        {"a*b", "a/x/b"},  {"?", "/"},          {"[a-c]", "b"},     {"[!a-c]", "d"},
-	        {"[^a]", "a"},     {"[]]", "]"},        {"[]a]", "a"},      {"[!]]", "a"},
-	        {"[", "["},        {"[a", "[a"},        {"[]", "[]"},       {"a[", "a["},
-	        {"\\*", "*"},      {"\\*", "a"},        {"[\\]]", "]"},     {"[a-]", "-"},
-	        {"[-a]", "-"},     {"[z-a]", "m"},      {"[[:digit:]]", "7"}, {"[[:alpha:]]", "7"},
-	        {"[![:space:]]", " "}, {"a/*", "a/b/c"}, {"**a", "ba"},     {"*a*", "xxaxx"},
-	        {"[a-\\]]", "]"},  {"[\\a-c]", "b"},    {"*.txt", "d/x.txt"}, {"x", "a/x"},
+	        {"", ""},
+	        {"", "a"},
+	        {"*", ""},
+	        {"*", "a/b"},
+	        {"a*b", "a/x/b"},
+	        {"?", "/"},
+	        {"[a-c]", "b"},
+	        {"[!a-c]", "d"},
+	        {"[^a]", "a"},
+	        {"[]]", "]"},
+	        {"[]a]", "a"},
+	        {"[!]]", "a"},
+	        {"[", "["},
+	        {"[a", "[a"},
+	        {"[]", "[]"},
+	        {"a[", "a["},
+	        {"\\*", "*"},
+	        {"\\*", "a"},
+	        {"[\\]]", "]"},
+	        {"[a-]", "-"},
+	        {"[-a]", "-"},
+	        {"[z-a]", "m"},
+	        {"[[:digit:]]", "7"},
+	        {"[[:alpha:]]", "7"},
+	        {"[![:space:]]", " "},
+	        {"a/*", "a/b/c"},
+	        {"**a", "ba"},
+	        {"*a*", "xxaxx"},
+	        {"[a-\\]]", "]"},
+	        {"[\\a-c]", "b"},
+	        {"*.txt", "d/x.txt"},
+	        {"x", "a/x"},
 	};
 	int compiled = 0;
 	for (size_t k = 0; k < sizeof(edge) / sizeof(edge[0]); k++)
@@ -87,9 +112,9 @@ int main(int argc, char **argv)
 
 	/* Generated: short patterns over a small alphabet dense in glob syntax, strings over one
 	 * dense in slashes, so that many prefixes and tails match. */
-	static const char *const pieces[] = {"a", "b", "/", "*", "*", "?", "[ab]", "[!a]", "[a-c]",
-	                                     "[]a]", "[/]", "\\*", "\\a", "[", "]", "-", "[^/b]",
-	                                     "[[:lower:]]", "[!/]"};
+	static const char *const pieces[] = {
+	        "a",   "b",   "/",   "*", "*", "?", "[ab]",  "[!a]",        "[a-c]", "[]a]",
+	        "[/]", "\\*", "\\a", "[", "]", "-", "[^/b]", "[[:lower:]]", "[!/]"};
 	static const char sbytes[] = "ab//*?[]-c";
 	struct tu_rng rng;
 	tu_rng_seed(&rng, tu_seed);
