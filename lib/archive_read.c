@@ -194,7 +194,8 @@ static struct zn_reader *reader_new(void)
 	if (!r)
 		return NULL;
 	pthread_mutex_init(&r->mu, NULL);
-	r->cache_block = UINT64_MAX;
+	for (int k = 0; k < ZN_BCACHE_SLOTS; k++)
+		r->bc[k].block = UINT64_MAX;
 	return r;
 }
 
@@ -287,11 +288,13 @@ void zn_reader_close(struct zn_reader *r)
 	}
 	if (r->mapped)
 		munmap((void *)r->map, r->map_size);
-	zn_big_free(r->cache, zn_big_round(r->chunk_size));
+	for (int k = 0; k < ZN_BCACHE_SLOTS; k++) {
+		zn_big_free(r->bc[k].buf, zn_big_round(r->chunk_size));
+		ZSTD_freeDCtx(r->bc[k].sdctx);
+	}
 	free(r->ix_ok);
 	free(r->ix_bad);
 	ZSTD_freeDCtx(r->dctx);
-	ZSTD_freeDCtx(r->sdctx);
 	ZSTD_freeDCtx(r->ixdctx);
 	free(atomic_load(&r->sums));
 	pthread_mutex_destroy(&r->mu);
@@ -688,18 +691,57 @@ static size_t next_feed(const uint8_t *p, size_t n, size_t *walk, size_t pos, si
  * those bytes and saves hashing the whole compressed block (a fifth of a millisecond per MB,
  * most of `cat`'s cost for a file near the start of a block). Without `digest_first` the
  * whole-block XXH3 is checked whenever the whole block is decoded at once. */
+/* The slot holding block b, or NULL. */
+static struct zn_bcache *cache_find(struct zn_reader *r, uint64_t b)
+{
+	for (int k = 0; k < ZN_BCACHE_SLOTS; k++)
+		if (r->bc[k].block == b)
+			return &r->bc[k];
+	return NULL;
+}
+
+/* A slot for a block not in the cache: one never used, else the least recently used of the
+ * first n, where n keeps the buffers within ZN_BCACHE_BYTES (one slot for 64 MiB chunks and up:
+ * a `cat` of one file makes one buffer whatever n is). */
+static struct zn_bcache *cache_victim(struct zn_reader *r)
+{
+	const uint64_t n = ZN_MAX(1, ZN_MIN(ZN_BCACHE_SLOTS,
+	                                    ZN_BCACHE_BYTES / zn_big_round(r->chunk_size)));
+	struct zn_bcache *v = &r->bc[0];
+	for (uint64_t k = 0; k < n; k++) {
+		if (!r->bc[k].buf)
+			return &r->bc[k];
+		if (r->bc[k].used < v->used)
+			v = &r->bc[k];
+	}
+	return v;
+}
+
 static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_blockinfo *bi,
 			      uint64_t need, bool digest_first, const uint8_t **data)
 {
-	if (r->cache_block == b && r->cache_len >= need && (digest_first || !r->cache_unchecked)) {
-		*data = r->cache;
+	struct zn_bcache *c = cache_find(r, b);
+	if (c && c->len >= need && (digest_first || !c->unchecked)) {
+		c->used = ++r->bc_clock;
+		*data = c->buf;
 		return ZN_OK;
 	}
 	/* Only a decoding that stopped part way leaves a block in the cache in part. */
-	const bool resume = r->cache_block == b && r->cache_len < bi->usize;
+	const bool resume = c && c->len < bi->usize;
+	if (!c && bi->codec != ZN_BLOCK_STORED) /* a stored block is read from the mapping */
+		c = cache_victim(r);
+	if (c)
+		c->used = ++r->bc_clock;
+	/* Whole huge pages: the first use costs one page fault, not 256 for a 1 MiB block (0.45 ms
+	 * of the 3 ms `cat` of the file that ends a block on a 2.45 GHz Zen 3 VM; 4 KiB pages made
+	 * `cat` 1.43x as slow on a Zen 5 VM whose first touch of a page costs 15 us). */
+	if (c && !c->buf)
+		SAFETY_CHECK(c->buf = zn_big_alloc(zn_big_round(r->chunk_size)), ZN_ERR_NOMEM);
+	uint8_t *const buf = c ? c->buf : NULL;
 	uint64_t len;
 	if (bi->codec == ZN_BLOCK_STORED || (need == bi->usize && !resume)) {
-		r->cache_block = UINT64_MAX;
+		if (c)
+			c->block = UINT64_MAX; /* until it holds this block */
 		/* Made on first use, as sdctx below: creating a context costs ~35 us here (zstd
 		 * runs CPUID for each, a VM exit), and one `cat` needs at most one of them. */
 		if (!r->dctx && bi->codec != ZN_BLOCK_STORED)
@@ -712,65 +754,65 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 		zn_result res;
 		if (digest_first) {
 			atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-			res = zn_block_salvage(r, b, r->dctx, r->cache, data);
+			res = zn_block_salvage(r, b, r->dctx, buf, data);
 			len = bi->usize;
 		} else
-			res = zn_block_load(r, b, r->dctx, r->cache, data, &len);
+			res = zn_block_load(r, b, r->dctx, buf, data, &len);
 		const bool unchecked = digest_first;
 		RETURN_IF_ERROR(res);
-		if (*data == r->cache) {
-			r->cache_block = b;
-			r->cache_len = len;
-			r->cache_unchecked = unchecked;
+		if (c && *data == buf) {
+			c->block = b;
+			c->len = len;
+			c->unchecked = unchecked;
 		}
 		return ZN_OK;
 	}
 	const uint8_t *src = r->map + bi->offset;
-	const bool check = !digest_first && (!resume || r->cache_unchecked);
+	const bool check = !digest_first && (!resume || c->unchecked);
 	if (check)
 		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
-	ZSTD_outBuffer out = {r->cache, bi->usize, 0};
+	ZSTD_outBuffer out = {buf, bi->usize, 0};
 	ZSTD_inBuffer in = {src, 0, 0};
 	size_t walk;
 	if (resume) {
-		out.pos = r->cache_len;
-		in.pos = r->stream_in;
-		in.size = r->stream_fed;
-		walk = r->stream_walk;
+		out.pos = c->len;
+		in.pos = c->stream_in;
+		in.size = c->stream_fed;
+		walk = c->stream_walk;
 		if (check) /* what was decoded came from the bytes just checked */
-			r->cache_unchecked = false;
+			c->unchecked = false;
 	} else {
 		atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-		if (!r->sdctx) {
+		if (!c->sdctx) {
 			/* Decode straight into the cache (no window buffer of its own, no copy):
 			 * the output buffer stays the same across calls, and stopping early is done
 			 * by feeding the input in pieces rather than by a short output buffer. */
-			r->sdctx = zn_dctx_new();
-			SAFETY_CHECK(r->sdctx, ZN_ERR_NOMEM);
-			ZSTD_DCtx_setParameter(r->sdctx, ZSTD_d_stableOutBuffer, 1);
+			c->sdctx = zn_dctx_new();
+			SAFETY_CHECK(c->sdctx, ZN_ERR_NOMEM);
+			ZSTD_DCtx_setParameter(c->sdctx, ZSTD_d_stableOutBuffer, 1);
 		}
-		ZSTD_DCtx_reset(r->sdctx, ZSTD_reset_session_only);
+		ZSTD_DCtx_reset(c->sdctx, ZSTD_reset_session_only);
 		walk = frame_blocks_start(src, bi->csize);
-		r->cache_unchecked = digest_first;
+		c->unchecked = digest_first;
 	}
 	/* Not resumable, nor in the cache, until this decoding has succeeded. */
-	r->cache_block = UINT64_MAX;
+	c->block = UINT64_MAX;
 	while (out.pos < need) {
 		size_t in0 = in.pos, out0 = out.pos;
 		in.size = next_feed(src, bi->csize, &walk, in.pos, in.size);
-		size_t ret = ZSTD_decompressStream(r->sdctx, &out, &in);
+		size_t ret = ZSTD_decompressStream(c->sdctx, &out, &in);
 		SAFETY_CHECK(!ZSTD_isError(ret), ZN_ERR_CORRUPT);
 		/* The frame ended early, or no progress at all: truncated or crafted. */
 		if (out.pos < need)
 			SAFETY_CHECK(ret != 0 && (in.pos > in0 || out.pos > out0), ZN_ERR_CORRUPT);
 	}
 	/* Everything decoded is good to hand out, also the rest of the last zstd block. */
-	r->cache_block = b;
-	r->cache_len = out.pos;
-	r->stream_in = in.pos;
-	r->stream_fed = in.size;
-	r->stream_walk = walk;
-	*data = r->cache;
+	c->block = b;
+	c->len = out.pos;
+	c->stream_in = in.pos;
+	c->stream_fed = in.size;
+	c->stream_walk = walk;
+	*data = buf;
 	return ZN_OK;
 }
 
@@ -816,14 +858,6 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 		return ZN_ERR_INVALID_ARG; /* not ZN_ERR_CORRUPT: the archive is fine */
 	struct content_loc e;
 	RETURN_IF_ERROR(content_loc(r, i, &e));
-	if (!r->cache && e.size) {
-		/* Whole huge pages: the first use costs one page fault, not 256 for a 1 MiB block
-		 * (0.45 ms of the 3 ms `cat` of the file that ends a block on a 2.45 GHz Zen 3 VM).
-		 */
-		r->cache = zn_big_alloc(zn_big_round(r->chunk_size));
-		if (!r->cache)
-			return ZN_ERR_NOMEM;
-	}
 	SHA256_CTX sha;
 	SHA256_Init(&sha);
 	uint8_t got[32];

@@ -80,6 +80,51 @@ static void read_back(struct zn_reader *r, int i)
 	CHECK_EQ_U64(c.at, files[i].len);
 }
 
+/* Files read in path order that come back to a block met before (here each directory's copy of
+ * one license, stored once in the first block, between files of the later blocks) find it still
+ * decoded: every block is decoded once, where a cache of one block began the two in turn for
+ * every directory. */
+static void back_and_forth(const char *dir, struct tu_rng *g)
+{
+	enum { NDIRS = 60, UNIQUE = 20000, LICENSE = 5000 };
+	static struct tu_file tf[2 * NDIRS];
+	static char names[2 * NDIRS][16];
+	uint8_t *license = malloc(LICENSE), *unique = malloc((size_t)NDIRS * UNIQUE);
+	CHECK(license && unique);
+	fill_text(g, license, LICENSE);
+	fill_text(g, unique, (size_t)NDIRS * UNIQUE);
+	for (int d = 0; d < NDIRS; d++) {
+		snprintf(names[2 * d], sizeof(names[0]), "d%02d/a", d);
+		snprintf(names[2 * d + 1], sizeof(names[0]), "d%02d/b", d);
+		tf[2 * d] = (struct tu_file){names[2 * d], unique + (size_t)d * UNIQUE, UNIQUE};
+		tf[2 * d + 1] = (struct tu_file){names[2 * d + 1], license, LICENSE};
+	}
+	char *out = tu_str("%s/dup.zn", dir);
+	struct zn_create_options o = tu_small_blocks(1);
+	tu_archive_files(out, &o, tf, 2 * NDIRS);
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
+	struct zn_archive_info info;
+	zn_reader_info(r, &info);
+	CHECK(info.blocks >= 10 && info.stored_blocks == 0);
+	for (uint64_t i = 0; i < zn_reader_count(r); i++) {
+		struct zn_entry e;
+		CHECK_OK(zn_reader_entry(r, i, &e));
+		if (e.type != ZN_TYPE_FILE)
+			continue;
+		const int d = (e.path[1] - '0') * 10 + (e.path[2] - '0'), b = e.path[4] == 'b';
+		struct file f = {.data = b ? license : unique + (size_t)d * UNIQUE,
+		                 .len = b ? LICENSE : UNIQUE};
+		struct cmp c = {&f, 0};
+		CHECK_OK(zn_reader_read_entry(r, i, sink_cmp, &c));
+		CHECK(c.at == f.len);
+	}
+	CHECK_EQ_U64(atomic_load(&r->blocks_loaded), info.blocks);
+	zn_reader_close(r);
+	free(license);
+	free(unique);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_archive_prefix");
@@ -159,6 +204,7 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < NFILES; i++)
 		free(files[i].data);
+	back_and_forth(dir, &g);
 	tu_rmtree(dir);
 	free(dir);
 	return 0;
