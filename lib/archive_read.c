@@ -306,7 +306,6 @@ uint64_t zn_reader_count(const struct zn_reader *r)
 	return r ? r->nentries : 0;
 }
 
-/* String i of an offsets+bytes pair; the offsets were validated against the bytes length. */
 /* String i of an offsets+bytes pair, of which only the first `want` bytes are made readable
  * (checked or decoded); *len is its whole length. A comparison needs no more of a string than
  * the length of what it is compared with: a lookup probing a crafted row of hundreds of MB would
@@ -329,6 +328,7 @@ static zn_result get_str_head(struct zn_reader *r, int off_id, uint64_t i, uint6
 	return ZN_OK;
 }
 
+/* String i of an offsets+bytes pair, all of it. */
 static zn_result get_str(struct zn_reader *r, int off_id, uint64_t i, const char **s, size_t *len)
 {
 	return get_str_head(r, off_id, i, UINT64_MAX, s, len);
@@ -680,17 +680,6 @@ static size_t next_feed(const uint8_t *p, size_t n, size_t *walk, size_t pos, si
 	return w ? ZN_MAX(w, fed) : ZN_MIN(n, fed + (64 << 10));
 }
 
-/* Bytes [0, need) of block b, for random access. A compressed block is decoded only as far as
- * needed (a file in the middle of a block costs half a block, not all of it), and the
- * decoding of the block in the cache goes on from where it stopped when a later file of the same
- * block needs more: files read in their order (extract -O, diff, cat of many paths) cost one
- * decoding of each block, not one from the block's start for each file (10,000 files of the
- * small corpus to stdout: 17.7 s before, as many half-block decodings as files). The stored
- * bytes' checksum is checked first unless `digest_first`: the caller then checks the SHA-256 of
- * everything it takes from the block before handing any of it out, which is a stronger check of
- * those bytes and saves hashing the whole compressed block (a fifth of a millisecond per MB,
- * most of `cat`'s cost for a file near the start of a block). Without `digest_first` the
- * whole-block XXH3 is checked whenever the whole block is decoded at once. */
 /* The slot holding block b, or NULL. */
 static struct zn_bcache *cache_find(struct zn_reader *r, uint64_t b)
 {
@@ -717,6 +706,17 @@ static struct zn_bcache *cache_victim(struct zn_reader *r)
 	return v;
 }
 
+/* Bytes [0, need) of block b, for random access. A compressed block is decoded only as far as
+ * needed (a file in the middle of a block costs half a block, not all of it), and the
+ * decoding of the block in the cache goes on from where it stopped when a later file of the same
+ * block needs more: files read in their order (extract -O, diff, cat of many paths) cost one
+ * decoding of each block, not one from the block's start for each file (10,000 files of the
+ * small corpus to stdout: 17.7 s before, as many half-block decodings as files). The stored
+ * bytes' checksum is checked first unless `digest_first`: the caller then checks the SHA-256 of
+ * everything it takes from the block before handing any of it out, which is a stronger check of
+ * those bytes and saves hashing the whole compressed block (a fifth of a millisecond per MB,
+ * most of `cat`'s cost for a file near the start of a block). Without `digest_first` the
+ * whole-block XXH3 is checked whenever the whole block is decoded at once. */
 static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_blockinfo *bi,
 			      uint64_t need, bool digest_first, const uint8_t **data)
 {
@@ -726,25 +726,29 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 		*data = c->buf;
 		return ZN_OK;
 	}
+	uint64_t len;
+	if (bi->codec == ZN_BLOCK_STORED) { /* read from the mapping: nothing to keep */
+		if (!digest_first)
+			return zn_block_load(r, b, NULL, NULL, data, &len);
+		atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
+		return zn_block_salvage(r, b, NULL, NULL, data);
+	}
 	/* Only a decoding that stopped part way leaves a block in the cache in part. */
 	const bool resume = c && c->len < bi->usize;
-	if (!c && bi->codec != ZN_BLOCK_STORED) /* a stored block is read from the mapping */
+	if (!c)
 		c = cache_victim(r);
-	if (c)
-		c->used = ++r->bc_clock;
+	c->used = ++r->bc_clock;
 	/* Whole huge pages: the first use costs one page fault, not 256 for a 1 MiB block (0.45 ms
 	 * of the 3 ms `cat` of the file that ends a block on a 2.45 GHz Zen 3 VM; 4 KiB pages made
 	 * `cat` 1.43x as slow on a Zen 5 VM whose first touch of a page costs 15 us). */
-	if (c && !c->buf)
+	if (!c->buf)
 		SAFETY_CHECK(c->buf = zn_big_alloc(zn_big_round(r->chunk_size)), ZN_ERR_NOMEM);
-	uint8_t *const buf = c ? c->buf : NULL;
-	uint64_t len;
-	if (bi->codec == ZN_BLOCK_STORED || (need == bi->usize && !resume)) {
-		if (c)
-			c->block = UINT64_MAX; /* until it holds this block */
+	uint8_t *const buf = c->buf;
+	if (need == bi->usize && !resume) {
+		c->block = UINT64_MAX; /* until it holds this block */
 		/* Made on first use, as sdctx below: creating a context costs ~35 us here (zstd
 		 * runs CPUID for each, a VM exit), and one `cat` needs at most one of them. */
-		if (!r->dctx && bi->codec != ZN_BLOCK_STORED)
+		if (!r->dctx)
 			SAFETY_CHECK(r->dctx = zn_dctx_new(), ZN_ERR_NOMEM);
 		/* With `digest_first` the file's SHA-256 is the check, as for a prefix below: the
 		 * block's two XXH3s (of the whole block and of its compressed bytes) would add a
@@ -758,13 +762,10 @@ static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_b
 			len = bi->usize;
 		} else
 			res = zn_block_load(r, b, r->dctx, buf, data, &len);
-		const bool unchecked = digest_first;
 		RETURN_IF_ERROR(res);
-		if (c && *data == buf) {
-			c->block = b;
-			c->len = len;
-			c->unchecked = unchecked;
-		}
+		c->block = b;
+		c->len = len;
+		c->unchecked = digest_first;
 		return ZN_OK;
 	}
 	const uint8_t *src = r->map + bi->offset;
