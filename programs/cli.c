@@ -370,7 +370,8 @@ static int prefix_end(void *ctx, size_t end)
 	return end == a->len || (end > 0 && a->path[end] == '/');
 }
 
-int cli_path_matches(const char *pattern, const char *path, size_t path_len)
+int cli_path_matches(const char *pattern, const struct cli_glob *g, const char *path,
+                     size_t path_len)
 {
 	/* A name holding '[', '*', '?' or '\\' is still selected by itself, as tar selects it. */
 	const size_t plen = strlen(pattern);
@@ -379,10 +380,8 @@ int cli_path_matches(const char *pattern, const char *path, size_t path_len)
 		return 1;
 	/* A pattern naming a directory selects everything below it: one pass over the path tells
 	 * for all of its directories at once (cli_glob.c says why). */
-	struct cli_glob *g = cli_glob_new(pattern);
 	struct prefix_ends a = {path, path_len};
 	int hit = g ? cli_glob_scan(g, path, path_len, 0, prefix_end, &a) : -1;
-	cli_glob_free(g);
 	if (hit >= 0)
 		return hit;
 	/* A pattern not compiled there: fnmatch on each of them. */

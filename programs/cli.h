@@ -58,16 +58,17 @@ void cli_normalize_path(char *s);
 /* A PATTERN as given, in the form stored paths have (a normalised copy to free; NULL when out of
  * memory), and in *dir_only whether it ended in '/', naming only directories. */
 char *cli_pattern(const char *arg, int *dir_only);
-/* Glob match of an archive path against a pattern: fnmatch without FNM_PATHNAME, or the path
- * itself (a name with glob characters in it); a pattern also selects everything below a
- * matching directory (tar's convention). */
-int cli_path_matches(const char *pattern, const char *path, size_t path_len);
-
 /* A glob compiled for cli_glob_scan (cli_glob.c): fnmatch's language without flags, in the C
  * locale. NULL when out of memory or for what is not compiled (equivalence classes, collating
  * symbols, an unknown class, a trailing '\'): the caller then asks fnmatch. */
 struct cli_glob *cli_glob_new(const char *pattern);
 void cli_glob_free(struct cli_glob *g);
+
+/* Glob match of an archive path against a pattern (g: it compiled by cli_glob_new, or NULL):
+ * fnmatch without FNM_PATHNAME, or the path itself (a name with glob characters in it); a
+ * pattern also selects everything below a matching directory (tar's convention). */
+int cli_path_matches(const char *pattern, const struct cli_glob *g, const char *path,
+                     size_t path_len);
 /* Runs g over s[0, len) once. Where the glob matches s[b, e), b = 0 or, with tails, just past a
  * '/' (b <= e), ask(ctx, e) is called for that e (once per e, in increasing order) and says
  * whether to stop there. Returns 1 when an ask said so, 0 when none did, -1 when out of memory.

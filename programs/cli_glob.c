@@ -19,6 +19,7 @@
  * tests/test_cli_glob.c holds this to fnmatch on generated patterns and strings.
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,19 +172,19 @@ int cli_glob_scan(const struct cli_glob *g, const char *s, size_t len, int tails
                   int (*ask)(void *ctx, size_t end), void *ctx)
 {
 	unsigned char stack[2 * 128];
-	unsigned char *cur = g->n < 128 ? stack : malloc(2 * (g->n + 1));
-	if (!cur)
+	unsigned char *mem = g->n < 128 ? stack : malloc(2 * (g->n + 1));
+	if (!mem)
 		return -1;
-	unsigned char *nxt = cur + g->n + 1;
+	unsigned char *cur = mem, *nxt = mem + g->n + 1;
 	memset(cur, 0, g->n + 1);
 	int hit = 0;
-	size_t live = 0; /* states set in cur */
+	bool live = false; /* a state set in cur */
 	for (size_t e = 0;; e++) {
 		/* A tail starts here: at the start, and after each '/' when asked for tails. */
 		if (!e || (tails && s[e - 1] == '/')) {
 			cur[0] = 1;
 			close_stars(g, cur);
-			live = 1;
+			live = true;
 		}
 		if (live && cur[g->n] && ask(ctx, e)) {
 			hit = 1;
@@ -193,7 +194,7 @@ int cli_glob_scan(const struct cli_glob *g, const char *s, size_t len, int tails
 			break;
 		const unsigned c = (unsigned char)s[e];
 		memset(nxt, 0, g->n + 1);
-		live = 0;
+		live = false;
 		for (size_t i = 0; i < g->n; i++) {
 			if (!cur[i])
 				continue;
@@ -205,14 +206,14 @@ int cli_glob_scan(const struct cli_glob *g, const char *s, size_t len, int tails
 				nxt[i + 1] = 1;
 			else
 				continue;
-			live = 1;
+			live = true;
 		}
 		close_stars(g, nxt);
 		unsigned char *tmp = cur;
 		cur = nxt;
 		nxt = tmp;
 	}
-	if (g->n >= 128)
-		free(cur < nxt ? cur : nxt);
+	if (mem != stack)
+		free(mem);
 	return hit;
 }

@@ -261,12 +261,6 @@ struct excludes {
 	int n, cap;
 };
 
-/* As tar's --exclude: a pattern matches the stored path or any tail of it that starts at a
- * component ("a/b" excludes "t/a/b"), '*' matches '/' too, and an excluded directory takes
- * its contents with it (it is not walked). A pattern with a leading '/' is anchored: it must
- * match the whole stored path (which has no leading '/'), as for a PATH given absolute; so is
- * one with a leading "./" (tar's "./build" leaves "./src/build" in, its names starting "./"); one
- * with a trailing '/' matches directories only. */
 /* The ends of a path an exclude may match it at: its own end (a directory's only, for a pattern
  * naming directories) and, with `above`, each directory above it. */
 struct exclude_ends {
@@ -297,7 +291,7 @@ static int fn_excluded(const struct exclude *e, const char *rel, int is_dir)
 
 /* Whether e excludes path (len bytes, NUL-terminated), or with `above` a directory above it: one
  * pass over the path for every tail of every directory (cli_glob.c says why); -1 when out of
- * memory. */
+ * memory. Only fnmatch's way with `above` writes to path (a NUL for each '/', put back). */
 static int excluded(const struct exclude *e, char *path, size_t len, int is_dir, int above)
 {
 	struct exclude_ends a = {path, len, is_dir, e->dir_only, above};
@@ -313,6 +307,12 @@ static int excluded(const struct exclude *e, char *path, size_t len, int is_dir,
 	return hit;
 }
 
+/* As tar's --exclude: a pattern matches the stored path or any tail of it that starts at a
+ * component ("a/b" excludes "t/a/b"), '*' matches '/' too, and an excluded directory takes
+ * its contents with it (it is not walked). A pattern with a leading '/' is anchored: it must
+ * match the whole stored path (which has no leading '/'), as for a PATH given absolute; so is
+ * one with a leading "./" (tar's "./build" leaves "./src/build" in, its names starting "./"); one
+ * with a trailing '/' matches directories only. */
 static int filter_cb(void *ctx, const char *rel, int is_dir)
 {
 	struct excludes *x = ctx;
@@ -868,6 +868,7 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 	 * it matched. Messages name the PATTERN as given. */
 	struct pat {
 		char *norm;
+		struct cli_glob *g; /* norm compiled, or NULL: fnmatch */
 		int dir_only, hit;
 	} *p = sel ? calloc((size_t)npats + 1, sizeof(*p)) : NULL;
 	int missing = 0;
@@ -876,6 +877,7 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 			missing = -1;
 			break;
 		}
+		p[k].g = cli_glob_new(p[k].norm);
 	}
 	if (!p || missing) {
 		cli_error("out of memory");
@@ -902,7 +904,8 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 			int via_parent = p[k].dir_only && e.type != ZN_TYPE_DIR;
 			if (via_parent && !parent)
 				continue;
-			if (cli_path_matches(p[k].norm, e.path, via_parent ? parent : e.path_len)) {
+			if (cli_path_matches(p[k].norm, p[k].g, e.path,
+			                     via_parent ? parent : e.path_len)) {
 				sel[i] = 1;
 				p[k].hit = 1;
 			}
@@ -920,8 +923,10 @@ static int select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *
 		}
 	}
 out:
-	for (int k = 0; p && k < npats; k++)
+	for (int k = 0; p && k < npats; k++) {
 		free(p[k].norm);
+		cli_glob_free(p[k].g);
+	}
 	free(p);
 	return missing;
 }
