@@ -16,8 +16,8 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "checksum.h"
-#include "cpu_features.h"
+#include "checksum/checksum.h"
+#include "common/cpu_features.h"
 #include "test_util.h"
 
 typedef uint32_t (*sum_fn)(uint32_t init, const uint8_t *p, size_t len);

@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "sha256.h"
+#include "common/sha256.h"
 
 struct job {
 	const uint8_t *data;

@@ -45,7 +45,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "sha256.h"
+#include "common/sha256.h"
 
 #define CHUNK (1u << 20)
 #define RING  8

@@ -11,7 +11,7 @@
 #include <xxhash.h>
 
 #include "test_util.h"
-#include "xxh3.h"
+#include "common/xxh3.h"
 
 static double now(void)
 {

@@ -432,7 +432,7 @@ ZN_API zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn 
 			   zn_progress_fn progress, void *ctx);
 
 /* ------------------------------------------------------------------------------------------------
- * Checksums: CRC-32 and Adler-32 (see lib/crc32.c, lib/adler32.c)
+ * Checksums: CRC-32 and Adler-32 (see lib/checksum/crc32.c, lib/checksum/adler32.c)
  *
  * Both are drop-in equivalents of zlib's crc32()/adler32() and their _combine() functions: same
  * values, same chaining. The fastest kernel for the CPU (PCLMULQDQ/VPCLMULQDQ folding for CRC-32,
@@ -457,7 +457,7 @@ ZN_API uint32_t zn_adler32(uint32_t adler, const void *buf, size_t len);
 ZN_API uint32_t zn_adler32_combine(uint32_t adler1, uint32_t adler2, uint64_t len2);
 
 /* ------------------------------------------------------------------------------------------------
- * DEFLATE, zlib and gzip decoding (see lib/deflate_*.c)
+ * DEFLATE, zlib and gzip decoding (see lib/deflate/)
  * ---------------------------------------------------------------------------------------------- */
 /* Three container formats share one DEFLATE decoder (RFC 1951):
  *   ZN_FORMAT_RAW   bare DEFLATE blocks, as in ZIP entries; the stream ends with its final block.

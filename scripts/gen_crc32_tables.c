@@ -1,10 +1,10 @@
-/* gen_crc32_tables.c - derives every CRC-32 table and folding constant into lib/crc32_tables.h.
+/* gen_crc32_tables.c - derives every CRC-32 table and folding constant into lib/checksum/crc32_tables.h.
  *
- * Build and run:  cc -O2 -o /tmp/gen scripts/gen_crc32_tables.c && /tmp/gen > lib/crc32_tables.h
+ * Build and run:  cc -O2 -o /tmp/gen scripts/gen_crc32_tables.c && /tmp/gen > lib/checksum/crc32_tables.h
  *
  * Polynomials are handled here in the natural order (bit d is the coefficient of x^d) with the
  * CRC-32 generator P = x^32 + x^26 + ... + 1 (0x104C11DB7), then converted to the bit-reflected
- * forms the kernels use. See lib/crc32.c for what each constant means.
+ * forms the kernels use. See lib/checksum/crc32.c for what each constant means.
  */
 #include <inttypes.h>
 #include <stdint.h>

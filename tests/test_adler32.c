@@ -2,8 +2,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "checksum.h"
-#include "cpu_features.h"
+#include "checksum/checksum.h"
+#include "common/cpu_features.h"
 #include "test_util.h"
 
 static zn_adler32_fn kernel;

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "archive_format.h"
-#include "archive_internal.h"
-#include "common.h"
+#include "archive/archive_format.h"
+#include "archive/archive_internal.h"
+#include "common/common.h"
 #include "test_util.h"
 
 #define NFILES 40

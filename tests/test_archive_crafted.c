@@ -12,12 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "archive_format.h"
-#include "archive_internal.h"
-#include "common.h"
-#include "sha256.h"
+#include "archive/archive_format.h"
+#include "archive/archive_internal.h"
+#include "common/common.h"
+#include "common/sha256.h"
 #include "test_util.h"
-#include "xxh3.h"
+#include "common/xxh3.h"
 
 static char *dir;
 

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive_format.h"
-#include "archive_internal.h"
-#include "common.h"
+#include "archive/archive_format.h"
+#include "archive/archive_internal.h"
+#include "common/common.h"
 #include "test_util.h"
 
 enum { NORIG = 240, NCOPY = 60 };

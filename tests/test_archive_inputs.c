@@ -13,7 +13,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "archive_internal.h"
+#include "archive/archive_internal.h"
 #include <zstd.h>
 
 #include "test_util.h"

@@ -1,6 +1,6 @@
 /* test_archive_large.c - large files read from disk. Their chunks that are stored as they are
  * (random ones, known-compressed types) are read by the writer thread itself, the others by
- * the producer (slot.rfd in lib/archive_write.c): a file whose chunks take turns between the
+ * the producer (slot.rfd in lib/archive/archive_write.c): a file whose chunks take turns between the
  * two, random files, a jar, a file of exactly one chunk, a copy of an earlier file (stored
  * once), with small files between them. The blocks must be the same as when the same bytes are
  * added from memory (which the producer reads all of), the archive the same whatever the thread
@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive_format.h"
-#include "archive_internal.h"
+#include "archive/archive_format.h"
+#include "archive/archive_internal.h"
 #include "test_util.h"
 #include "znippy.h"
 

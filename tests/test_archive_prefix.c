@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "archive_internal.h"
+#include "archive/archive_internal.h"
 #include "test_util.h"
 #include "znippy.h"
 

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive_internal.h"
+#include "archive/archive_internal.h"
 #include "test_util.h"
 
 struct item {

@@ -12,10 +12,10 @@
 
 #include <xxhash.h>
 
-#include "archive_format.h"
-#include "archive_internal.h"
-#include "common.h"
-#include "sha256.h"
+#include "archive/archive_format.h"
+#include "archive/archive_internal.h"
+#include "common/common.h"
+#include "common/sha256.h"
 #include "test_util.h"
 
 static char *dir;

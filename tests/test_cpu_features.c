@@ -1,7 +1,7 @@
 /* test_cpu_features.c - feature detection is stable and the test mask takes effect. */
 #include <stdio.h>
 
-#include "cpu_features.h"
+#include "common/cpu_features.h"
 #include "test_util.h"
 
 int main(int argc, char **argv)

@@ -3,8 +3,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "checksum.h"
-#include "cpu_features.h"
+#include "checksum/checksum.h"
+#include "common/cpu_features.h"
 #include "test_util.h"
 
 /* A kernel under test, wrapped to the public calling convention. */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "common.h"
+#include "common/common.h"
 #include "test_util.h"
 
 static struct tu_rng rng;
@@ -65,13 +65,13 @@ static uint8_t *gen_text(size_t n)
 static uint8_t *gen_source(size_t n, size_t *len)
 {
 	const char *src = getenv("ZN_SRC_DIR");
-	static const char *files[] = {"lib/crc32.c",
-	                              "lib/adler32.c",
+	static const char *files[] = {"lib/checksum/crc32.c",
+	                              "lib/checksum/adler32.c",
 	                              "tests/test_inflate_edge.c",
 	                              "tests/test_util.c",
 	                              "include/znippy.h",
 	                              "lib/x86/crc32_impl.h",
-	                              "lib/deflate_decompress.c",
+	                              "lib/deflate/deflate_decompress.c",
 	                              "tests/inflate_test_streams.h"};
 	uint8_t *p = malloc(n);
 	*len = 0;

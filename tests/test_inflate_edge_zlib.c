@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "common.h"
+#include "common/common.h"
 #include "inflate_test_streams.h"
 #include "test_util.h"
 

@@ -2,8 +2,8 @@
  * table, and joined entries decode exactly what the single-literal table decodes. */
 #include <string.h>
 
-#include "cpu_features.h"
-#include "deflate_internal.h"
+#include "common/cpu_features.h"
+#include "deflate/deflate_internal.h"
 #include "test_util.h"
 
 /* Random complete code lengths (a random Huffman tree) for the 257 literal/length symbols,

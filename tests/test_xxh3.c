@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <xxhash.h>
 
-#include "cpu_features.h"
+#include "common/cpu_features.h"
 #include "test_util.h"
-#include "xxh3.h"
+#include "common/xxh3.h"
 
 typedef uint64_t (*xxh3_fn)(const void *, size_t);
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <zlib.h>
 
-#include "checksum.h"
-#include "cpu_features.h"
+#include "checksum/checksum.h"
+#include "common/cpu_features.h"
 #include "test_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

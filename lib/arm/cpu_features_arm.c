@@ -4,7 +4,7 @@
 #include <sys/auxv.h>
 #endif
 
-#include "cpu_features.h"
+#include "common/cpu_features.h"
 
 /* Linux's HWCAP bits for aarch64 (asm/hwcap.h), spelled out so no kernel header is needed. */
 #define HWCAP_ASIMD_ (1ul << 1)

@@ -1,6 +1,6 @@
 /* crc32_impl.h - the aarch64 CRC-32 kernels (PMULL folding, the CRC32 instructions). */
 /*
- * Included once, from lib/crc32.c, on aarch64 only (an x86 build never sees this file). It
+ * Included once, from lib/checksum/crc32.c, on aarch64 only (an x86 build never sees this file). It
  * defines CRC32_ARCH_VARIANTS, best first.
  *
  * "pmull" is the folding method of lib/x86/crc32_impl.h (read that comment for the algebra) with

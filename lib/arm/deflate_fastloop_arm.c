@@ -1,8 +1,8 @@
 /* deflate_fastloop_arm.c - aarch64 NEON variant of the DEFLATE fast loop (tbl pattern copies). */
 #include <arm_neon.h>
 
-#include "cpu_features.h"
-#include "deflate_internal.h"
+#include "common/cpu_features.h"
+#include "deflate/deflate_internal.h"
 
 /* Same distance classes as the x86 variants (see lib/x86/deflate_fastloop_x86.c): 16-byte
  * copies for offset >= 16, a dup for offset 1, and for offsets 2..15 one tbl per store that
@@ -56,7 +56,7 @@ static ZN_FORCEINLINE void copy_neon(uint8_t *out, uint32_t offset, uint32_t len
 #define FL_ATTR              /* NEON is part of the aarch64 baseline */
 #define FL_COPY(o, off, len) copy_neon(o, off, len)
 #define FL_EXTRA(bits, e)    (((bits) & ((1ull << ((e)&0xff)) - 1)) >> (((e) >> 8) & 63))
-#include "deflate_fastloop.h"
+#include "deflate/deflate_fastloop.h"
 
 zn_fastloop_fn zn_select_fastloop(uint32_t f, const char **name)
 {

@@ -1,6 +1,6 @@
 /* adler32_impl.h - the x86 Adler-32 kernels (SSSE3, AVX2, AVX-512BW). */
 /*
- * Included once, from lib/adler32.c. One template (adler32_template.h) per vector width VL.
+ * Included once, from lib/checksum/adler32.c. One template (adler32_template.h) per vector width VL.
  * For a block of k vectors c = 0..k-1 of bytes b[c][j], the sums advance by
  *     s1 += sum b,   s2 += n * s1 + sum_c (k-1-c) * VL * sum_j b[c][j] + sum_c sum_j (VL-j) b[c][j]
  * The kernel keeps three vector accumulators: the byte sums so far (PSADBW against zero), the

@@ -1,5 +1,5 @@
 /* cpu_features_x86.c - x86 CPUID/XGETBV feature detection (cached by lib/common/cpu_features.c). */
-#include "cpu_features.h"
+#include "common/cpu_features.h"
 
 static void cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
 {

@@ -1,8 +1,8 @@
 /* deflate_fastloop_x86.c - x86-64 variants of the DEFLATE fast loop: BMI2, AVX2, AVX-512. */
 #include <immintrin.h>
 
-#include "cpu_features.h"
-#include "deflate_internal.h"
+#include "common/cpu_features.h"
+#include "deflate/deflate_internal.h"
 
 /*
  * Match copies by distance class. Every variant over-copies in whole vectors (the fast loop
@@ -170,19 +170,19 @@ static ATTR_AVX512 ZN_FORCEINLINE void copy_avx512(uint8_t *out, uint32_t offset
 #define FL_ATTR              ATTR_BMI2
 #define FL_COPY(o, off, len) copy_ssse3(o, off, len)
 #define FL_EXTRA(bits, e)    EXTRA_BMI2(bits, e)
-#include "deflate_fastloop.h"
+#include "deflate/deflate_fastloop.h"
 
 #define FL_NAME              fastloop_avx2
 #define FL_ATTR              ATTR_AVX2
 #define FL_COPY(o, off, len) copy_avx2(o, off, len)
 #define FL_EXTRA(bits, e)    EXTRA_BMI2(bits, e)
-#include "deflate_fastloop.h"
+#include "deflate/deflate_fastloop.h"
 
 #define FL_NAME              fastloop_avx512
 #define FL_ATTR              ATTR_AVX512
 #define FL_COPY(o, off, len) copy_avx512(o, off, len)
 #define FL_EXTRA(bits, e)    EXTRA_BMI2(bits, e)
-#include "deflate_fastloop.h"
+#include "deflate/deflate_fastloop.h"
 
 zn_fastloop_fn zn_select_fastloop(uint32_t f, const char **name)
 {

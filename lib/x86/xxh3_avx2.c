@@ -4,7 +4,7 @@
 #define XXH_VECTOR XXH_AVX2
 #include <xxhash.h>
 
-#include "xxh3.h"
+#include "common/xxh3.h"
 
 uint64_t zn_xxh3_avx2(const void *p, size_t n)
 {

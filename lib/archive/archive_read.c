@@ -16,13 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sha256.h"
-#include "xxh3.h"
+#include "common/sha256.h"
+#include "common/xxh3.h"
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_d_stableOutBuffer, a parameter of the shared library */
 #include <zstd.h>
 
 #include "archive_internal.h"
-#include "big_alloc.h"
+#include "common/big_alloc.h"
 
 static zn_result fail(struct zn_reader *r, zn_result res, const char *fmt, ...)
 {

@@ -2,7 +2,7 @@
 #ifndef ZN_DEFLATE_INTERNAL_H
 #define ZN_DEFLATE_INTERNAL_H
 
-#include "common.h"
+#include "common/common.h"
 
 /*
  * Decode table entries (uint32_t), one format for the literal/length, distance and precode

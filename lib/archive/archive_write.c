@@ -59,8 +59,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sha256.h"
-#include "xxh3.h"
+#include "common/sha256.h"
+#include "common/xxh3.h"
 #include <zstd.h>
 #ifdef ZN_HAVE_URING
 #include <liburing.h>
@@ -68,9 +68,9 @@
 
 #include "archive_format.h"
 #include "archive_internal.h"
-#include "big_alloc.h"
-#include "common.h"
-#include "cpu_features.h"
+#include "common/big_alloc.h"
+#include "common/common.h"
+#include "common/cpu_features.h"
 
 /* FREE -> FILLING (the producer) -> QUEUED (workers, hasher) -> DONE (the writer) -> FREE. A
  * block the writer reads itself (struct slot, rfd) goes from FILLING to DONE at once, and from

@@ -8,8 +8,8 @@
  */
 #include <stdatomic.h>
 
-#include "common.h"
-#include "cpu_features.h"
+#include "common/common.h"
+#include "common/cpu_features.h"
 #include "checksum.h"
 
 #define ADLER32_MOD 65521u

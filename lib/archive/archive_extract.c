@@ -34,12 +34,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "common/sha256.h"
 #include <zstd.h>
 
 #include "archive_internal.h"
-#include "xxh3.h"
-#include "cpu_features.h"
+#include "common/xxh3.h"
+#include "common/cpu_features.h"
 
 struct xseg {
 	uint64_t entry, boff, len, foff;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "archive_format.h"
-#include "common.h"
+#include "common/common.h"
 
 /* Checksum comparisons go through this. Fuzzing builds accept any checksum so that mutated inputs
  * reach the parsers behind them; such a build must never be used on real data. */

@@ -2,7 +2,7 @@
  * shared by the whole-buffer and streaming APIs. */
 #include <stdlib.h>
 
-#include "cpu_features.h"
+#include "common/cpu_features.h"
 #include "deflate_internal.h"
 
 /*

@@ -14,8 +14,8 @@
  */
 #include <stdatomic.h>
 
-#include "common.h"
-#include "cpu_features.h"
+#include "common/common.h"
+#include "common/cpu_features.h"
 #include "crc32_tables.h"
 #include "checksum.h"
 

@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "xxh3.h"
+#include "common/xxh3.h"
 #include <zstd.h>
 
 #include "archive_internal.h"
