@@ -4,17 +4,15 @@
  * Debian 12 without the znippy build). Every byte is a function of the seed and the scale, never of
  * the machine, the time or the thread schedule:
  *
- *   gen_corpus small  DIR SEED NFILES [PART NPARTS]   ~10 KiB (+-50%) text files, 100 per directory,
- *                                                     10 top-level directories; PART/NPARTS splits the
- *                                                     top-level directories between processes
- *   gen_corpus large  FILE SEED BYTES                 one log-like text file
- *   gen_corpus random FILE SEED BYTES                 xoshiro256** output
- *   gen_corpus text   FILE SEED BYTES KIND            one text blob (prose|code|json|xml|log), used by
- *                                                     make_mixed.py for README/class/pom-like content
+ *   gen_corpus small  DIR SEED NFILES [PART NPARTS]   ~10 KiB (+-50%) text files, 100 per
+ * directory, 10 top-level directories; PART/NPARTS splits the top-level directories between
+ * processes gen_corpus large  FILE SEED BYTES                 one log-like text file gen_corpus
+ * random FILE SEED BYTES                 xoshiro256** output gen_corpus text   FILE SEED BYTES KIND
+ * one text blob (prose|code|json|xml|log), used by make_mixed.py for README/class/pom-like content
  *
- * The text model: a vocabulary of 32768 pronounceable pseudo-words drawn from syllables, used with a
- * Zipf(1.1) rank distribution, mixed with code-like, JSON and XML lines that carry numbers, hex ids
- * and timestamps. Tuned so that `tar | zstd -3` keeps about a third of the bytes (English prose
+ * The text model: a vocabulary of 32768 pronounceable pseudo-words drawn from syllables, used with
+ * a Zipf(1.1) rank distribution, mixed with code-like, JSON and XML lines that carry numbers, hex
+ * ids and timestamps. Tuned so that `tar | zstd -3` keeps about a third of the bytes (English prose
  * compresses to ~30% with zstd -3; pure Zipf words without the numeric fields went to ~22%, which
  * flatters every compressor). Each file is seeded by (seed, file number), so files do not depend on
  * each other and the parts can be generated in parallel with identical output.
@@ -35,12 +33,13 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#define FIXED_MTIME 1704067200 /* 2024-01-01T00:00:00Z */
-#define VOCAB 32768
+#define FIXED_MTIME   1704067200 /* 2024-01-01T00:00:00Z */
+#define VOCAB         32768
 #define FILES_PER_DIR 100
-#define TOP_DIRS 10
+#define TOP_DIRS      10
 
-/* ---- PRNG: splitmix64 to seed xoshiro256** ---------------------------------------------------- */
+/* ---- PRNG: splitmix64 to seed xoshiro256** ----------------------------------------------------
+ */
 struct rng {
 	uint64_t s[4];
 };
@@ -87,7 +86,8 @@ static void die(const char *what, const char *path)
 	exit(1);
 }
 
-/* ---- output buffer ------------------------------------------------------------------------------ */
+/* ---- output buffer ------------------------------------------------------------------------------
+ */
 struct buf {
 	char *p;
 	size_t len, cap;
@@ -132,25 +132,29 @@ static void putf(struct buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* ---- vocabulary and Zipf sampling --------------------------------------------------------------- */
+/* ---- vocabulary and Zipf sampling ---------------------------------------------------------------
+ */
 static char *words[VOCAB];
 static uint8_t word_len[VOCAB];
 static uint32_t zipf_cdf[VOCAB]; /* scaled to 2^32 */
 
 static void build_vocab(uint64_t seed)
 {
-	static const char *onset[] = {"b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r",
-				      "s", "t", "v", "w", "z", "br", "ch", "cl", "cr", "dr", "fl",
-				      "gr", "pl", "pr", "sh", "st", "str", "th", "tr", "",  ""};
+	static const char *onset[] = {"b",  "c",  "d",   "f",  "g",  "h",  "j",  "k",  "l",
+	                              "m",  "n",  "p",   "r",  "s",  "t",  "v",  "w",  "z",
+	                              "br", "ch", "cl",  "cr", "dr", "fl", "gr", "pl", "pr",
+	                              "sh", "st", "str", "th", "tr", "",   ""};
 	static const char *nucleus[] = {"a", "e", "i", "o", "u", "ea", "ou", "ai", "io", "y", "ee"};
-	static const char *coda[] = {"", "", "", "n", "r", "s", "t", "l", "nd", "st", "ng", "ck", "m"};
+	static const char *coda[] = {"",  "",   "",   "n",  "r",  "s", "t",
+	                             "l", "nd", "st", "ng", "ck", "m"};
 	struct rng g;
 	rng_seed(&g, seed ^ 0x766f636162756c61ull);
 	for (int i = 0; i < VOCAB; i++) {
 		char w[64];
 		int n = 0;
 		/* frequent words are short, as in natural language */
-		int syl = 1 + (i > 64) + (i > 2048 ? (int)below(&g, 2) : 0) + (i > 12000 ? (int)below(&g, 2) : 0);
+		int syl = 1 + (i > 64) + (i > 2048 ? (int)below(&g, 2) : 0) +
+		          (i > 12000 ? (int)below(&g, 2) : 0);
 		for (int s = 0; s < syl; s++) {
 			const char *a = onset[below(&g, sizeof onset / sizeof *onset)];
 			const char *b = nucleus[below(&g, sizeof nucleus / sizeof *nucleus)];
@@ -213,7 +217,8 @@ static void hex(struct buf *b, struct rng *g, int digits)
 	}
 }
 
-/* ---- line generators ---------------------------------------------------------------------------- */
+/* ---- line generators ----------------------------------------------------------------------------
+ */
 static void prose_paragraph(struct buf *b, struct rng *g)
 {
 	int sentences = 2 + (int)below(g, 6);
@@ -252,8 +257,8 @@ static void ident(struct buf *b, struct rng *g)
 
 static void code_line(struct buf *b, struct rng *g, int *depth)
 {
-	static const char *types[] = {"int", "size_t", "uint32_t", "char *", "const char *", "double",
-				      "struct node *", "bool"};
+	static const char *types[] = {"int",          "size_t", "uint32_t",      "char *",
+	                              "const char *", "double", "struct node *", "bool"};
 	for (int i = 0; i < *depth; i++)
 		put(b, "    ", 4);
 	switch (below(g, 10)) {
@@ -345,8 +350,8 @@ static void json_record(struct buf *b, struct rng *g, uint64_t *id)
 	hex(b, g, 4);
 	put(b, "-", 1);
 	hex(b, g, 12);
-	putf(b, "\", \"score\": %u.%02u, \"active\": %s, \"tags\": [", below(g, 1000), below(g, 100),
-	     below(g, 3) ? "true" : "false");
+	putf(b, "\", \"score\": %u.%02u, \"active\": %s, \"tags\": [", below(g, 1000),
+	     below(g, 100), below(g, 3) ? "true" : "false");
 	int t = (int)below(g, 4);
 	for (int i = 0; i < t; i++) {
 		puts_(b, i ? ", \"" : "\"");
@@ -376,8 +381,8 @@ static uint64_t log_clock;
 static void log_line(struct buf *b, struct rng *g)
 {
 	static const char *lvl[] = {"INFO ", "INFO ", "INFO ", "DEBUG", "DEBUG", "WARN ", "ERROR"};
-	static const char *comp[] = {"http", "db.pool", "cache", "auth", "scheduler", "queue.consumer",
-				     "storage", "api.v2"};
+	static const char *comp[] = {"http",      "db.pool",        "cache",   "auth",
+	                             "scheduler", "queue.consumer", "storage", "api.v2"};
 	log_clock += below(g, 20000); /* microseconds */
 	uint64_t s = log_clock / 1000000, us = log_clock % 1000000;
 	uint64_t day = s / 86400, sec = s % 86400;
@@ -459,7 +464,8 @@ static void gen_text(struct buf *b, struct rng *g, enum kind kind, size_t target
 	}
 }
 
-/* ---- writers ------------------------------------------------------------------------------------ */
+/* ---- writers ------------------------------------------------------------------------------------
+ */
 static void write_all(int fd, const char *p, size_t n, const char *path)
 {
 	while (n) {
@@ -534,8 +540,8 @@ static void gen_stream(const char *path, uint64_t seed, uint64_t total, int kind
 	free(b.p);
 }
 
-/* The `small` corpus: NFILES files, 100 per leaf directory, leaf directories spread over 10 top-level
- * directories; file i's size, kind, name and content depend only on (seed, i). */
+/* The `small` corpus: NFILES files, 100 per leaf directory, leaf directories spread over 10
+ * top-level directories; file i's size, kind, name and content depend only on (seed, i). */
 static void gen_small(const char *root, uint64_t seed, uint64_t nfiles, int part, int nparts)
 {
 	uint64_t ndirs = (nfiles + FILES_PER_DIR - 1) / FILES_PER_DIR;
@@ -551,18 +557,19 @@ static void gen_small(const char *root, uint64_t seed, uint64_t nfiles, int part
 		rng_seed(&dg, seed * 1000003u + 77 + top);
 		b.len = 0;
 		word(&b, &dg);
-		snprintf(path, sizeof path, "%s/%02llu-%.*s", root, (unsigned long long)top, (int)b.len,
-			 b.p);
+		snprintf(path, sizeof path, "%s/%02llu-%.*s", root, (unsigned long long)top,
+		         (int)b.len, b.p);
 		mkdir_p(path);
 		size_t toplen = strlen(path);
 		rng_seed(&dg, seed * 1000003u + 99991 + d);
 		b.len = 0;
 		words_n(&b, &dg, 1 + (int)below(&dg, 2), '_');
 		snprintf(path + toplen, sizeof path - toplen, "/%03llu_%.*s",
-			 (unsigned long long)(d % per_top), (int)b.len, b.p);
+		         (unsigned long long)(d % per_top), (int)b.len, b.p);
 		mkdir_p(path);
 		size_t dirlen = strlen(path);
-		for (uint64_t f = d * FILES_PER_DIR; f < (d + 1) * FILES_PER_DIR && f < nfiles; f++) {
+		for (uint64_t f = d * FILES_PER_DIR; f < (d + 1) * FILES_PER_DIR && f < nfiles;
+		     f++) {
 			struct rng g;
 			rng_seed(&g, seed ^ (f * 0x2545f4914f6cdd1dull + 1));
 			uint32_t r = below(&g, 100);
@@ -571,8 +578,8 @@ static void gen_small(const char *root, uint64_t seed, uint64_t nfiles, int part
 			b.len = 0;
 			words_n(&b, &g, 1 + (int)below(&g, 3), '_');
 			const char *ext = k == K_PROSE && below(&g, 3) == 0 ? "md" : kind_ext[k];
-			snprintf(name, sizeof name, "%.*s_%05llu.%s", (int)(b.len > 200 ? 200 : b.len),
-				 b.p, (unsigned long long)f, ext);
+			snprintf(name, sizeof name, "%.*s_%05llu.%s",
+			         (int)(b.len > 200 ? 200 : b.len), b.p, (unsigned long long)f, ext);
 			snprintf(path + dirlen, sizeof path - dirlen, "/%s", name);
 			char fpath[4096];
 			memcpy(fpath, path, strlen(path) + 1);
@@ -591,8 +598,8 @@ static void gen_small(const char *root, uint64_t seed, uint64_t nfiles, int part
 static void usage(void)
 {
 	fprintf(stderr, "usage: gen_corpus small DIR SEED NFILES [PART NPARTS]\n"
-			"       gen_corpus large|random FILE SEED BYTES\n"
-			"       gen_corpus text FILE SEED BYTES prose|code|json|xml|log\n");
+	                "       gen_corpus large|random FILE SEED BYTES\n"
+	                "       gen_corpus text FILE SEED BYTES prose|code|json|xml|log\n");
 	exit(2);
 }
 

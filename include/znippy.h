@@ -22,9 +22,9 @@ extern "C" {
 #define ZN_API
 #endif
 
-#define ZN_VERSION_MAJOR 0
+#define ZN_VERSION_MAJOR  0
 #define ZN_VERSION_MINOR  4
-#define ZN_VERSION_PATCH 0
+#define ZN_VERSION_PATCH  0
 #define ZN_VERSION_STRING "0.4.0"
 
 /* ------------------------------------------------------------------------------------------------
@@ -88,20 +88,20 @@ enum zn_digest_kind { ZN_DIGEST_NONE = 0, ZN_DIGEST_SHA256 = 1 };
  * but NUL). In entries returned by a reader, pointers point into the reader's memory and stay valid
  * until zn_reader_close(). */
 struct zn_entry {
-	const char *path;	/* relative, '/'-separated, no leading '/', no "." or ".." parts */
+	const char *path; /* relative, '/'-separated, no leading '/', no "." or ".." parts */
 	size_t path_len;
-	uint32_t type;		/* enum zn_entry_type */
-	uint32_t mode;		/* permission bits (07777) */
+	uint32_t type; /* enum zn_entry_type */
+	uint32_t mode; /* permission bits (07777) */
 	uint32_t uid, gid;
-	const char *uname;	/* may be NULL/empty; at most 255 bytes, no NUL */
+	const char *uname; /* may be NULL/empty; at most 255 bytes, no NUL */
 	size_t uname_len;
-	const char *gname;	/* the same */
+	const char *gname; /* the same */
 	size_t gname_len;
-	int64_t mtime_ns;	/* nanoseconds since the epoch */
-	uint64_t size;		/* content bytes (regular files; 0 otherwise) */
-	const char *link;	/* symlink target, or the hardlink's target path; else NULL */
+	int64_t mtime_ns; /* nanoseconds since the epoch */
+	uint64_t size;    /* content bytes (regular files; 0 otherwise) */
+	const char *link; /* symlink target, or the hardlink's target path; else NULL */
 	size_t link_len;
-	uint8_t sha256[32];	/* valid when has_digest */
+	uint8_t sha256[32]; /* valid when has_digest */
 	int has_digest;
 	/* Reader only: where the content lives (a reading program rarely needs these). */
 	uint64_t stored_size; /* compressed bytes attributed to this entry (approximate in solid
@@ -111,31 +111,31 @@ struct zn_entry {
 };
 
 struct zn_create_options {
-	int level; /* zstd level, 1..22 (ZSTD_maxCLevel); default 3; the command allows
-	              1..19 */
-	unsigned threads;	 /* worker threads; 0 = one per CPU the process may run on (its
-				    affinity, as nproc counts); at most 256 are used. threads - 1
-				    more share the reading of small files with the caller's
-				    thread while the workers have nothing waiting */
-	uint64_t chunk_size;	 /* block size in bytes; default 1 MiB; 64 KiB .. 256 MiB (from
-				    about 31 MiB up, raise memory_limit: see below) */
-	uint64_t memory_limit;	 /* bound on pipeline buffers; default 256 MiB; 0 = default; at
-				    least zn_create_memory_min(chunk_size), about 8 x chunk_size,
-				    else zn_writer_open fails with ZN_ERR_INVALID_ARG. Each worker's
-				    zstd context comes on top: for 1 MiB chunks 1.3 MB at level 3,
-				    13 MB at levels 9 to 12, 18 MB at 19 (2 MiB chunks: 26-35 MB
-				    from level 12 up) */
-	int no_skip;		 /* 1: compress even known-compressed file types */
-	int digest;		 /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
-	int no_uring;		 /* 1: read with plain system calls even where io_uring works */
-	int no_dedup;            /* 1: store every file's bytes, even a file identical to an earlier
-	                            one (by default such a file points at the first copy; needs
-	                            ZN_DIGEST_SHA256) */
-	int one_file_system;     /* 1: as tar --one-file-system, a walk does not enter a directory
-	                            on another file system than its parent's (a mount point): it is
-	                            stored without its contents; PATHs given are always walked */
-	int no_recursion;        /* 1: as tar --no-recursion, a directory given to
-	                            zn_writer_add_path() is stored without its contents */
+	int level;             /* zstd level, 1..22 (ZSTD_maxCLevel); default 3; the command allows
+	                          1..19 */
+	unsigned threads;      /* worker threads; 0 = one per CPU the process may run on (its
+	                          affinity, as nproc counts); at most 256 are used. threads - 1
+	                          more share the reading of small files with the caller's
+	                          thread while the workers have nothing waiting */
+	uint64_t chunk_size;   /* block size in bytes; default 1 MiB; 64 KiB .. 256 MiB (from
+	                          about 31 MiB up, raise memory_limit: see below) */
+	uint64_t memory_limit; /* bound on pipeline buffers; default 256 MiB; 0 = default; at
+	                          least zn_create_memory_min(chunk_size), about 8 x chunk_size,
+	                          else zn_writer_open fails with ZN_ERR_INVALID_ARG. Each worker's
+	                          zstd context comes on top: for 1 MiB chunks 1.3 MB at level 3,
+	                          13 MB at levels 9 to 12, 18 MB at 19 (2 MiB chunks: 26-35 MB
+	                          from level 12 up) */
+	int no_skip;           /* 1: compress even known-compressed file types */
+	int digest;            /* enum zn_digest_kind; default ZN_DIGEST_SHA256 */
+	int no_uring;          /* 1: read with plain system calls even where io_uring works */
+	int no_dedup;          /* 1: store every file's bytes, even a file identical to an earlier
+	                          one (by default such a file points at the first copy; needs
+	                          ZN_DIGEST_SHA256) */
+	int one_file_system;   /* 1: as tar --one-file-system, a walk does not enter a directory
+	                          on another file system than its parent's (a mount point): it is
+	                          stored without its contents; PATHs given are always walked */
+	int no_recursion;      /* 1: as tar --no-recursion, a directory given to
+	                          zn_writer_add_path() is stored without its contents */
 };
 
 /* Fill with the defaults listed above. */
@@ -185,7 +185,7 @@ ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd,
 
 /* Hooks for problems with inputs, filtering and progress; any may be NULL. Call before adding. */
 ZN_API void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_fn filter,
-				zn_progress_fn progress, void *ctx);
+                                zn_progress_fn progress, void *ctx);
 
 /* Changes an entry's metadata before it is stored (as tar's --owner, --group, --mode and
  * --mtime do). zn_writer_finish() calls it once for every entry stored, in path order, before
@@ -265,8 +265,8 @@ struct zn_write_stats {
 	uint64_t blocks, stored_blocks;
 	uint64_t index_bytes;
 	uint64_t duplicates; /* files whose rows point at the bytes of an identical earlier file */
-	int complete;	 /* 1 when the whole archive (blocks, index, footer) was written */
-	int write_errno; /* errno of the first failed write of the archive; 0 if none */
+	int complete;        /* 1 when the whole archive (blocks, index, footer) was written */
+	int write_errno;     /* errno of the first failed write of the archive; 0 if none */
 };
 /* The counts describe the archive once zn_writer_finish() has completed it (complete = 1);
  * before that, or when it failed, they are 0 or partial, and only write_errno is meaningful. */
@@ -353,7 +353,7 @@ ZN_API void zn_lost_message(unsigned lost, char out[96]);
 ZN_API int zn_path_is_safe(const char *p, size_t len);
 /* Binary search for an exact path; ZN_ERR_NOT_FOUND if absent. */
 ZN_API zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len,
-				uint64_t *index);
+                                uint64_t *index);
 
 /* Stream the content of regular file `i` to `sink` (called with consecutive pieces), reading only
  * the blocks that hold it; checks each block's checksum and, when stored, the file's digest.
@@ -365,12 +365,12 @@ typedef zn_result (*zn_sink_fn)(void *ctx, const void *data, size_t len);
 ZN_API zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink, void *ctx);
 
 struct zn_extract_options {
-	unsigned threads;	/* 0 = one per CPU it may run on (its affinity, as nproc) */
-	int overwrite;          /* replace existing files and links (each by a complete, checked
-	                         * new one, written beside it as .znippy-*.part and renamed over
-	                         * it; where none can be made there, the old one is kept) */
-	int check_digest;	/* also verify each file's SHA-256 (always on in zn_verify) */
-	int same_owner;		/* apply uid/gid (default: when running as root) */
+	unsigned threads; /* 0 = one per CPU it may run on (its affinity, as nproc) */
+	int overwrite;    /* replace existing files and links (each by a complete, checked
+	                   * new one, written beside it as .znippy-*.part and renamed over
+	                   * it; where none can be made there, the old one is kept) */
+	int check_digest; /* also verify each file's SHA-256 (always on in zn_verify) */
+	int same_owner;   /* apply uid/gid (default: when running as root) */
 	/* When *stop becomes non-zero (a signal handler may set it; the library reads it with
 	 * __atomic_load_n, relaxed, so set it with __atomic_store_n), extraction stops: no further
 	 * file is created, files it began but did not finish are removed, and zn_extract returns
@@ -423,13 +423,13 @@ ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
  * `dir` and never follows a symlink while writing. Damaged entries are reported through `problem`;
  * the others are still extracted; the result is then ZN_ERR_DAMAGED. */
 ZN_API zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select,
-			    const struct zn_extract_options *opt, zn_problem_fn problem,
-			    zn_progress_fn progress, void *ctx);
+                            const struct zn_extract_options *opt, zn_problem_fn problem,
+                            zn_progress_fn progress, void *ctx);
 
 /* Decode every block and check every checksum and digest, writing nothing. Each damaged entry is
  * reported through `problem`; returns ZN_ERR_DAMAGED if any was. */
 ZN_API zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem,
-			   zn_progress_fn progress, void *ctx);
+                           zn_progress_fn progress, void *ctx);
 
 /* ------------------------------------------------------------------------------------------------
  * Checksums: CRC-32 and Adler-32 (see lib/checksum/crc32.c, lib/checksum/adler32.c)
@@ -504,9 +504,9 @@ struct zn_inflate_info {
 	 * error: the input byte where the fault was found (the byte holding the offending bit, or
 	 * in_len when truncated). */
 	uint64_t in_used;
-	uint64_t out_len;  /* bytes written to `out` (on error: how many were written before the
-			      fault; their content is unspecified) */
-	uint64_t members;  /* gzip: members decoded completely; zlib/raw: 1 after success */
+	uint64_t out_len; /* bytes written to `out` (on error: how many were written before the
+	                     fault; their content is unspecified) */
+	uint64_t members; /* gzip: members decoded completely; zlib/raw: 1 after success */
 };
 
 /* Decode one whole stream from memory into `out`. `info` may be NULL. Returns ZN_OK, or an error
@@ -516,7 +516,7 @@ struct zn_inflate_info {
  * fastest way to decode: `out` needs no slack beyond what the stream produces, but a few hundred
  * spare bytes let the fast loop run to the end. Resets any streaming state of `d`. */
 ZN_API zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len, void *out,
-			    size_t out_cap, struct zn_inflate_info *info);
+                            size_t out_cap, struct zn_inflate_info *info);
 
 /* Streaming, for pipes and inputs larger than memory: bounded memory (the object's window of
  * 32 KiB of history plus 256 KiB of output). Uses the same inner loop as zn_inflate().
@@ -547,10 +547,10 @@ ZN_API zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len
  * stream does gives ZN_ERR_TRUNCATED. */
 ZN_API zn_result zn_inflate_stream_reset(struct zn_inflater *d);
 ZN_API zn_result zn_inflate_stream_start_raw(struct zn_inflater *d, unsigned first_bit,
-					     const void *window, size_t window_len);
+                                             const void *window, size_t window_len);
 ZN_API zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t in_len,
-				   int in_final, size_t *in_used, const void **out, size_t *out_len,
-				   int *done);
+                                   int in_final, size_t *in_used, const void **out, size_t *out_len,
+                                   int *done);
 
 /* Totals of the current stream: input bytes consumed and output bytes produced so far (counting
  * bytes the decoder has taken into its internal buffers). Once the stream has ended, *in_pos is
@@ -558,7 +558,7 @@ ZN_API zn_result zn_inflate_stream(struct zn_inflater *d, const void *in, size_t
  * error, *in_pos is about the input byte where the fault was found (within the 8 bytes read
  * ahead) and *out_pos the output produced before it. Either may be NULL. */
 ZN_API void zn_inflate_stream_position(const struct zn_inflater *d, uint64_t *in_pos,
-				       uint64_t *out_pos);
+                                       uint64_t *out_pos);
 
 /* gzip members decoded completely in the current stream. */
 ZN_API uint64_t zn_inflate_stream_members(const struct zn_inflater *d);
@@ -615,8 +615,8 @@ ZN_API uint64_t zn_inflate_stream_bit_position(const struct zn_inflater *d);
 #define ZN_INFLATE_MARKER 0x8000u
 ZN_API zn_result zn_inflate_stream_start_unknown(struct zn_inflater *d, unsigned first_bit);
 ZN_API zn_result zn_inflate_stream_symbols(struct zn_inflater *d, const void *in, size_t in_len,
-					   int in_final, size_t *in_used, const uint16_t **sym,
-					   size_t *sym_len, int *done);
+                                           int in_final, size_t *in_used, const uint16_t **sym,
+                                           size_t *sym_len, int *done);
 /* 0 while the current stream decodes to symbols (see above), else 1. */
 ZN_API int zn_inflate_stream_window_known(const struct zn_inflater *d);
 
@@ -628,7 +628,7 @@ ZN_API int zn_inflate_stream_window_known(const struct zn_inflater *d);
  * place) but must not overlap it otherwise. On error the content of `out` is unspecified.
  * Thread-safe, allocates nothing. */
 ZN_API zn_result zn_inflate_resolve_markers(const uint16_t *sym, size_t n, const void *window,
-					    size_t window_len, void *out);
+                                            size_t window_len, void *out);
 
 #ifdef __cplusplus
 }

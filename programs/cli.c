@@ -128,10 +128,26 @@ int cli_parse_size(const char *s, uint64_t *out)
 	switch (*end) {
 	case 0:
 		break;
-	case 'k': case 'K': mul = 1ULL << 10; end++; break;
-	case 'm': case 'M': mul = 1ULL << 20; end++; break;
-	case 'g': case 'G': mul = 1ULL << 30; end++; break;
-	case 't': case 'T': mul = 1ULL << 40; end++; break;
+	case 'k':
+	case 'K':
+		mul = 1ULL << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1ULL << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1ULL << 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		mul = 1ULL << 40;
+		end++;
+		break;
 	default:
 		return -1;
 	}
@@ -541,7 +557,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 		}
 	}
 	static const char msg[] = "znippy: an input file was truncated or could not be read while "
-				  "in use (SIGBUS)\n";
+	                          "in use (SIGBUS)\n";
 	const char *p = cleanup_path;
 	if (p)
 		unlink(p);

@@ -12,16 +12,17 @@
 enum {
 	EXIT_OK = 0,
 	EXIT_DAMAGED = 1, /* damaged or invalid input */
-	EXIT_USAGE = 2,	  /* usage error */
+	EXIT_USAGE = 2,   /* usage error */
 	EXIT_SYSTEM = 3,  /* I/O or system error */
 };
 
 #define EXIT_CODES_HELP                                                                            \
-	"Exit status: 0 success, 1 damaged or invalid input, 2 usage error, 3 I/O or system error.\n"
+	"Exit status: 0 success, 1 damaged or invalid input, 2 usage error, 3 I/O or system "      \
+	"error.\n"
 
-extern const char *cli_prog;  /* "znippy" */
-extern int cli_quiet;	      /* --quiet */
-extern int cli_progress;      /* 1 forced on, 0 off, -1 auto (stderr is a terminal) */
+extern const char *cli_prog; /* "znippy" */
+extern int cli_quiet;        /* --quiet */
+extern int cli_progress;     /* 1 forced on, 0 off, -1 auto (stderr is a terminal) */
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Writes n bytes of s as `list` shows names: UTF-8 characters as they are; backslash, tab and
@@ -118,12 +119,12 @@ void cli_replacement_done(char *tmp);
 
 /* create's --owner, --group, --numeric-owner, --mode and --mtime (cli_meta.c). The parsers
  * return 0, or an exit status with the problem said. */
-struct mode_step {	  /* as coreutils' struct mode_change */
-	char op;	  /* '+', '-' or '=' */
-	char copy;	  /* 'u', 'g', 'o': that class's permissions (value: its bits); else 0 */
-	uint8_t x_if_any; /* X */
+struct mode_step {          /* as coreutils' struct mode_change */
+	char op;            /* '+', '-' or '=' */
+	char copy;          /* 'u', 'g', 'o': that class's permissions (value: its bits); else 0 */
+	uint8_t x_if_any;   /* X */
 	uint32_t affected;  /* the bits of the classes named; 0: none named (the umask limits) */
-	uint32_t value;	    /* the bits given */
+	uint32_t value;     /* the bits given */
 	uint32_t mentioned; /* the bits named: a directory's set-id bits change only if named */
 };
 enum { MTIME_KEEP, MTIME_SET, MTIME_CLAMP };

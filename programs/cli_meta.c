@@ -211,10 +211,11 @@ int cli_meta_mtime(struct cli_meta *m, const char *arg)
 		m->mtime_policy = MTIME_SET;
 	return 0;
 range:
-	return cli_usage_error("create",
-	                       "--mtime '%s' is outside 1677-09-21T00:12:44Z .. 2262-04-11T23:47:16Z "
-	                       "(nanoseconds since 1970 in 64 bits)",
-	                       arg);
+	return cli_usage_error(
+	        "create",
+	        "--mtime '%s' is outside 1677-09-21T00:12:44Z .. 2262-04-11T23:47:16Z "
+	        "(nanoseconds since 1970 in 64 bits)",
+	        arg);
 bad:
 	return cli_usage_error("create",
 	                       "invalid --mtime '%s' (@SECONDS, YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM], "

@@ -73,7 +73,7 @@ static void report(const char *name, zn_result r, uint64_t in_pos)
 }
 
 static int write_failed; /* the last decode_fd's output failed (not its input) */
-static int pass_plain;	 /* zcat -f, gunzip -cf: input that is not gzip is copied as it is */
+static int pass_plain;   /* zcat -f, gunzip -cf: input that is not gzip is copied as it is */
 
 /* `zeros` zero bytes, then the rest of the input, from in[pos..have) on, copied to out_fd as it
  * is (pass_plain). */
@@ -297,7 +297,8 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 		if (r != ZN_OK) {
 			uint64_t at;
 			zn_inflate_stream_position(d, &at, NULL);
-			report(name, r, at + (map ? (uint64_t)start : 0)); /* from the file's start */
+			report(name, r,
+			       at + (map ? (uint64_t)start : 0)); /* from the file's start */
 			rc = cli_exit_code(r);
 			break;
 		}
@@ -319,15 +320,16 @@ static char *output_name(const char *in)
 {
 	static struct {
 		const char *from, *to;
-	} sfx[] = {{"", ""},     {".gz", ""}, {".tgz", ".tar"}, {".taz", ".tar"},
-	           {".z", ""},   {"-gz", ""}, {"-z", ""},       {"_z", ""}}; /* any case, as gzip */
+	} sfx[] = {{"", ""},   {".gz", ""}, {".tgz", ".tar"}, {".taz", ".tar"},
+	           {".z", ""}, {"-gz", ""}, {"-z", ""},       {"_z", ""}}; /* any case, as gzip */
 	sfx[0].from = user_suffix ? user_suffix : ".gz";
 	size_t n = strlen(in);
 	const char *base = strrchr(in, '/');
 	base = base ? base + 1 : in;
 	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
 		size_t f = strlen(sfx[i].from);
-		if (n > f && strcasecmp(in + n - f, sfx[i].from) == 0 && (size_t)(in + n - base) > f) {
+		if (n > f && strcasecmp(in + n - f, sfx[i].from) == 0 &&
+		    (size_t)(in + n - base) > f) {
 			char *o = malloc(n - f + strlen(sfx[i].to) + 1);
 			if (!o)
 				return NULL;
@@ -388,7 +390,8 @@ static int out_open(struct out *o, const char *final, int force, int allow_devic
 	o->final = strdup(final);
 	o->fd = o->final ? cli_open_replacement(final, NULL, &o->tmp) : -1;
 	if (o->fd < 0) {
-		cli_error("%s: cannot create a temporary file beside it: %s", final, strerror(errno));
+		cli_error("%s: cannot create a temporary file beside it: %s", final,
+		          strerror(errno));
 		free(o->final);
 		o->final = NULL;
 		return EXIT_SYSTEM;
@@ -451,8 +454,9 @@ static int check_in_place_input(const char *path, const struct stat *st, int for
 	if (force)
 		return EXIT_OK;
 	if (st->st_mode & 07000) {
-		cli_error("%s: has the set-user-id, set-group-id or sticky bit -- unchanged (use -f)",
-		          path);
+		cli_error(
+		        "%s: has the set-user-id, set-group-id or sticky bit -- unchanged (use -f)",
+		        path);
 		return EXIT_DAMAGED;
 	}
 	if (st->st_nlink > 1) {
@@ -504,8 +508,8 @@ static int verbose;
 static void say_done(const char *path, const char *how, const char *out)
 {
 	if (verbose && !cli_quiet)
-		fprintf(stderr, "%s:\t%5.1f%% -- %s %s\n", path, ratio(last_in, last_out, last_headers),
-		        how, out);
+		fprintf(stderr, "%s:\t%5.1f%% -- %s %s\n", path,
+		        ratio(last_in, last_out, last_headers), how, out);
 }
 
 /* -l, as gzip's lines and totals: the compressed size, the decoded size (exact, where gzip shows
@@ -569,7 +573,8 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 			return EXIT_USAGE;
 		}
 		int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
-		int rc = decode_fd(d, 0, out_fd, "(stdin)", op->out_path ? op->out_path : "(stdout)");
+		int rc = decode_fd(d, 0, out_fd, "(stdin)",
+		                   op->out_path ? op->out_path : "(stdout)");
 		shared_out_failed |= write_failed;
 		return rc;
 	}
@@ -608,7 +613,8 @@ static int do_file(struct zn_inflater *d, const char *path, const struct opts *o
 		if (rc == EXIT_OK && op->test && verbose && !cli_quiet)
 			fprintf(stderr, "%s:\t OK\n", path);
 		else if (rc == EXIT_OK && !op->test)
-			say_done(path, "written to", op->out_path ? op->out_path : "standard output");
+			say_done(path, "written to",
+			         op->out_path ? op->out_path : "standard output");
 		return rc;
 	}
 	int rc = check_in_place_input(path, &st, op->force);
@@ -696,7 +702,8 @@ static int do_tree(struct zn_inflater *d, const char *dir, const struct opts *op
 		if (!path) {
 			frc = EXIT_SYSTEM;
 		} else {
-			sprintf(path, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);
+			sprintf(path, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+			        names[i]);
 			char *known;
 			if (lstat(path, &st)) {
 				cli_error("%s: %s", path, strerror(errno));
@@ -893,9 +900,11 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 		char *gz = NULL, *known = output_name(files[i]);
 		struct stat st;
 		if (strcmp(files[i], "-") && !known && lstat(files[i], &st) && errno == ENOENT) {
-			const char *try[] = {user_suffix, ".gz", ".z", ".taz", ".tgz", "-gz", "-z", "_z"};
+			const char *try[] = {user_suffix, ".gz", ".z", ".taz",
+			                     ".tgz",      "-gz", "-z", "_z"};
 			for (size_t k = 0; k < sizeof(try) / sizeof(try[0]) && !gz; k++) {
-				if (!try[k] || !(gz = malloc(strlen(files[i]) + strlen(try[k]) + 1)))
+				if (!try[k] ||
+				    !(gz = malloc(strlen(files[i]) + strlen(try[k]) + 1)))
 					continue;
 				strcpy(gz, files[i]);
 				strcat(gz, try[k]);

@@ -116,7 +116,8 @@ struct hcode {
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((noipa))
 #endif
-static void hcode_build(struct hcode *h)
+static void
+hcode_build(struct hcode *h)
 {
 	unsigned count[16] = {0}, next[16] = {0};
 	for (unsigned i = 0; i < h->n; i++)

@@ -34,14 +34,24 @@ static uint8_t *build(size_t *len)
 		sizes[i] = i == 7 ? 200000 : tu_rng_below(&g, 9000); /* file 7 spans blocks */
 		contents[i] = malloc(sizes[i] + 1);
 		for (uint64_t k = 0; k < sizes[i]; k++)
-			contents[i][k] = (i % 4 == 0) ? (uint8_t)tu_rng_next(&g) : (uint8_t)("abcab\n"[k % 6] + i % 3);
-		snprintf(names[i], sizeof(names[i]), "dir%d/f%02d%s", i % 3, i, i % 5 == 0 ? ".gz" : "");
-		struct zn_entry e = {.path = names[i], .path_len = strlen(names[i]), .type = ZN_TYPE_FILE,
-				     .mode = 0644, .size = sizes[i], .mtime_ns = 1};
+			contents[i][k] = (i % 4 == 0) ? (uint8_t)tu_rng_next(&g)
+			                              : (uint8_t)("abcab\n"[k % 6] + i % 3);
+		snprintf(names[i], sizeof(names[i]), "dir%d/f%02d%s", i % 3, i,
+		         i % 5 == 0 ? ".gz" : "");
+		struct zn_entry e = {.path = names[i],
+		                     .path_len = strlen(names[i]),
+		                     .type = ZN_TYPE_FILE,
+		                     .mode = 0644,
+		                     .size = sizes[i],
+		                     .mtime_ns = 1};
 		CHECK_OK(zn_writer_add_memory(w, &e, contents[i]));
 	}
-	struct zn_entry l = {.path = "link", .path_len = 4, .type = ZN_TYPE_SYMLINK, .mode = 0777,
-			     .link = "dir0/f00.gz", .link_len = 11};
+	struct zn_entry l = {.path = "link",
+	                     .path_len = 4,
+	                     .type = ZN_TYPE_SYMLINK,
+	                     .mode = 0777,
+	                     .link = "dir0/f00.gz",
+	                     .link_len = 11};
 	CHECK_OK(zn_writer_add_memory(w, &l, NULL));
 	CHECK_OK(zn_writer_finish(w));
 	zn_writer_free(w);
@@ -80,7 +90,8 @@ static int exercise(const uint8_t *data, size_t len, int *open_failed)
 				detected = 1;
 				continue;
 			}
-			if (e.type == ZN_TYPE_FILE && zn_reader_read_entry(r, i, discard, NULL) != ZN_OK)
+			if (e.type == ZN_TYPE_FILE &&
+			    zn_reader_read_entry(r, i, discard, NULL) != ZN_OK)
 				detected = 1;
 		}
 		if (zn_verify(r, 1, NULL, NULL, NULL) != ZN_OK)
@@ -138,12 +149,14 @@ int main(int argc, char **argv)
 	/* A flipped bit anywhere is detected: header, every block, index, footer. */
 	uint8_t *b = malloc(len);
 	size_t flips = 0;
-	for (size_t pos = 0; pos < len; pos += (pos < 16 || pos + ZN_FOOTER_SIZE >= len) ? 1 : pos >= index_off ? 3 : 29) {
+	for (size_t pos = 0; pos < len; pos += (pos < 16 || pos + ZN_FOOTER_SIZE >= len) ? 1
+	                                       : pos >= index_off                        ? 3
+	                                                                                 : 29) {
 		memcpy(b, a, len);
 		b[pos] ^= (uint8_t)(1u << (pos % 8));
 		if (!exercise(b, len, &of)) {
-			fprintf(stderr, "undetected flip at byte %zu of %zu (index at %llu)\n", pos, len,
-				(unsigned long long)index_off);
+			fprintf(stderr, "undetected flip at byte %zu of %zu (index at %llu)\n", pos,
+			        len, (unsigned long long)index_off);
 			CHECK(0);
 		}
 		/* Header, footer and index page checksums are checked when opening. */
@@ -222,7 +235,9 @@ int main(int argc, char **argv)
 			struct cmp_ctx c = {contents[i], 0, sizes[i], 0};
 			zn_result res = zn_reader_read_entry(r, idx, compare, &c);
 			CHECK(!c.bad);
-			CHECK(res == ZN_OK ? c.pos == sizes[i] : (refused++, res == ZN_ERR_CHECKSUM || res == ZN_ERR_CORRUPT));
+			CHECK(res == ZN_OK ? c.pos == sizes[i]
+			                   : (refused++,
+			                      res == ZN_ERR_CHECKSUM || res == ZN_ERR_CORRUPT));
 		}
 		zn_reader_close(r);
 	}
@@ -238,8 +253,11 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 3000; i++) {
 			char name[64];
 			snprintf(name, sizeof(name), "some/longer/directory/name/file-%05d.txt", i);
-			struct zn_entry e = {.path = name, .path_len = strlen(name),
-					     .type = ZN_TYPE_FILE, .mode = 0644, .size = strlen(name)};
+			struct zn_entry e = {.path = name,
+			                     .path_len = strlen(name),
+			                     .type = ZN_TYPE_FILE,
+			                     .mode = 0644,
+			                     .size = strlen(name)};
 			CHECK_OK(zn_writer_add_memory(w, &e, name)); /* distinct digests */
 		}
 		CHECK_OK(zn_writer_finish(w));
@@ -265,7 +283,8 @@ int main(int argc, char **argv)
 		free(path);
 		free(dir);
 	}
-	printf("ok: %zu flips, %d good / %d damaged files with one bad block\n", flips, good, damaged);
+	printf("ok: %zu flips, %d good / %d damaged files with one bad block\n", flips, good,
+	       damaged);
 	free(b);
 	free(a);
 	for (int i = 0; i < NFILES; i++)

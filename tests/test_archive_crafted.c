@@ -28,8 +28,8 @@ static char *write_index(const char *name, const uint8_t *ix, size_t ixl, uint64
                          const uint8_t *data, size_t data_len);
 
 static char *write_archive(const char *name, const struct zn_index_row *rows, uint64_t n,
-			   const struct zn_blockinfo *blocks, uint64_t nb, const uint8_t *data,
-			   size_t data_len)
+                           const struct zn_blockinfo *blocks, uint64_t nb, const uint8_t *data,
+                           size_t data_len)
 {
 	uint64_t content = 0;
 	for (uint64_t i = 0; i < n; i++)
@@ -569,7 +569,8 @@ static void stored_sizes(void)
 	uint8_t *data = calloc(NB, 1); /* every block takes a byte of the data area, at least */
 	CHECK(bl && rows && names && data);
 	for (uint64_t b = 0; b < NB; b++)
-		bl[b] = (struct zn_blockinfo){.offset = ZN_HEADER_SIZE + b % 1024, .csize = 1 + b % 13,
+		bl[b] = (struct zn_blockinfo){.offset = ZN_HEADER_SIZE + b % 1024,
+		                              .csize = 1 + b % 13,
 		                              .usize = b == EMPTY ? 0 : 20 + b % 17,
 		                              .codec = ZN_BLOCK_ZSTD};
 	static const uint64_t huge_at[4] = {0, EMPTY - 10, EMPTY + 1, NB - 100};
@@ -582,11 +583,18 @@ static void stored_sizes(void)
 		rows[k] = file_row(names + k * 8, 0);
 		uint64_t fb = (k * 7919) % NB;
 		switch (k % 4) {
-		case 0: rows[k].first_block = huge_at[k / 4 % 4], rows[k].size = UINT64_C(1) << 62; break;
-		case 1: rows[k].first_block = fb, rows[k].block_offset = k % 5,
-			rows[k].size = 500 + k % 3000; break;
-		case 2: rows[k].first_block = fb, rows[k].block_offset = 3, rows[k].size = 5; break;
-		default: break;
+		case 0:
+			rows[k].first_block = huge_at[k / 4 % 4], rows[k].size = UINT64_C(1) << 62;
+			break;
+		case 1:
+			rows[k].first_block = fb, rows[k].block_offset = k % 5,
+			rows[k].size = 500 + k % 3000;
+			break;
+		case 2:
+			rows[k].first_block = fb, rows[k].block_offset = 3, rows[k].size = 5;
+			break;
+		default:
+			break;
 		}
 	}
 	char *a = write_archive("stored.zn", rows, NE, bl, NB, data, NB);
@@ -617,8 +625,8 @@ int main(int argc, char **argv)
 	enum { U = 4096 };
 	uint8_t data[2 * U];
 	memset(data, 'x', sizeof(data));
-	struct zn_blockinfo blk = {.offset = ZN_HEADER_SIZE, .csize = U, .usize = U,
-				   .codec = ZN_BLOCK_STORED};
+	struct zn_blockinfo blk = {
+	        .offset = ZN_HEADER_SIZE, .csize = U, .usize = U, .codec = ZN_BLOCK_STORED};
 	blk.xxh3 = blk.cxxh3 = zn_xxh3(data, U);
 	struct zn_blockinfo two[2] = {blk, blk};
 	two[1].offset += U;
@@ -751,8 +759,8 @@ int main(int argc, char **argv)
 	struct zn_index_row *many = calloc(n, sizeof(*many));
 	CHECK(many);
 	for (uint64_t i = 0; i < n; i++)
-		many[i] = (struct zn_index_row){.path = "", .uname = "", .gname = "",
-						.type = ZN_TYPE_FILE, .mode = 0644};
+		many[i] = (struct zn_index_row){
+		        .path = "", .uname = "", .gname = "", .type = ZN_TYPE_FILE, .mode = 0644};
 	layout = ZN_IX_WHOLE;
 	char *a4 = write_archive("count.zn", many, n, NULL, 0, NULL, 0);
 	layout = ZN_IX_CHOSEN;

@@ -1,7 +1,7 @@
 /* test_archive_large.c - large files read from disk. Their chunks that are stored as they are
  * (random ones, known-compressed types) are read by the writer thread itself, the others by
- * the producer (slot.rfd in lib/archive/archive_write.c): a file whose chunks take turns between the
- * two, random files, a jar, a file of exactly one chunk, a copy of an earlier file (stored
+ * the producer (slot.rfd in lib/archive/archive_write.c): a file whose chunks take turns between
+ * the two, random files, a jar, a file of exactly one chunk, a copy of an earlier file (stored
  * once), with small files between them. The blocks must be the same as when the same bytes are
  * added from memory (which the producer reads all of), the archive the same whatever the thread
  * count, every block at a multiple of 64, and every file must read back and verify. */

@@ -90,7 +90,7 @@ static void make_items(struct tu_rng *g, uint64_t chunk)
 		} else { /* text-like: compressible */
 			for (uint64_t k = 0; k < it->size; k++)
 				it->data[k] = "the quick brown fox jumps over the lazy dog\n"
-					[(k * 7 + (uint64_t)i) % 44];
+				        [(k * 7 + (uint64_t)i) % 44];
 		}
 	}
 }
@@ -221,7 +221,8 @@ static void check_reader(const char *path)
 		CHECK_OK(zn_reader_find(r, e.path, e.path_len, &found));
 		CHECK_EQ_U64(found, i);
 		if (it->link[0])
-			CHECK(e.link_len == strlen(it->link) && !memcmp(e.link, it->link, e.link_len));
+			CHECK(e.link_len == strlen(it->link) &&
+			      !memcmp(e.link, it->link, e.link_len));
 		if (e.type == ZN_TYPE_FILE || e.type == ZN_TYPE_HARDLINK) {
 			const struct item *src = it;
 			if (e.type == ZN_TYPE_HARDLINK)
@@ -229,7 +230,8 @@ static void check_reader(const char *path)
 			struct buf b = {0};
 			zn_result rr = zn_reader_read_entry(r, i, sink, &b);
 			if (rr != ZN_OK)
-				fprintf(stderr, "entry %.*s size %llu\n", (int)e.path_len, e.path, (unsigned long long)e.size);
+				fprintf(stderr, "entry %.*s size %llu\n", (int)e.path_len, e.path,
+				        (unsigned long long)e.size);
 			CHECK_OK(rr);
 			CHECK_EQ_U64(b.len, src->size);
 			CHECK(!b.len || !memcmp(b.p, src->data, b.len));
@@ -266,8 +268,9 @@ static void check_extract(const char *archive, const char *dir)
 		struct stat st;
 		CHECK(lstat(p, &st) == 0);
 		if (it->type == ZN_TYPE_FILE || it->type == ZN_TYPE_HARDLINK) {
-			const struct item *src =
-				it->type == ZN_TYPE_HARDLINK ? find_item(it->link, strlen(it->link)) : it;
+			const struct item *src = it->type == ZN_TYPE_HARDLINK
+			                                 ? find_item(it->link, strlen(it->link))
+			                                 : it;
 			CHECK(S_ISREG(st.st_mode));
 			CHECK_EQ_U64(st.st_mode & 07777, src->mode);
 			size_t len;
@@ -276,8 +279,8 @@ static void check_extract(const char *archive, const char *dir)
 			free(d);
 			if (it->type == ZN_TYPE_FILE)
 				CHECK_EQ_U64((uint64_t)st.st_mtim.tv_sec * 1000000000 +
-						     (uint64_t)st.st_mtim.tv_nsec,
-					     (uint64_t)it->mtime_ns);
+				                     (uint64_t)st.st_mtim.tv_nsec,
+				             (uint64_t)it->mtime_ns);
 			if (it->type == ZN_TYPE_HARDLINK)
 				CHECK(st.st_nlink == 2);
 		} else if (it->type == ZN_TYPE_DIR) {

@@ -45,7 +45,8 @@ static void rewrite_index(const char *path, const void *from, const void *to, si
 	uint64_t npages = (isz + ZN_IX_PAGE - 1) / ZN_IX_PAGE;
 	uint8_t *sums = a + ioff + isz;
 	for (uint64_t pg = 0; pg < npages; pg++) {
-		uint64_t plen = isz - pg * ZN_IX_PAGE < ZN_IX_PAGE ? isz - pg * ZN_IX_PAGE : ZN_IX_PAGE;
+		uint64_t plen =
+		        isz - pg * ZN_IX_PAGE < ZN_IX_PAGE ? isz - pg * ZN_IX_PAGE : ZN_IX_PAGE;
 		zn_put_le64(sums + pg * 8, XXH3_64bits(a + ioff + pg * ZN_IX_PAGE, plen));
 	}
 	zn_put_le64(foot + 16, XXH3_64bits(sums, npages * 8));
@@ -58,8 +59,10 @@ static void rewrite_index(const char *path, const void *from, const void *to, si
 static void add_ents(struct zn_writer *w, const struct ent *ents, int n)
 {
 	for (int i = 0; i < n; i++) {
-		struct zn_entry e = {.path = ents[i].path, .path_len = strlen(ents[i].path),
-				     .type = ents[i].type, .mode = 0644};
+		struct zn_entry e = {.path = ents[i].path,
+		                     .path_len = strlen(ents[i].path),
+		                     .type = ents[i].type,
+		                     .mode = 0644};
 		const char *d = ents[i].data_or_link;
 		if (ents[i].type == ZN_TYPE_FILE)
 			e.size = strlen(d);
@@ -74,7 +77,7 @@ static void add_ents(struct zn_writer *w, const struct ent *ents, int n)
 /* Write an archive of the given entries (with `opt`, or the defaults), then rewrite path bytes
  * `from` -> `to` (same length) in the index. */
 static char *make_opt(const char *name, const struct ent *ents, int n, const char *from,
-		      const char *to, const struct zn_create_options *opt)
+                      const char *to, const struct zn_create_options *opt)
 {
 	char *path = tu_str("%s/%s", dir, name);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -100,7 +103,7 @@ static char *make(const char *name, const struct ent *ents, int n, const char *f
 static unsigned extract_threads = 2;
 
 static zn_result extract_cb(const char *archive, const char *to, int overwrite, int check_digest,
-			    zn_problem_fn problem)
+                            zn_problem_fn problem)
 {
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, archive, NULL, 0));
@@ -197,7 +200,8 @@ int main(int argc, char **argv)
 	CHECK_OK(zn_writer_open(&w, fd, NULL));
 	const char *bad[] = {"../x", "/abs", "a/../b", "a//b", "./a", "a/", ""};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct zn_entry e = {.path = bad[i], .path_len = strlen(bad[i]), .type = ZN_TYPE_DIR};
+		struct zn_entry e = {
+		        .path = bad[i], .path_len = strlen(bad[i]), .type = ZN_TYPE_DIR};
 		CHECK(zn_writer_add_memory(w, &e, NULL) == ZN_ERR_UNSAFE_PATH);
 	}
 	zn_writer_free(w);
@@ -305,7 +309,8 @@ int main(int argc, char **argv)
 		CHECK(tu_write_file(a7, a, alen) == 0);
 		free(a);
 	}
-	char *t7 = tu_str("%s/t7", dir), *t7f = tu_str("%s/t7/f", dir), *t7g = tu_str("%s/t7/g", dir);
+	char *t7 = tu_str("%s/t7", dir), *t7f = tu_str("%s/t7/f", dir),
+	     *t7g = tu_str("%s/t7/g", dir);
 	CHECK(mkdir(t7, 0755) == 0);
 	CHECK(tu_write_file(t7f, "precious", 8) == 0);
 	extract_threads = 1;
@@ -344,7 +349,8 @@ int main(int argc, char **argv)
 	 * sorts before its target and an older file of the target's name was there. */
 	struct ent e9[] = {{"a", ZN_TYPE_HARDLINK, "t"}, {"t", ZN_TYPE_FILE, ""}};
 	char *a9 = make("a9.zn", e9, 2, NULL, NULL);
-	char *t9 = tu_str("%s/t9", dir), *t9a = tu_str("%s/t9/a", dir), *t9t = tu_str("%s/t9/t", dir);
+	char *t9 = tu_str("%s/t9", dir), *t9a = tu_str("%s/t9/a", dir),
+	     *t9t = tu_str("%s/t9/t", dir);
 	CHECK(mkdir(t9, 0755) == 0);
 	CHECK(tu_write_file(t9t, "OLD", 3) == 0);
 	CHECK_OK(extract(a9, t9, 1));
@@ -374,8 +380,13 @@ int main(int argc, char **argv)
 	fd = open(a11, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
 	CHECK_OK(zn_writer_open(&w, fd, NULL));
-	struct zn_entry su = {.path = "su", .path_len = 2, .type = ZN_TYPE_FILE, .mode = 06755,
-			      .uid = geteuid() + 1, .gid = getegid() + 1, .size = 2};
+	struct zn_entry su = {.path = "su",
+	                      .path_len = 2,
+	                      .type = ZN_TYPE_FILE,
+	                      .mode = 06755,
+	                      .uid = geteuid() + 1,
+	                      .gid = getegid() + 1,
+	                      .size = 2};
 	CHECK_OK(zn_writer_add_memory(w, &su, "#!"));
 	CHECK_OK(zn_writer_finish(w));
 	zn_writer_free(w);
@@ -456,10 +467,14 @@ int main(int argc, char **argv)
 	fd = open(a12, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
 	CHECK_OK(zn_writer_open(&w, fd, NULL));
-	struct zn_entry hl = {.path = "hl", .path_len = 2, .type = ZN_TYPE_HARDLINK, .mode = 0644,
-			      .link = "nope", .link_len = 4};
-	struct zn_entry fe = {.path = "f", .path_len = 1, .type = ZN_TYPE_FILE, .mode = 0644,
-			      .size = 1};
+	struct zn_entry hl = {.path = "hl",
+	                      .path_len = 2,
+	                      .type = ZN_TYPE_HARDLINK,
+	                      .mode = 0644,
+	                      .link = "nope",
+	                      .link_len = 4};
+	struct zn_entry fe = {
+	        .path = "f", .path_len = 1, .type = ZN_TYPE_FILE, .mode = 0644, .size = 1};
 	CHECK_OK(zn_writer_add_memory(w, &hl, NULL));
 	CHECK_OK(zn_writer_add_memory(w, &fe, "x"));
 	problems12 = 0;
@@ -487,8 +502,12 @@ int main(int argc, char **argv)
 		CHECK_OK(zn_writer_open(&wn, fdn, NULL));
 		static char longname[300];
 		memset(longname, 'u', sizeof(longname));
-		struct zn_entry en = {.path = "d", .path_len = 1, .type = ZN_TYPE_DIR, .mode = 0755,
-				      .uname = longname, .uname_len = 256};
+		struct zn_entry en = {.path = "d",
+		                      .path_len = 1,
+		                      .type = ZN_TYPE_DIR,
+		                      .mode = 0755,
+		                      .uname = longname,
+		                      .uname_len = 256};
 		CHECK(zn_writer_add_memory(wn, &en, NULL) == ZN_ERR_INVALID_ARG);
 		en.uname_len = 255;
 		CHECK_OK(zn_writer_add_memory(wn, &en, NULL));
@@ -521,10 +540,14 @@ int main(int argc, char **argv)
 		problems12 = 0;
 		zn_writer_set_hooks(w14, count_problems, NULL, NULL, NULL);
 		static const struct ent e14[] = {
-		        {"a", ZN_TYPE_FILE, "x"},	  {"a/b", ZN_TYPE_FILE, "y"},
-		        {"a/b/c", ZN_TYPE_FILE, "z"},	  {"s", ZN_TYPE_SYMLINK, "t"},
-		        {"s/x", ZN_TYPE_FILE, "w"},	  {"d", ZN_TYPE_DIR, NULL},
-		        {"d/f", ZN_TYPE_FILE, "v"},	  {"n/deep/f", ZN_TYPE_FILE, "u"},
+		        {"a", ZN_TYPE_FILE, "x"},
+		        {"a/b", ZN_TYPE_FILE, "y"},
+		        {"a/b/c", ZN_TYPE_FILE, "z"},
+		        {"s", ZN_TYPE_SYMLINK, "t"},
+		        {"s/x", ZN_TYPE_FILE, "w"},
+		        {"d", ZN_TYPE_DIR, NULL},
+		        {"d/f", ZN_TYPE_FILE, "v"},
+		        {"n/deep/f", ZN_TYPE_FILE, "u"},
 		        {"a.txt", ZN_TYPE_FILE, "sorts between a and a/b"},
 		};
 		add_ents(w14, e14, (int)(sizeof(e14) / sizeof(e14[0])));

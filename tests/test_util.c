@@ -40,7 +40,7 @@ void tu_fail(const char *file, int line, const char *what)
 void tu_fail_result(const char *file, int line, const char *what, zn_result r)
 {
 	fprintf(stderr, "%s: FAIL %s:%d: %s returned %s (%s)\n", tu_test_name, file, line, what,
-		zn_result_name(r), zn_result_message(r));
+	        zn_result_name(r), zn_result_message(r));
 	print_seed();
 	abort();
 }
@@ -48,7 +48,7 @@ void tu_fail_result(const char *file, int line, const char *what, zn_result r)
 void tu_fail_u64(const char *file, int line, const char *what, uint64_t a, uint64_t b)
 {
 	fprintf(stderr, "%s: FAIL %s:%d: %s (%llu != %llu)\n", tu_test_name, file, line, what,
-		(unsigned long long)a, (unsigned long long)b);
+	        (unsigned long long)a, (unsigned long long)b);
 	print_seed();
 	abort();
 }

@@ -62,14 +62,14 @@ struct xent {
 	uint8_t type, uname_len, gname_len;
 	uint8_t has_digest : 1;
 	uint8_t lost : 5; /* ZN_LOST_*: fields of the row that could not be read (read_entry) */
-	uint32_t strip; /* bytes of the stored path before `path` (strip_components) */
+	uint32_t strip;   /* bytes of the stored path before `path` (strip_components) */
 };
 
 struct xjob {
 	struct zn_reader *r;
 	const struct zn_extract_options *opt;
-	int verify; /* 1: hash instead of write */
-	int sparse; /* leave zero runs as holes (write_at) */
+	int verify;     /* 1: hash instead of write */
+	int sparse;     /* leave zero runs as holes (write_at) */
 	unsigned strip; /* leading path components left off (strip_components) */
 	int skip_old;   /* existing names are passed over (skip_existing, and not overwrite) */
 	int keep_dirs;  /* existing directories keep their mode (skip_old or no_overwrite_dir) */
@@ -81,12 +81,12 @@ struct xjob {
 	uint64_t n;
 	struct xent *ents; /* all entries (only selected ones are filled) */
 	const uint8_t *select;
-	uint8_t *status;	 /* ST_* per entry; written by workers with atomic byte stores */
-	int lost_any;            /* entries named for fields lost to index damage (report_lost) */
+	uint8_t *status;  /* ST_* per entry; written by workers with atomic byte stores */
+	int lost_any;     /* entries named for fields lost to index damage (report_lost) */
 	uint8_t *created; /* 1 once this job created the file (only such files are removed), 2 + k
 	                   * while it is written under its temporary name number k (temp_name) */
 	unsigned seq;     /* this job's number in the process, for temporary names */
-	uint64_t *pieces;	 /* pieces per file */
+	uint64_t *pieces; /* pieces per file */
 	/* Files spanning blocks with the very same extent (identical large files stored once):
 	 * the first one met takes the pieces, and the others are written from the same decoded
 	 * bytes. NULL when there are none. */
@@ -95,11 +95,11 @@ struct xjob {
 	uint8_t *bytes_bad;   /* per file holding pieces: a block of its failed to load */
 	char *paths;          /* copies of the paths that lay in the mapped archive (own_paths) */
 
-	uint64_t *bstart;	 /* segments of block b: segs[bstart[b] .. bstart[b+1]) */
+	uint64_t *bstart; /* segments of block b: segs[bstart[b] .. bstart[b+1]) */
 	struct xseg *segs;
-	uint64_t *work;		 /* blocks that hold selected pieces, in order */
+	uint64_t *work; /* blocks that hold selected pieces, in order */
 	uint64_t nwork;
-	int64_t *span_idx;	 /* verify: order of blocks that hold multi-block pieces; -1 none */
+	int64_t *span_idx; /* verify: order of blocks that hold multi-block pieces; -1 none */
 	atomic_uint_fast64_t cursor;
 
 	/* Files spanning blocks: fd opened once under a striped lock, closed by the last piece. */
@@ -358,7 +358,7 @@ static int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode,
 	*temp = 0;
 	for (int tries = 0; tries < 2; tries++) {
 		int fd = openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				mode & 0777);
+		                mode & 0777);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
 		/* --overwrite never removes a directory that holds something: say which it is */
@@ -1510,7 +1510,7 @@ static void report_lost(struct xjob *j, const struct xent *e)
 }
 
 static zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *select,
-			  unsigned threads)
+                          unsigned threads)
 {
 	j->r = r;
 	j->n = r->nentries;
@@ -1634,7 +1634,7 @@ static int report_bad_blocks(struct xjob *j)
 }
 
 zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem,
-		    zn_progress_fn progress, void *ctx)
+                    zn_progress_fn progress, void *ctx)
 {
 	if (!r)
 		return ZN_ERR_INVALID_ARG;
@@ -1915,8 +1915,8 @@ static zn_result sink_fd(void *ctx, const void *data, size_t len)
 }
 
 zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select,
-		     const struct zn_extract_options *opt_in, zn_problem_fn problem,
-		     zn_progress_fn progress, void *ctx)
+                     const struct zn_extract_options *opt_in, zn_problem_fn problem,
+                     zn_progress_fn progress, void *ctx)
 {
 	if (!r || !dir || !*dir)
 		return ZN_ERR_INVALID_ARG;
@@ -1952,7 +1952,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		if (problem) {
 			char msg[128];
 			snprintf(msg, sizeof(msg), "cannot use as the target directory: %s",
-				 strerror(errno));
+			         strerror(errno));
 			problem(ctx, dir, ZN_ERR_IO, msg);
 		}
 		res = ZN_ERR_IO;
@@ -1965,7 +1965,7 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 		struct xent *e = &j.ents[i];
 		if (!zn_path_is_safe(e->path, e->path_len)) {
 			xreport(&j, e, ZN_ERR_UNSAFE_PATH,
-				"unsafe path (absolute, empty or with '..'); skipped");
+			        "unsafe path (absolute, empty or with '..'); skipped");
 			j.status[i] = ST_DAMAGED;
 		}
 	}
@@ -2104,22 +2104,24 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 				} else {
 					rc = -1;
 					uint64_t t;
-					const int found =
-					        zn_reader_find(r, e->link, e->link_len, &t) == ZN_OK;
+					const int found = zn_reader_find(r, e->link, e->link_len,
+					                                 &t) == ZN_OK;
 					/* Target not selected, or not written (it existed). */
 					const int absent = found && (j.status[t] == ST_SKIPPED ||
 					                             j.status[t] == ST_FAILED);
 					if (found && j.ents[t].type == ZN_TYPE_FILE &&
-					    j.status[t] == ST_OK && zn_path_is_safe(e->link, e->link_len)) {
+					    j.status[t] == ST_OK &&
+					    zn_path_is_safe(e->link, e->link_len)) {
 						rc = place_hardlink(&j, t, dfd, base, i);
 					} else if (absent && stand_in && stand_in[t] &&
 					           j.status[stand_in[t] - 1] == ST_OK) {
 						/* An earlier link of the group holds the content
 						 * already: this one links to it, as on disk. */
-						rc = place_hardlink(&j, stand_in[t] - 1, dfd, base, i);
+						rc = place_hardlink(&j, stand_in[t] - 1, dfd, base,
+						                    i);
 					} else if (absent) {
-						/* Write the content here, and link the group's other
-						 * members to this one. */
+						/* Write the content here, and link the group's
+						 * other members to this one. */
 						if (!stand_in)
 							stand_in = calloc(j.n, sizeof(*stand_in));
 						int fd = create_file(&j, dfd, base, e->mode, i,
@@ -2179,9 +2181,9 @@ zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select
 				j.status[i] = ST_FAILED;
 			} else if (rc) {
 				xreport_errno(&j, e,
-					      e->type == ZN_TYPE_SYMLINK ? "cannot create symlink"
-									 : "cannot create hardlink",
-					      errno);
+				              e->type == ZN_TYPE_SYMLINK ? "cannot create symlink"
+				                                         : "cannot create hardlink",
+				              errno);
 				j.status[i] = ST_FAILED;
 			}
 			free(target);

@@ -5,9 +5,9 @@
 #include <stdint.h>
 
 /* File header: magic (8) + version (4) + flags (4). Blocks follow at ZN_HEADER_SIZE. */
-#define ZN_MAGIC "\x89ZNPY\r\n\x1a"
-#define ZN_MAGIC_LEN 8
-#define ZN_HEADER_SIZE 16
+#define ZN_MAGIC          "\x89ZNPY\r\n\x1a"
+#define ZN_MAGIC_LEN      8
+#define ZN_HEADER_SIZE    16
 #define ZN_FORMAT_VERSION 1
 
 /* Footer: the last ZN_FOOTER_SIZE bytes of the archive.
@@ -33,7 +33,7 @@
 /* The index is checked in pages: after it come the XXH3-64 values of its 4 KiB pages (the last
  * one short), and the footer holds the XXH3-64 of that array. A reader checks a page the first
  * time it touches it, so a lookup in a large index hashes a few pages instead of all of it. */
-#define ZN_IX_PAGE 4096
+#define ZN_IX_PAGE           4096
 #define ZN_INDEX_HEADER_SIZE 64
 /* A reader refuses an archive claiming more than ZN_ENTRIES_FREE + 16 entries per byte of
  * stored index: a real index costs several bytes per entry even fully compressed (a path, its
@@ -41,7 +41,7 @@
  * allocate a record for each of millions of entries from a few KB. */
 #define ZN_ENTRIES_FREE           65536u
 #define ZN_ENTRIES_PER_INDEX_BYTE 16u
-#define ZN_COLDIR_SIZE 32
+#define ZN_COLDIR_SIZE            32
 
 /* Column codecs. A paged column is cut into pages of 2^page_log raw bytes (the page_log in the
  * directory record's byte 5), each a zstd frame or, when that would not be smaller, the raw bytes,
@@ -85,15 +85,15 @@ enum zn_col_id {
 #define ZN_COL_ENUM_(name, id, width) ZN_COL_##name = id,
 	ZN_COLUMN_LIST(ZN_COL_ENUM_)
 #undef ZN_COL_ENUM_
-	ZN_COL_MAX_ID = 64
+	        ZN_COL_MAX_ID = 64
 };
 
 /* Block codecs. */
 enum zn_block_codec { ZN_BLOCK_STORED = 0, ZN_BLOCK_ZSTD = 1 };
 
 /* Limits a reader enforces on untrusted archives. */
-#define ZN_CHUNK_MIN (64u << 10)
-#define ZN_CHUNK_MAX (256u << 20)
+#define ZN_CHUNK_MIN     (64u << 10)
+#define ZN_CHUNK_MAX     (256u << 20)
 #define ZN_CHUNK_DEFAULT (1u << 20)
 /* The path fence (columns 18, 19, optional): the paths of rows 0, ZN_FENCE_STEP, 2 x ZN_FENCE_STEP,
  * ..., so that a lookup narrows to ZN_FENCE_STEP rows before it touches the path column. */

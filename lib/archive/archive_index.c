@@ -121,8 +121,8 @@ static uint8_t *compress_pages(ZSTD_CCtx *cc, const uint8_t *src, size_t len, si
 
 /* The shape of each column, for the writer's sizes and the reader's checks. */
 struct colspec {
-	uint8_t width;	/* bytes per row; 0 for string bytes */
-	uint8_t blocks; /* rows are blocks, not entries */
+	uint8_t width;      /* bytes per row; 0 for string bytes */
+	uint8_t blocks;     /* rows are blocks, not entries */
 	uint8_t offsets_of; /* for an offsets column: the id of its bytes column */
 	uint8_t known;      /* 1: a column of ZN_COLUMN_LIST */
 };
@@ -139,7 +139,7 @@ struct colspec {
 static const struct colspec col_specs[ZN_COL_MAX_ID + 1] = {
 #define ZN_COL_SPEC_(name, cid, w)                                                                 \
 	[cid] = {IS_BYTES_COL(cid) ? 0 : (w), 0, IS_OFFSETS_COL(cid) ? (cid) + 1 : 0, 1},
-	ZN_COLUMN_LIST(ZN_COL_SPEC_)
+        ZN_COLUMN_LIST(ZN_COL_SPEC_)
 #undef ZN_COL_SPEC_
 };
 
@@ -724,8 +724,8 @@ zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b)
 {
 	SAFETY_CHECK(i < r->nblocks, ZN_ERR_CORRUPT);
 	const uint8_t *off = zn_row(r, ZN_COL_BLK_OFFSET, i), *cs = zn_row(r, ZN_COL_BLK_CSIZE, i),
-		      *us = zn_row(r, ZN_COL_BLK_USIZE, i), *co = zn_row(r, ZN_COL_BLK_CODEC, i),
-		      *xx = zn_row(r, ZN_COL_BLK_XXH3, i), *cx = zn_row(r, ZN_COL_BLK_CXXH3, i);
+	              *us = zn_row(r, ZN_COL_BLK_USIZE, i), *co = zn_row(r, ZN_COL_BLK_CODEC, i),
+	              *xx = zn_row(r, ZN_COL_BLK_XXH3, i), *cx = zn_row(r, ZN_COL_BLK_CXXH3, i);
 	SAFETY_CHECK(off && cs && us && co && xx && cx, ZN_ERR_CORRUPT);
 	b->offset = zn_get_le64(off);
 	b->csize = zn_get_le64(cs);
@@ -742,7 +742,7 @@ zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b)
 }
 
 zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
-			const uint8_t **data, uint64_t *len)
+                        const uint8_t **data, uint64_t *len)
 {
 	struct zn_blockinfo b;
 	RETURN_IF_ERROR(zn_block_info(r, i, &b));

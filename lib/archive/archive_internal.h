@@ -21,7 +21,7 @@
 /* One row of the block table. */
 struct zn_blockinfo {
 	uint64_t offset, csize, usize;
-	uint64_t xxh3;	/* of the uncompressed bytes */
+	uint64_t xxh3;  /* of the uncompressed bytes */
 	uint64_t cxxh3; /* of the bytes as stored in the archive (equal to xxh3 when stored) */
 	uint8_t codec;
 };
@@ -95,10 +95,10 @@ struct zn_reader {
 	uint64_t nentries, nblocks, index_offset, index_size, chunk_size, content_bytes;
 	int level, digest;
 	struct zn_column cols[ZN_COL_MAX_ID + 1];
-	const uint8_t *ix;	   /* the index */
-	const uint8_t *pagesums;   /* XXH3 of each ZN_IX_PAGE page of the index */
-	_Atomic uint64_t *ix_ok;   /* bit per page: checked */
-	_Atomic uint64_t *ix_bad;  /* bit per page: checked and damaged (not hashed again) */
+	const uint8_t *ix;        /* the index */
+	const uint8_t *pagesums;  /* XXH3 of each ZN_IX_PAGE page of the index */
+	_Atomic uint64_t *ix_ok;  /* bit per page: checked */
+	_Atomic uint64_t *ix_bad; /* bit per page: checked and damaged (not hashed again) */
 	pthread_mutex_t mu;
 	/* zn_reader_read_entry's cache of the blocks it decoded last (single-threaded use). */
 	struct zn_bcache {
@@ -109,12 +109,12 @@ struct zn_reader {
 		 * size: only block_prefix's decoding leaves it so), to go on from there: the input
 		 * it consumed and was fed, and the next zstd block header (next_feed). */
 		size_t stream_in, stream_fed, stream_walk;
-		void *sdctx; /* its partial (streaming) decoder */
+		void *sdctx;   /* its partial (streaming) decoder */
 		uint64_t used; /* when it was last used, for the choice of the one to reuse */
 	} bc[ZN_BCACHE_SLOTS];
 	uint64_t bc_clock;
-	void *dctx; /* the whole-block decoder for random access */
-	void *ixdctx;       /* decoder of index pages, used under mu */
+	void *dctx;                /* the whole-block decoder for random access */
+	void *ixdctx;              /* decoder of index pages, used under mu */
 	_Atomic int offsets_state; /* 0 not scanned, 1 in order, -1 not (see offsets_scan) */
 	/* Prefix sums over the blocks for the stored size of entries spanning many of them, made
 	 * on first need by whichever thread gets there (see block_sums); freed on close. */
@@ -169,7 +169,7 @@ zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b)
 /* Decode block i: *data points at its bytes (into the map when stored, else into buf, which
  * holds chunk_size bytes); the XXH3 is checked. `dctx` is a ZSTD_DCtx owned by the caller. */
 zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
-			const uint8_t **data, uint64_t *len);
+                        const uint8_t **data, uint64_t *len);
 
 /* Block i's bytes as zn_block_load gives them but without its checksums, for a block that
  * failed them: only what each file's own SHA-256 then confirms may be used. ZN_ERR_CORRUPT if

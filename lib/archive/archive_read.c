@@ -34,12 +34,12 @@ static zn_result fail(struct zn_reader *r, zn_result res, const char *fmt, ...)
 }
 
 static const int required_cols[] = {
-	ZN_COL_PATH_OFFSETS, ZN_COL_PATH_BYTES,	   ZN_COL_TYPE,	      ZN_COL_MODE,
-	ZN_COL_UID,	     ZN_COL_GID,	   ZN_COL_UNAME_OFFSETS, ZN_COL_UNAME_BYTES,
-	ZN_COL_GNAME_OFFSETS, ZN_COL_GNAME_BYTES,  ZN_COL_MTIME_NS,   ZN_COL_SIZE,
-	ZN_COL_LINK_OFFSETS, ZN_COL_LINK_BYTES,	   ZN_COL_FIRST_BLOCK, ZN_COL_BLOCK_OFFSET,
-	ZN_COL_BLK_OFFSET,   ZN_COL_BLK_CSIZE,	   ZN_COL_BLK_USIZE,  ZN_COL_BLK_CODEC,
-	ZN_COL_BLK_XXH3,     ZN_COL_BLK_CXXH3,
+        ZN_COL_PATH_OFFSETS,  ZN_COL_PATH_BYTES,  ZN_COL_TYPE,          ZN_COL_MODE,
+        ZN_COL_UID,           ZN_COL_GID,         ZN_COL_UNAME_OFFSETS, ZN_COL_UNAME_BYTES,
+        ZN_COL_GNAME_OFFSETS, ZN_COL_GNAME_BYTES, ZN_COL_MTIME_NS,      ZN_COL_SIZE,
+        ZN_COL_LINK_OFFSETS,  ZN_COL_LINK_BYTES,  ZN_COL_FIRST_BLOCK,   ZN_COL_BLOCK_OFFSET,
+        ZN_COL_BLK_OFFSET,    ZN_COL_BLK_CSIZE,   ZN_COL_BLK_USIZE,     ZN_COL_BLK_CODEC,
+        ZN_COL_BLK_XXH3,      ZN_COL_BLK_CXXH3,
 };
 
 static zn_result parse(struct zn_reader *r)
@@ -83,7 +83,7 @@ static zn_result parse(struct zn_reader *r)
 				            size - end > 1 ? "s" : "");
 		}
 		return fail(r, ZN_ERR_TRUNCATED,
-			    "no footer at the end (archive truncated or not finished)");
+		            "no footer at the end (archive truncated or not finished)");
 	}
 	if (!ZN_SUM_OK(zn_xxh3(f, 48) == zn_get_le64(f + 48)))
 		return fail(r, ZN_ERR_CHECKSUM, "footer checksum mismatch");
@@ -137,7 +137,7 @@ static zn_result parse(struct zn_reader *r)
 		            "index checksum mismatch (column directory damaged)");
 	if (r->chunk_size < ZN_CHUNK_MIN || r->chunk_size > ZN_CHUNK_MAX)
 		return fail(r, ZN_ERR_CORRUPT, "bad chunk size %llu",
-			    (unsigned long long)r->chunk_size);
+		            (unsigned long long)r->chunk_size);
 	if (r->digest != ZN_DIGEST_NONE && r->digest != ZN_DIGEST_SHA256)
 		return fail(r, ZN_ERR_UNSUPPORTED, "unknown digest kind %d", r->digest);
 	/* Every block occupies at least one byte of the data area. */
@@ -147,7 +147,7 @@ static zn_result parse(struct zn_reader *r)
 	 * millions of entries (see docs/FORMAT.md, "What a reader checks"). */
 	if (r->nentries > ZN_ENTRIES_FREE + ZN_ENTRIES_PER_INDEX_BYTE * r->index_size)
 		return fail(r, ZN_ERR_CORRUPT, "entry count %llu too large for a %llu-byte index",
-			    (unsigned long long)r->nentries, (unsigned long long)r->index_size);
+		            (unsigned long long)r->nentries, (unsigned long long)r->index_size);
 
 	for (uint32_t i = 0; i < ncols; i++) {
 		const uint8_t *d = ix + ZN_INDEX_HEADER_SIZE + (size_t)i * ZN_COLDIR_SIZE;
@@ -200,7 +200,7 @@ static struct zn_reader *reader_new(void)
 }
 
 zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t size, char *err,
-			     size_t err_len)
+                             size_t err_len)
 {
 	if (out)
 		*out = NULL;
@@ -694,8 +694,8 @@ static struct zn_bcache *cache_find(struct zn_reader *r, uint64_t b)
  * a `cat` of one file makes one buffer whatever n is). */
 static struct zn_bcache *cache_victim(struct zn_reader *r)
 {
-	const uint64_t n = ZN_MAX(1, ZN_MIN(ZN_BCACHE_SLOTS,
-	                                    ZN_BCACHE_BYTES / zn_big_round(r->chunk_size)));
+	const uint64_t n =
+	        ZN_MAX(1, ZN_MIN(ZN_BCACHE_SLOTS, ZN_BCACHE_BYTES / zn_big_round(r->chunk_size)));
 	struct zn_bcache *v = &r->bc[0];
 	for (uint64_t k = 0; k < n; k++) {
 		if (!r->bc[k].buf)
@@ -718,7 +718,7 @@ static struct zn_bcache *cache_victim(struct zn_reader *r)
  * most of `cat`'s cost for a file near the start of a block). Without `digest_first` the
  * whole-block XXH3 is checked whenever the whole block is decoded at once. */
 static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_blockinfo *bi,
-			      uint64_t need, bool digest_first, const uint8_t **data)
+                              uint64_t need, bool digest_first, const uint8_t **data)
 {
 	struct zn_bcache *c = cache_find(r, b);
 	if (c && c->len >= need && (digest_first || !c->unchecked)) {
@@ -840,7 +840,7 @@ static zn_result content_loc(struct zn_reader *r, uint64_t i, struct content_loc
 	if (*type != ZN_TYPE_FILE)
 		return *type <= ZN_TYPE_HARDLINK ? ZN_ERR_INVALID_ARG : ZN_ERR_CORRUPT;
 	const uint8_t *sz = zn_row(r, ZN_COL_SIZE, i), *fb = zn_row(r, ZN_COL_FIRST_BLOCK, i),
-		      *bo = zn_row(r, ZN_COL_BLOCK_OFFSET, i);
+	              *bo = zn_row(r, ZN_COL_BLOCK_OFFSET, i);
 	SAFETY_CHECK(sz && fb && bo, ZN_ERR_CORRUPT);
 	c->size = zn_get_le64(sz);
 	c->first_block = zn_get_le32(fb);

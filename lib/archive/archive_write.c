@@ -79,11 +79,11 @@ enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_DONE, SLOT_WRITTEN 
 enum data_class { CLASS_COMPRESS = 0, CLASS_STORE = 1 };
 
 struct seg {
-	uint64_t entry;	 /* index into the producer's entry array */
-	uint64_t off;	 /* offset in the block */
+	uint64_t entry; /* index into the producer's entry array */
+	uint64_t off;   /* offset in the block */
 	uint64_t len;
-	uint8_t first;	 /* first piece of the file */
-	uint8_t last;	 /* last piece: the digest is final after it */
+	uint8_t first;   /* first piece of the file */
+	uint8_t last;    /* last piece: the digest is final after it */
 	uint8_t sha[32]; /* set by the worker (whole files) or the span hasher (last piece) */
 };
 
@@ -187,11 +187,11 @@ struct inode_rec {
 /* A small or empty file found by the walk, read later in a batch (see read_batch). */
 struct pending {
 	uint64_t entry;
-	int dirfd;        /* its directory's: the batch's copy (pend_dir) */
-	size_t name_off;  /* its name in pend_names */
-	const char *name; /* there, once the batch is read */
-	uint8_t *room;    /* where its bytes go in the block being packed */
-	uint64_t size;    /* as the walk saw it: the bytes to read */
+	int dirfd;            /* its directory's: the batch's copy (pend_dir) */
+	size_t name_off;      /* its name in pend_names */
+	const char *name;     /* there, once the batch is read */
+	uint8_t *room;        /* where its bytes go in the block being packed */
+	uint64_t size;        /* as the walk saw it: the bytes to read */
 	struct timespec mtim; /* as the walk saw it, to tell a change during the read */
 };
 
@@ -208,11 +208,11 @@ struct read_res {
 	struct timespec mtim;
 };
 
-#define BATCH     256
+#define BATCH 256
 /* With one thread, nobody shares the reads and smaller batches are faster: 200,000 files of 40
  * bytes took 4% longer in batches of 256 than of 64 (io_uring, docs/BENCHMARKS.md). */
 #define BATCH_ALONE 64
-#define PEND_DIRS 64 /* directories a batch holds open at most (pend_dup) */
+#define PEND_DIRS   64  /* directories a batch holds open at most (pend_dup) */
 #define STAT_RUN    256 /* names a crew batch states ahead at most (stat_ahead) */
 
 struct zn_writer {
@@ -222,7 +222,7 @@ struct zn_writer {
 	ino_t out_ino;
 	dev_t skip_dev; /* zn_writer_skip_inode(): e.g. the file the archive will replace */
 	ino_t skip_ino;
-	int out_errno;	/* the first failed write of the archive (writer thread, then finish) */
+	int out_errno; /* the first failed write of the archive (writer thread, then finish) */
 	zn_problem_fn problem;
 	zn_filter_fn filter;
 	zn_progress_fn progress;
@@ -235,7 +235,7 @@ struct zn_writer {
 	struct wpack *packs; /* packs[i] beside ents[i], packs_cap of them */
 	size_t nents, ents_cap, packs_cap;
 	struct strchunk *strs; /* the entries' path and link strings (keep_str) */
-	char **names; /* user and group names; id 0 is "" */
+	char **names;          /* user and group names; id 0 is "" */
 	uint32_t nnames, names_cap;
 	struct name_cache ucache, gcache;
 	struct inode_rec *inodes; /* open-addressing table of hardlinked inodes */
@@ -255,9 +255,9 @@ struct zn_writer {
 	int64_t next_span_seq;
 	zn_result input_err;
 	int finished;
-	int in_add_path; /* zn_writer_add_path() is running: a hook may not call it again */
-	char *pathbuf; /* stored path being built during a walk */
-	int walk_levels; /* directory levels a walk keeps open (struct level) */
+	int in_add_path;       /* zn_writer_add_path() is running: a hook may not call it again */
+	char *pathbuf;         /* stored path being built during a walk */
+	int walk_levels;       /* directory levels a walk keeps open (struct level) */
 	struct dev_ino *roots; /* directories walked as PATHs with no name of their own (".";
 	                          walked_before) */
 	size_t nroots, roots_cap;
@@ -274,7 +274,7 @@ struct zn_writer {
 	int npend_dirs, pend_dirs_max; /* see fd_budget */
 	int fd_short;  /* descriptors ran short: no batch flies (they would vary with timing) */
 	int batch_max; /* files a batch holds: BATCH, or BATCH_ALONE for one thread */
-	int flushing;                  /* flush_pending is running */
+	int flushing;  /* flush_pending is running */
 	int pend_src, pend_fd; /* the walk's descriptor of the directory last given a pending file,
 	                          and the one its files are read through; pend_src -1 once the walk
 	                          may have closed it or moved on */
@@ -320,10 +320,10 @@ struct zn_writer {
 	unsigned nslots;
 	unsigned *queue;
 	unsigned qhead, qcount;
-	uint64_t next_seq;    /* written by the producer under mu */
+	uint64_t next_seq; /* written by the producer under mu */
 	int producer_done;
-	int64_t span_turn;    /* the span_seq the hasher takes next */
-	zn_result err;	      /* first error */
+	int64_t span_turn; /* the span_seq the hasher takes next */
+	zn_result err;     /* first error */
 	atomic_int cancel;
 	SHA256_CTX span_ctx; /* the hasher's own */
 
@@ -466,7 +466,7 @@ static int is_precompressed(const char *path, size_t len)
 static int class_of(const struct zn_writer *w, const struct went *e)
 {
 	return (!w->opt.no_skip && is_precompressed(e->path, e->path_len)) ? CLASS_STORE
-									 : CLASS_COMPRESS;
+	                                                                   : CLASS_COMPRESS;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -579,7 +579,7 @@ static void *hasher_main(void *arg)
 }
 
 static void process_slot(struct zn_writer *w, struct slot *s, ZSTD_CCtx *cctx, uint8_t *tmp,
-			 size_t tmp_cap)
+                         size_t tmp_cap)
 {
 	int digest = w->opt.digest == ZN_DIGEST_SHA256;
 	s->xxh3 = zn_xxh3(s->in, s->usize);
@@ -948,7 +948,7 @@ static zn_result add_seg(struct zn_writer *w, struct slot *s, uint64_t entry, ui
 
 /* Where a file's bytes come from: a file, memory, or a caller's stream (read). */
 struct source {
-	int fd; /* -1 for memory or a stream */
+	int fd;               /* -1 for memory or a stream */
 	struct timespec mtim; /* a file's, as the walk saw it */
 	const uint8_t *mem;
 	zn_read_fn read;
@@ -1538,7 +1538,7 @@ static int64_t inode_lookup(struct zn_writer *w, const struct stat *st, uint64_t
  * set and nothing is reserved: the caller completes every read into that block, queues it with
  * close_full_packer() and calls again. */
 static zn_result place_small(struct zn_writer *w, uint64_t idx, struct slot **out, uint64_t *off,
-			     int *queued_full)
+                             int *queued_full)
 {
 	struct went *e = &w->ents[idx];
 	int klass = class_of(w, e);
@@ -3047,7 +3047,7 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 }
 
 void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_fn filter,
-			 zn_progress_fn progress, void *ctx)
+                         zn_progress_fn progress, void *ctx)
 {
 	if (!w)
 		return;
@@ -3167,7 +3167,7 @@ static zn_result add_path(struct zn_writer *w, const char *fs_path, const char *
 	free(copy);
 	if (r != ZN_OK)
 		set_error(w, r); /* inputs that cannot be read are reported, not returned: this is
-				    fatal, and zn_writer_finish() must not complete the archive */
+		                    fatal, and zn_writer_finish() must not complete the archive */
 	else if (atomic_load(&w->cancel))
 		r = first_error(w);
 	return r;
@@ -3307,7 +3307,7 @@ static void stop_threads(struct zn_writer *w)
 
 /* The row whose path is p in rows order[0..m), sorted by path; NULL if none. */
 static const struct went *find_row(const struct zn_writer *w, const uint64_t *order, size_t m,
-				   const char *p, size_t len)
+                                   const char *p, size_t len)
 {
 	size_t lo = 0, hi = m;
 	while (lo < hi) {
@@ -3373,21 +3373,21 @@ static void index_row_of(const void *ctx, uint64_t i, struct zn_index_row *r)
 	const struct row_source *rs = ctx;
 	const struct went *e = &rs->w->ents[rs->order[i]];
 	*r = (struct zn_index_row){
-		.path = e->path,
-		.path_len = e->path_len,
-		.type = e->type,
-		.mode = e->mode,
-		.uid = e->uid,
-		.gid = e->gid,
-		.uname = rs->w->names[e->uname],
-		.gname = rs->w->names[e->gname],
-		.mtime_ns = e->mtime_ns,
-		.size = e->size,
-		.link = e->link,
-		.link_len = e->link_len,
-		.sha = e->sha,
-		.first_block = e->size ? e->first_block : 0,
-		.block_offset = e->size ? e->block_offset : 0,
+	        .path = e->path,
+	        .path_len = e->path_len,
+	        .type = e->type,
+	        .mode = e->mode,
+	        .uid = e->uid,
+	        .gid = e->gid,
+	        .uname = rs->w->names[e->uname],
+	        .gname = rs->w->names[e->gname],
+	        .mtime_ns = e->mtime_ns,
+	        .size = e->size,
+	        .link = e->link,
+	        .link_len = e->link_len,
+	        .sha = e->sha,
+	        .first_block = e->size ? e->first_block : 0,
+	        .block_offset = e->size ? e->block_offset : 0,
 	};
 }
 
@@ -3620,12 +3620,12 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	}
 
 	struct zn_index_input in = {
-		.nrows = m,
-		.nblocks = w->write_seq,
-		.blocks = w->blocks,
-		.chunk_size = w->opt.chunk_size,
-		.level = w->opt.level,
-		.digest = w->opt.digest,
+	        .nrows = m,
+	        .nblocks = w->write_seq,
+	        .blocks = w->blocks,
+	        .chunk_size = w->opt.chunk_size,
+	        .level = w->opt.level,
+	        .digest = w->opt.digest,
 	};
 	memset(&w->stats, 0, sizeof(w->stats));
 	for (size_t i = 0; i < m; i++) {

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+/* clang-format off */
 /* Slicing: crc32_table[s][b] is the CRC register after byte b followed by s zero bytes. */
 static const uint32_t crc32_table[16][256] = {
 	{
@@ -771,5 +772,6 @@ static const uint32_t crc32_x8pow2[64] = {
 	0x2e4e5eef, 0x4eaba214, 0xa8a472c0, 0x429a969e, 0x148d302a, 0xc40ba6d0,
 	0xc4e22c3c, 0x40000000, 0x20000000, 0x08000000,
 };
+/* clang-format on */
 
 #endif

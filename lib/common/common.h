@@ -8,13 +8,13 @@
 
 #include "znippy.h"
 
-#define likely(x)   __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-#define ZN_NOINLINE __attribute__((noinline))
-#define ZN_FORCEINLINE inline __attribute__((always_inline))
+#define likely(x)       __builtin_expect(!!(x), 1)
+#define unlikely(x)     __builtin_expect(!!(x), 0)
+#define ZN_NOINLINE     __attribute__((noinline))
+#define ZN_FORCEINLINE  inline __attribute__((always_inline))
 #define ZN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define ZN_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define ZN_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define ZN_MIN(a, b)    ((a) < (b) ? (a) : (b))
+#define ZN_MAX(a, b)    ((a) > (b) ? (a) : (b))
 
 /* The most bytes one write()/pwrite() of file data moves. On the development VM's ext4 a
  * 500 MB file written in 1-2 MiB calls costs 1.3-3.8 s of system time, in 64-256 KiB calls

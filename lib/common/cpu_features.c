@@ -34,19 +34,19 @@ static uint32_t masked(uint32_t f)
 		const char *name;
 		uint32_t bits;
 	} names[] = {
-		{"avx512", ZN_CPU_AVX512F | ZN_CPU_AVX512BW | ZN_CPU_AVX512VL | ZN_CPU_AVX512VBMI},
-		{"avx2", ZN_CPU_AVX2},
-		{"avx", ZN_CPU_AVX | ZN_CPU_AVX2 | ZN_CPU_VPCLMUL},
-		{"bmi2", ZN_CPU_BMI2},
-		{"pclmul", ZN_CPU_PCLMUL | ZN_CPU_VPCLMUL | ZN_CPU_PMULL},
-		{"vpclmul", ZN_CPU_VPCLMUL},
-		{"ssse3", ZN_CPU_SSSE3},
-		{"sse4", ZN_CPU_SSE4_1},
-		{"sha", ZN_CPU_SHA},
-		{"neon", ZN_CPU_NEON | ZN_CPU_PMULL},
-		{"pmull", ZN_CPU_PMULL},
-		{"crc32", ZN_CPU_ARM_CRC32},
-		{"all", ~(ZN_CPU_SSE2 | ZN_CPU_DETECTED)},
+	        {"avx512", ZN_CPU_AVX512F | ZN_CPU_AVX512BW | ZN_CPU_AVX512VL | ZN_CPU_AVX512VBMI},
+	        {"avx2", ZN_CPU_AVX2},
+	        {"avx", ZN_CPU_AVX | ZN_CPU_AVX2 | ZN_CPU_VPCLMUL},
+	        {"bmi2", ZN_CPU_BMI2},
+	        {"pclmul", ZN_CPU_PCLMUL | ZN_CPU_VPCLMUL | ZN_CPU_PMULL},
+	        {"vpclmul", ZN_CPU_VPCLMUL},
+	        {"ssse3", ZN_CPU_SSSE3},
+	        {"sse4", ZN_CPU_SSE4_1},
+	        {"sha", ZN_CPU_SHA},
+	        {"neon", ZN_CPU_NEON | ZN_CPU_PMULL},
+	        {"pmull", ZN_CPU_PMULL},
+	        {"crc32", ZN_CPU_ARM_CRC32},
+	        {"all", ~(ZN_CPU_SSE2 | ZN_CPU_DETECTED)},
 	};
 	char buf[256];
 	strncpy(buf, env, sizeof(buf) - 1);

@@ -48,9 +48,9 @@
  * as of its entry, and is entered again if a marker copied on the way moved that point.
  */
 
-#define WIN_HIST  32768u
-#define WIN_OUT   (256u * 1024)
-#define WIN_SIZE  (WIN_HIST + WIN_OUT)
+#define WIN_HIST 32768u
+#define WIN_OUT  (256u * 1024)
+#define WIN_SIZE (WIN_HIST + WIN_OUT)
 /* Symbol mode (unknown window): 32 Ki symbols of history, then 64 Ki of output, 16 bits each.
  * Output is handed out per call, so a smaller area than the byte window only means more calls;
  * the slide moves 64 KiB per 32 Ki symbols or more, a rounding error next to decoding them. */

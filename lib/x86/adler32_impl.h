@@ -1,12 +1,12 @@
 /* adler32_impl.h - the x86 Adler-32 kernels (SSSE3, AVX2, AVX-512BW). */
 /*
- * Included once, from lib/checksum/adler32.c. One template (adler32_template.h) per vector width VL.
- * For a block of k vectors c = 0..k-1 of bytes b[c][j], the sums advance by
- *     s1 += sum b,   s2 += n * s1 + sum_c (k-1-c) * VL * sum_j b[c][j] + sum_c sum_j (VL-j) b[c][j]
- * The kernel keeps three vector accumulators: the byte sums so far (PSADBW against zero), the
- * running total of those sums before each vector (the (k-1-c) factor, scaled by VL at the end),
- * and the weighted sums (PMADDUBSW with weights VL..1, then PMADDWD with ones). Weights up to 64
- * keep PMADDUBSW's pairs below its 16-bit saturation (255 * (64 + 63) = 32385).
+ * Included once, from lib/checksum/adler32.c. One template (adler32_template.h) per vector width
+ * VL. For a block of k vectors c = 0..k-1 of bytes b[c][j], the sums advance by s1 += sum b,   s2
+ * += n * s1 + sum_c (k-1-c) * VL * sum_j b[c][j] + sum_c sum_j (VL-j) b[c][j] The kernel keeps
+ * three vector accumulators: the byte sums so far (PSADBW against zero), the running total of those
+ * sums before each vector (the (k-1-c) factor, scaled by VL at the end), and the weighted sums
+ * (PMADDUBSW with weights VL..1, then PMADDWD with ones). Weights up to 64 keep PMADDUBSW's pairs
+ * below its 16-bit saturation (255 * (64 + 63) = 32385).
  */
 #include <immintrin.h>
 

@@ -1,7 +1,7 @@
 /* crc32_impl.h - the x86 CRC-32 kernels (PCLMULQDQ, VPCLMULQDQ with AVX2 and AVX-512). */
 /*
- * Included once, from lib/checksum/crc32.c, after crc32_slice_update() and crc32_tables.h. It defines
- * CRC32_ARCH_VARIANTS, the kernels this compiler can build, best first.
+ * Included once, from lib/checksum/crc32.c, after crc32_slice_update() and crc32_tables.h. It
+ * defines CRC32_ARCH_VARIANTS, the kernels this compiler can build, best first.
  *
  * How folding works. Read 16 bytes of the message as a 128-bit lane R; in the bit-reflected order
  * CRC-32 uses, bit k of R is the coefficient of x^(127-k), and the lane stands for R(x) * x^N where
