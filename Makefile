@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Top-level Makefile: wraps CMake. `make` builds Release into build/ (command: build/znippy);
 # `make test` builds and runs every test (Release, ASan+UBSan, TSan on the pipelines, the
 # decoder tests once per CPU-feature level, and the decoder tests cross-built for aarch64 under

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """archive_bench.py - znippy against tar|zstd, squashfs, 7z and zip, side by side in one run.
 
 Run it through bench/run_archive_bench.sh (same options); `--help` lists them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_block_ends.c - the files of an archive that `cat` pays most for: those whose bytes end
  * near the end of their block, so that reading them decodes (nearly) the whole block.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_checksum.c - CRC-32 and Adler-32 throughput of znippy against zlib, libdeflate, ISA-L. */
 /*
  * Usage: bench_checksum [-n REPEATS] [-j FILE.json]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_compress_floor.c - the floor of archiving compressible data: zstd alone, from memory.
  *
  * Usage: bench_compress_floor [-l LEVEL] [-T THREADS] [-b BLOCK] [-n REPS] [--sha] FILE

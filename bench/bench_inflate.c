@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_inflate.c - in-memory gzip decoding speed: znippy vs libdeflate, ISA-L and zlib. */
 /*
  * Usage: bench_inflate [-m MB] [-r REPS] [-l LEVELS] [-c CORPUS,...] [-j out.json]

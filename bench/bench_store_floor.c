@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_store_floor.c - the floor of archiving an incompressible file, against a plain copy.
  *
  * Usage: bench_store_floor [-n REPS] FILE OUT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_write_floor.c - the floor of extraction: recreate a tree from memory with N threads.
  *
  * Usage: bench_write_floor [-T THREADS] [-n REPS] SRC DST

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_xxh3.c - XXH3-64 as the archive uses it: libxxhash's XXH3_64bits against zn_xxh3.
  *
  * Usage: bench_xxh3 [-r REPS]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cat_ab.py - A/B of `znippy cat` latency between two builds, alternated so that the machine's
 # slow spells hit both alike.
 #

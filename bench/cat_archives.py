@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cat_archives.py - `znippy cat` latency of one build on two archives of the same tree (made with
 # different options, such as --chunk-size), alternated so that the machine's slow spells hit both.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cat_latency.py - median latency of `znippy cat` for 20 files spread over an archive of each corpus.
 import subprocess, time, os, statistics
 import sys; Z="build/znippy"; C=sys.argv[1] if len(sys.argv) > 1 else "bench/corpora"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # create_ab.sh - A/B of `znippy create` between two builds, runs alternated, on one tree.
 #
 # Usage: bench/create_ab.sh OLD NEW RUNS DIR NAME [CREATE OPTION...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # dedup_large.sh - what storing identical large files once saves, and what a same-size file that
 # is not a copy costs.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # device_pack.sh - put what bench/scaling.sh needs into .dev/, for a machine that has no Debian
 # -dev packages and nothing to fetch them from (the many-core machine the device tool lends):
 # znippy builds (they link their libraries statically: only libc is needed), the small corpus's

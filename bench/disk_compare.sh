@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # disk_compare.sh - extraction onto a disk filesystem: znippy vs `zstd -dc | tar -x` vs the
 # floor (bench_write_floor: the same tree written from memory by 2 threads), best of RUNS.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen_corpus.c - deterministic text-like and random corpora for the archive benchmark.
  *
  * Built and run by bench/make_corpora.sh (plain `cc -O2`, no dependencies, so it runs on a stock

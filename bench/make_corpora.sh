@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # make_corpora.sh - generate the archive benchmark corpora, deterministically from a seed.
 #
 # Usage: bench/make_corpora.sh [--scale S] [--seed N] [--only src,small,...] [DIR]

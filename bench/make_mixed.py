@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """make_mixed.py - the `mixed` corpus: a Maven-repository-like artifact tree, generated from a seed.
 
     bench/make_mixed.py OUTDIR [--seed N] [--bytes N]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """make_small_dirs.py - a tree of many directories holding a few small files each, from a seed.
 
     bench/make_small_dirs.py OUTDIR [--groups N] [--seed N]

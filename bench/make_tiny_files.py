@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """make_tiny_files.py - many tiny files, as beside every artifact of a Maven repository.
 
     bench/make_tiny_files.py OUTDIR N

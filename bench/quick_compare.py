@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # quick_compare.py - znippy vs tar|zstd (create, extract to tmpfs, size) and vs cp (random).
 #
 # Usage: python3 bench/quick_compare.py [CORPORA_DIR] [RUNS]   (defaults bench/corpora, 5)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run_archive_bench.sh - the archive benchmark: znippy against tar|zstd, squashfs, 7z and zip.
 #
 # Usage: bench/run_archive_bench.sh [--corpora DIR] [--scale S] [--only src,small,large,random,mixed]

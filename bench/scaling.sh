@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scaling.sh - create and extract against the thread count, znippy beside tar | zstd -T, on trees
 # generated from seeds: the small corpus (100,000 text files of 5-15 KiB), a Maven repository's
 # leaves (120,000 files in 20,000 directories) and 200,000 files of 40 bytes.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # sparse_extract.sh - extracting a mostly-empty file (a disk image's shape): znippy's default,
 # which leaves zero runs as holes, against --no-sparse and zstd -d | tar -x, which write them.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tiny_files.sh - many tiny files, as beside every artifact of a Maven repository (a .sha1 of 40
 # hex digits): archive size and times of znippy against tar | zstd, and what the index costs.
 #

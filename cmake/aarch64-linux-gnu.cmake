@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Cross-compiling for aarch64 on Debian (gcc-aarch64-linux-gnu and the :arm64 -dev packages, see
 # scripts/install_deps.sh aarch64); tests run through qemu-user. Used by `scripts/run_tests.sh
 # aarch64`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replay.c - runs a libFuzzer target over every file of a seed corpus, as an ordinary test. */
 #include <dirent.h>
 #include <stdio.h>

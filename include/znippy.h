@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* znippy.h - the public API of libznippy: archives of directory trees and fast decoders.
  *
  * This is the only header a program needs. Everything in it is C11; all sizes are 64-bit; every

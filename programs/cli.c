@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.c - messages, exit codes, option parsing helpers and the progress line. */
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.h - shared pieces of the znippy command: exit codes, messages, option helpers. */
 #ifndef ZN_CLI_H
 #define ZN_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli_glob.c - globs matched against every prefix or stretch of a path in one pass.
  *
  * The patterns of list, extract and diff select a path when they match it or one of the

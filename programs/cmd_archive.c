@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_archive.c - the archive commands: create, extract, list, verify, cat, info. */
 #include <errno.h>
 #include <fcntl.h>

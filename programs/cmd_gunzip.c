@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_gunzip.c - `znippy gunzip` and `znippy zcat`: gzip's conventions on znippy's decoder. */
 #include <dirent.h>
 #include <errno.h>

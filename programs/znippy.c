@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* znippy.c - the command's entry point: dispatches to the subcommands. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench_checksum_doc.sh - run bench_checksum and write the "Checksums" section of
 # docs/BENCHMARKS.md (replacing the section if it exists, keeping everything else).
 # Usage: scripts/bench_checksum_doc.sh [BUILD_DIR] [bench_checksum options...]   (about 30 s)

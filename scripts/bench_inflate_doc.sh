@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench_inflate_doc.sh - run the DEFLATE decoding benchmarks and write the "DEFLATE decoding"
 # section of docs/BENCHMARKS.md (replacing the section if it exists, keeping everything else).
 # Usage: scripts/bench_inflate_doc.sh [BUILD_DIR] [bench_inflate options...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # callgrind_inflate.sh - repeatable A/B counts: instructions per output byte of each decoder's
 # whole-buffer gzip decode, under callgrind (no timing noise). Usage:
 #   scripts/callgrind_inflate.sh BUILD_DIR [LEVEL] [DECODERS] [CORPORA]

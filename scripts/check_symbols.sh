@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check_symbols.sh - fail if the shared library exports any symbol without the zn_ prefix.
 set -euo pipefail
 lib=$1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # demo.sh - the archive round trip on a generated sample tree, with throughput.
 # Usage: scripts/demo.sh [path/to/znippy]
 set -euo pipefail

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # doc_section.sh - sourced by the bench_*_doc.sh scripts.
 # replace_doc_section DOC TITLE FILE: put FILE (which starts with the "## TITLE" line) in place of
 # the "## TITLE" section of DOC (up to the next "## " heading), or append it when DOC has none.

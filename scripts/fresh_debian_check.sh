@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # fresh_debian_check.sh - run `make test` (or another target) from a clean clone inside a fresh
 # Debian 12 chroot, to check that the project's own files install everything it needs.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # fuzz.sh - build the libFuzzer targets with clang and run each for a while.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default 60 s, every target)
 # New crashers are left in build-fuzz/crash-*; add a minimised copy to fuzz/<target>/corpus/.

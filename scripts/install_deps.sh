@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # install_deps.sh - install the Debian packages znippy builds, tests and benchmarks with.
 # Usage: scripts/install_deps.sh [build|test|bench|aarch64]
 #   build < test < bench: each level includes the ones before. aarch64: the cross compiler,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run_tests.sh - build and run the test suite in named configurations.
 #   release   Release build, every test
 #   asan      ASan+UBSan build (Debug assertions on), every test

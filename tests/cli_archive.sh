@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cli_archive.sh - the znippy command end to end: a tree with every entry type and odd names goes
 # through create -> list -> cat -> extract -> verify and comes back exactly; exit codes, patterns,
 # determinism, standard output, damaged archives and unreadable inputs.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cli_gunzip.sh - `znippy gunzip` / `zcat` end to end: gzip's file conventions, errors, exit codes.
 set -u
 Z=$1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inflate_fuzz_check.h - the whole-buffer DEFLATE/zlib/gzip fuzz check, shared by three targets. */
 /*
  * Included by fuzz/inflate_{raw,zlib,gzip}/fuzz_inflate_*.c with FUZZ_FORMAT defined. For each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inflate_test_streams.h - a bit writer and DEFLATE/zlib/gzip stream builders for decoder tests. */
 /*
  * Header-only so each test program (and a fuzz corpus dump) can build streams bit by bit,

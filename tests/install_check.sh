@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # install_check.sh - `cmake --install` of a build into a scratch prefix, then a program that
 # archives a file from memory and reads it back, compiled against the installed header and
 # linked through the installed pkg-config file: once with the shared library, once statically.

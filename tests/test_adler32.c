@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_adler32.c - zn_adler32 and every Adler-32 kernel agree with zlib; combine agrees too. */
 #include <string.h>
 #include <zlib.h>

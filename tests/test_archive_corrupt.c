@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_archive_corrupt.c - truncated and bit-flipped archives: every damage is detected, nothing
  * crashes or reads out of bounds (the archive sits against guard pages), and damage in one block
  * leaves the files in other blocks readable. */

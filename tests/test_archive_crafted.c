@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_archive_crafted.c - indexes that pass every checksum but lie about the layout: files
  * spanning blocks whose extents overlap without being the same (which would make the extraction
  * plan grow as files x blocks) and an entry count far beyond what the index's size can hold

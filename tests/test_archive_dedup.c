@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_archive_dedup.c - a file identical to an earlier one is stored once.
  *
  * A tree of random files with copies beside their originals (compared while the original's

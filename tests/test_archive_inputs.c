@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_archive_inputs.c - create with inputs and a process that misbehave: a program's interval
  * timer interrupting the batched reads of small files, and a small file that disappears between
  * the walk and its read (both with io_uring and with plain reads); names that normalise to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_archive_large.c - large files read from disk. Their chunks that are stored as they are
  * (random ones, known-compressed types) are read by the writer thread itself, the others by
  * the producer (slot.rfd in lib/archive/archive_write.c): a file whose chunks take turns between

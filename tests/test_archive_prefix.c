@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_archive_prefix.c - random access decodes a solid block only as far as a file needs, one
  * zstd block a call (block_prefix): every file of a 2 MiB solid block whose zstd frame holds
  * compressed, raw and RLE blocks (text, random bytes, runs of one byte) reads back exactly,

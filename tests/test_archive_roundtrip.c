@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_archive_roundtrip.c - entries added from memory come back exactly, through the reader,
  * extraction and verification, and the archive does not depend on the thread count. */
 #include <fcntl.h>

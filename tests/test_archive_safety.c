@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_archive_safety.c - extraction never writes outside the target directory: '..' and
  * absolute paths are refused, and no write follows a symlink, whether the archive made it or it
  * was already in the destination. */

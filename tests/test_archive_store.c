@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_archive_store.c - known-compressed files are stored as is, by their name alone: the
  * extension, in any case, for every length the list holds (2 to 8 characters); a near miss (a
  * letter more or less, the extension of a directory above, no dot) is compressed, and with

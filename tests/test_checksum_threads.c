@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_checksum_threads.c - first calls of zn_crc32/zn_adler32 from many threads at once agree. */
 /*
  * The kernel is chosen on the first call and published through an atomic pointer; threads that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_cli_glob.c - the command's one-pass globs (programs/cli_glob.c) against fnmatch(3): on
  * hand-picked edge cases and on generated patterns and strings, every prefix and every tail of
  * every prefix must match exactly when fnmatch (no flags, C locale) says it does; and a path of

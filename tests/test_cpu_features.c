@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_cpu_features.c - feature detection is stable and the test mask takes effect. */
 #include <stdio.h>
 

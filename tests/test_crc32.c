@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_crc32.c - zn_crc32 and every CRC-32 kernel agree with zlib on lengths, alignments, chains.
  */
 #include <string.h>

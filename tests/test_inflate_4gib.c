@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_inflate_4gib.c - streaming a gzip member of more than 4 GiB: 64-bit counters, ISIZE wrap. */
 /*
  * The member is cheap to make and to decode: one literal 'a', then the same 52011-byte fixed

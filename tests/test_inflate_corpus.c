@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_inflate_corpus.c - round trips: what real compressors write, znippy must decode exactly. */
 /*
  * A small corpus (about 450 KB: text, source code, a binary, random bytes, long runs, matches at

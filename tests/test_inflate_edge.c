@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_inflate_edge.c - hand-built DEFLATE/zlib/gzip streams: edge cases that must decode and
  * malformed ones that must fail with the right error, whole-buffer and streaming. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_inflate_edge_zlib.c - hand-built DEFLATE/zlib/gzip edge streams, with zlib as referee. */
 /*
  * Each case is a stream built bit by bit (inflate_test_streams.h) with the result the decoder

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_inflate_resume.c - zn_inflate_stream_start_raw: resuming a raw DEFLATE stream at a block
  * boundary at any bit offset, with the 32 KiB window before it (what a parallel decoder does). */
 #include <string.h>

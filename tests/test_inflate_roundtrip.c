@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_inflate_roundtrip.c - random data compressed by zlib at every level and strategy decodes
  * byte-exactly (raw, zlib, gzip), whole-buffer into guard pages and streaming in random pieces. */
 #include <string.h>

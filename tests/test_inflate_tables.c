@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_inflate_tables.c - decode-table building: every literal-joining variant builds the same
  * table, and joined entries decode exactly what the single-literal table decodes. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_inflate_unknown.c - decoding from block boundaries with an unknown window: resolved with
  * the true 32 KiB before the start, the symbols are the true output, byte for byte. */
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_inflate_unknown_edge.c - unknown-window decoding on hand-built streams: the oldest window
  * byte, overlapping copies of markers, stored blocks, the switch to bytes, a start at the final
  * block, errors, arguments and zn_inflate_resolve_markers. */

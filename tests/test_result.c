@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_result.c - the result enum's names and messages stay in step with the list. */
 #include <string.h>
 

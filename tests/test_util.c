@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_util.c - shared helpers for the test programs. */
 #include "test_util.h"
 

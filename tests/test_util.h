@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_util.h - shared helpers for the test programs: assertions, guard-page buffers, a seeded
  * PRNG and temporary directories. */
 #ifndef ZN_TEST_UTIL_H

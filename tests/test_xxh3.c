@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_xxh3.c - zn_xxh3 (and each kernel this CPU runs) equals libxxhash's XXH3_64bits on every
  * length class XXH3 treats differently, at every alignment, and on whole-block sizes. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_archive_extract.c - libFuzzer target: extract an archive from memory into a fresh
  * directory, with options taken from the input's size (threads, --overwrite over a first
  * extraction or --skip-old-files, --strip-components, sparse or not), then check that nothing was

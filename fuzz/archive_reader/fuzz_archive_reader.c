@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_archive_reader.c - libFuzzer target: open an archive from memory (footer, index, column
  * directory, columns), read every entry's metadata and content, and verify it. */
 #include <stdint.h>

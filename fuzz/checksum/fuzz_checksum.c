@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_checksum.c - libFuzzer target: every CRC-32 and Adler-32 kernel agrees with zlib. */
 /*
  * The input is the data; its first byte also picks a split point, so chained calls are checked

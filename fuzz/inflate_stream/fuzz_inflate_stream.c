@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_inflate_stream.c - libFuzzer target: the streaming API agrees with zn_inflate(). */
 /*
  * Input: byte 0 picks the format (low 2 bits; 3 = raw started with zn_inflate_stream_start_raw

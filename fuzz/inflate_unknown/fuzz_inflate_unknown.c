@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_inflate_unknown.c - libFuzzer target: decoding with an unknown window agrees with decoding
  * with the window known, and with zlib. */
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* archive_extract.c - parallel extraction and verification of archives.
  *
  * Both jobs walk the same plan: a map from each block to the pieces of files it holds ("segments",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* archive_format.h - on-disk constants of the znippy archive format (see docs/FORMAT.md). */
 #ifndef ZN_ARCHIVE_FORMAT_H
 #define ZN_ARCHIVE_FORMAT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* archive_index.c - the columnar index: building it, and validated access to its columns.
  *
  * Each column is one contiguous little-endian array (strings: a u64 offsets array of rows + 1

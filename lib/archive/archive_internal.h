@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* archive_internal.h - structures shared by the archive writer, index, reader and extractor. */
 #ifndef ZN_ARCHIVE_INTERNAL_H
 #define ZN_ARCHIVE_INTERNAL_H

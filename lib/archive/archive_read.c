@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* archive_read.c - opening an archive: footer and index checks, entries, lookup, random access.
  *
  * Everything read from the archive is untrusted. The footer and the index are checked before

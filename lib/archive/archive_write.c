@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* archive_write.c - the archive writer: walk, pack, compress and hash in parallel, write in order.
  *
  * The pipeline

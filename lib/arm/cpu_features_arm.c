@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu_features_arm.c - aarch64 feature detection from the kernel's HWCAP bits (cached by
  * lib/common). */
 #if defined(__linux__)

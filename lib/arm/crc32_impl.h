@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* crc32_impl.h - the aarch64 CRC-32 kernels (PMULL folding, the CRC32 instructions). */
 /*
  * Included once, from lib/checksum/crc32.c, on aarch64 only (an x86 build never sees this file). It

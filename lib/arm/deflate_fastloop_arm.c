@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* deflate_fastloop_arm.c - aarch64 NEON variant of the DEFLATE fast loop (tbl pattern copies). */
 #include <arm_neon.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* adler32.c - Adler-32 (RFC 1950): portable loop, SIMD dispatch and combine.
  *
  * Adler-32 keeps s1 = 1 + sum of bytes and s2 = sum of the successive s1 values, both mod 65521.

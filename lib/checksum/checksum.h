@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* checksum.h - internal view of the CRC-32 and Adler-32 kernels, for tests and benchmarks. */
 #ifndef ZN_CHECKSUM_H
 #define ZN_CHECKSUM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* crc32.c - CRC-32 (gzip/zlib polynomial): table fallback, SIMD dispatch and combine.
  *
  * The CRC here is the one of gzip, zlib's crc32() and PNG: the bit-reflected polynomial

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* big_alloc.c - block-sized buffers on transparent huge pages (see big_alloc.h). */
 #include <stdint.h>
 #include <sys/mman.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* big_alloc.h - block-sized buffers backed by transparent huge pages where the kernel allows. */
 #ifndef ZN_BIG_ALLOC_H
 #define ZN_BIG_ALLOC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common.h - internal types, compiler macros, error plumbing and little-endian helpers. */
 #ifndef ZN_COMMON_H
 #define ZN_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu_features.c - the feature word, detected once per process (per-ISA zn_cpu_detect) and cached
  * with C11 atomics; in test builds, ZN_DISABLE_CPU_FEATURES masks features by name. */
 #include <sched.h>

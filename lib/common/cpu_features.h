@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu_features.h - CPU feature detection, resolved once per process. */
 #ifndef ZN_CPU_FEATURES_H
 #define ZN_CPU_FEATURES_H

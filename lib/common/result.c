@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* result.c - names and messages of the library's single result enum. */
 #include "common.h"
 

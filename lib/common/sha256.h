@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sha256.h - SHA-256 from OpenSSL libcrypto through its direct (non-EVP) interface.
  *
  * EVP_Digest costs a context allocation and several indirect calls per digest, which shows when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* xxh3.c - XXH3-64 dispatch to the widest kernel (see xxh3.h). */
 #include <stdatomic.h>
 #include <xxhash.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* xxh3.h - XXH3-64 (libxxhash's function, same values) with the widest vector kernel the CPU has.
  */
 #ifndef ZN_XXH3_H

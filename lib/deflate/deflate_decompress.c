@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* deflate_decompress.c - DEFLATE, zlib and gzip decoding: the block and container state machine
  * shared by the whole-buffer and streaming APIs. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* deflate_fastloop.h - template of the Huffman-block fast loop, included once per ISA variant. */
 /*
  * No include guard: the including file defines

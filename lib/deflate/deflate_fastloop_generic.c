@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* deflate_fastloop_generic.c - the portable fast loop: 8-byte word match copies, plain C. */
 #include "deflate_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* deflate_internal.h - the DEFLATE decoder's table format, kernel interface and object layout. */
 #ifndef ZN_DEFLATE_INTERNAL_H
 #define ZN_DEFLATE_INTERNAL_H

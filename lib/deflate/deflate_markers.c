@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* deflate_markers.c - the symbol-mode fast loop: the fast-loop template with 16-bit output. */
 #include "deflate_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* deflate_tables.c - canonical Huffman decode tables for DEFLATE, built by doubling. */
 #include <pthread.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* adler32_impl.h - the x86 Adler-32 kernels (SSSE3, AVX2, AVX-512BW). */
 /*
  * Included once, from lib/checksum/adler32.c. One template (adler32_template.h) per vector width

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* adler32_template.h - Adler-32 vector kernel, instantiated once per vector width. */
 /*
  * No include guard: lib/x86/adler32_impl.h includes it once per variant after defining

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu_features_x86.c - x86 CPUID/XGETBV feature detection (cached by lib/common/cpu_features.c). */
 #include "common/cpu_features.h"
 

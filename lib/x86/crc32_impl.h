@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* crc32_impl.h - the x86 CRC-32 kernels (PCLMULQDQ, VPCLMULQDQ with AVX2 and AVX-512). */
 /*
  * Included once, from lib/checksum/crc32.c, after crc32_slice_update() and crc32_tables.h. It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* crc32_pclmul_template.h - CRC-32 folding kernel, instantiated once per vector width. */
 /*
  * No include guard: lib/x86/crc32_impl.h includes it once per variant after defining

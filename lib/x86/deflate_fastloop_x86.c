@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* deflate_fastloop_x86.c - x86-64 variants of the DEFLATE fast loop: BMI2, AVX2, AVX-512. */
 #include <immintrin.h>
 
