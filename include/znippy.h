@@ -74,6 +74,17 @@ ZN_API const char *zn_result_message(zn_result r);
 ZN_API const char *zn_version(void);
 
 /* ------------------------------------------------------------------------------------------------
+ * Limits. The archive format's and the library's; programs check their arguments against these.
+ * ---------------------------------------------------------------------------------------------- */
+#define ZN_CHUNK_SIZE_MIN     ((uint64_t)64 << 10)  /* block size bounds of the format */
+#define ZN_CHUNK_SIZE_MAX     ((uint64_t)256 << 20)
+#define ZN_CHUNK_SIZE_DEFAULT ((uint64_t)1 << 20)
+#define ZN_LEVEL_MIN          1 /* zstd levels the writer takes (ZSTD_maxCLevel() is 22) */
+#define ZN_LEVEL_MAX          22
+#define ZN_LEVEL_DEFAULT      3
+#define ZN_THREADS_MAX        256 /* more threads than this are capped to it */
+
+/* ------------------------------------------------------------------------------------------------
  * Archives: entries and options
  * ---------------------------------------------------------------------------------------------- */
 enum zn_entry_type {

@@ -92,10 +92,7 @@ enum zn_col_id {
 /* Block codecs. */
 enum zn_block_codec { ZN_BLOCK_STORED = 0, ZN_BLOCK_ZSTD = 1 };
 
-/* Limits a reader enforces on untrusted archives. */
-#define ZN_CHUNK_MIN     (64u << 10)
-#define ZN_CHUNK_MAX     (256u << 20)
-#define ZN_CHUNK_DEFAULT (1u << 20)
+/* A reader refuses chunk sizes outside ZN_CHUNK_SIZE_MIN..ZN_CHUNK_SIZE_MAX (znippy.h). */
 /* The path fence (columns 18, 19, optional): the paths of rows 0, ZN_FENCE_STEP, 2 x ZN_FENCE_STEP,
  * ..., so that a lookup narrows to ZN_FENCE_STEP rows before it touches the path column. */
 #define ZN_FENCE_STEP  256

@@ -136,7 +136,7 @@ static zn_result parse(struct zn_reader *r)
 	if (!zn_ix_ensure(r, ZN_INDEX_HEADER_SIZE, (uint64_t)ncols * ZN_COLDIR_SIZE))
 		return fail(r, ZN_ERR_CHECKSUM,
 		            "index checksum mismatch (column directory damaged)");
-	if (r->chunk_size < ZN_CHUNK_MIN || r->chunk_size > ZN_CHUNK_MAX)
+	if (r->chunk_size < ZN_CHUNK_SIZE_MIN || r->chunk_size > ZN_CHUNK_SIZE_MAX)
 		return fail(r, ZN_ERR_CORRUPT, "bad chunk size %llu",
 		            (unsigned long long)r->chunk_size);
 	if (r->digest != ZN_DIGEST_NONE && r->digest != ZN_DIGEST_SHA256)

@@ -1668,7 +1668,7 @@ static int pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
 	return pread_upto(fd, dst, n, off, &got) || got < n ? -1 : 0;
 }
 
-/* XXH3-64 of a large file's size, first and last 4 KiB (size >= ZN_CHUNK_MIN > 8 KiB). */
+/* XXH3-64 of a large file's size, first and last 4 KiB (size >= ZN_CHUNK_SIZE_MIN > 8 KiB). */
 static int ends_key(const struct source *src, uint64_t size, uint64_t *key)
 {
 	const uint64_t n = 4096;
@@ -2870,9 +2870,9 @@ static size_t normalize_name(const char *in, char *out)
 void zn_create_options_init(struct zn_create_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
-	opt->level = 3;
+	opt->level = ZN_LEVEL_DEFAULT;
 	opt->threads = 0;
-	opt->chunk_size = ZN_CHUNK_DEFAULT;
+	opt->chunk_size = ZN_CHUNK_SIZE_DEFAULT;
 	opt->memory_limit = 256u << 20;
 	opt->digest = ZN_DIGEST_SHA256;
 }
@@ -2919,16 +2919,16 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		opt = *opt_in;
 	else
 		zn_create_options_init(&opt);
-	if (opt.level < 1 || opt.level > ZSTD_maxCLevel() || opt.chunk_size < ZN_CHUNK_MIN ||
-	    opt.chunk_size > ZN_CHUNK_MAX ||
+	if (opt.level < ZN_LEVEL_MIN || opt.level > ZN_LEVEL_MAX || opt.chunk_size < ZN_CHUNK_SIZE_MIN ||
+	    opt.chunk_size > ZN_CHUNK_SIZE_MAX ||
 	    (opt.digest != ZN_DIGEST_NONE && opt.digest != ZN_DIGEST_SHA256))
 		return ZN_ERR_INVALID_ARG;
 	if (!opt.memory_limit)
 		opt.memory_limit = 256u << 20;
 	if (!opt.threads)
 		opt.threads = zn_cpu_count();
-	if (opt.threads > 256)
-		opt.threads = 256;
+	if (opt.threads > ZN_THREADS_MAX)
+		opt.threads = ZN_THREADS_MAX;
 	if (opt.digest != ZN_DIGEST_SHA256)
 		opt.no_dedup = 1; /* copies are confirmed by their digests */
 	if (opt.memory_limit < zn_create_memory_min(opt.chunk_size))
