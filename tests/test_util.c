@@ -13,6 +13,7 @@
 
 const char *tu_test_name = "test";
 uint64_t tu_seed = 1;
+int tu_quick;
 
 void tu_init(int argc, char **argv, const char *name)
 {
@@ -20,6 +21,8 @@ void tu_init(int argc, char **argv, const char *name)
 	const char *env = getenv("ZN_TEST_SEED");
 	if (env)
 		tu_seed = strtoull(env, NULL, 0);
+	env = getenv("ZN_TEST_QUICK");
+	tu_quick = env && *env && strcmp(env, "0");
 	for (int i = 1; i + 1 < argc; i++)
 		if (!strcmp(argv[i], "-s"))
 			tu_seed = strtoull(argv[i + 1], NULL, 0);

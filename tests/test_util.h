@@ -13,6 +13,10 @@
 
 extern const char *tu_test_name;
 extern uint64_t tu_seed;
+/* Nonzero when ZN_TEST_QUICK is set (scripts/run_tests.sh sets it for ThreadSanitizer, which runs
+ * code 5-15 times slower): a test may then sample a long single-threaded loop instead of running
+ * all of it, the full workload running in the other configurations. */
+extern int tu_quick;
 
 /* Parse "-s SEED" (and ZN_TEST_SEED) for randomised tests; prints the seed in use. */
 void tu_init(int argc, char **argv, const char *name);
