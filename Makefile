@@ -1,31 +1,44 @@
 # SPDX-License-Identifier: MIT
-# Top-level Makefile: wraps CMake. `make` builds Release into build/ (command: build/znippy);
-# `make test` builds and runs every test (Release, ASan+UBSan, TSan on the pipelines, the
-# decoder tests once per CPU-feature level, and the decoder tests cross-built for aarch64 under
-# qemu-user);
-# `make bench` runs the archive benchmark (BENCH_ARGS="--scale 0.05" for a quick run);
-# `make demo` runs the archive round trip on a generated tree and prints the throughput;
-# `make install [PREFIX=/usr/local] [DESTDIR=...]` installs the command and the library.
+# Top-level Makefile: wraps CMake (see CONTRIBUTING.md).
+#   make            the library (.a and .so) and the command, Release, in build/ (build/znippy)
+#   make demo       that, then the archive round trip on a generated tree with its throughput
+#   make install    that, installed under PREFIX (default /usr/local), staged under DESTDIR
+#   make check      Release build and every test: the edit-compile loop (about a minute)
+#   make test       every configuration: Release, ASan+UBSan, TSan on the threaded tests, the
+#                   decoder tests once per CPU-feature level, and the decoder tests cross-built
+#                   for aarch64 under qemu-user (installs the Debian packages it needs when run
+#                   as root, the arm64 architecture of dpkg included)
+#   make bench      the archive benchmark (BENCH_ARGS="--scale 0.05" for a quick run)
+#   make fuzz       the fuzzers (scripts/fuzz.sh)
+#   make format     clang-format over the tracked C sources
 JOBS ?= $(shell nproc)
 MAKEFLAGS += --no-print-directory
 CMAKE ?= cmake
 
 PREFIX ?= /usr/local
 
-.PHONY: all build deps install test test-release test-asan test-tsan demo bench fuzz clean format
+.PHONY: all build deps install check test test-release test-asan test-tsan demo bench fuzz clean \
+	format
 
 all: build
 
 deps:
 	@scripts/install_deps.sh build
 
+# Only the library and the command: the tests, fuzzers and benchmarks are other targets of the
+# same build directory, built by `make check` / `make test` / `make bench`.
 build: deps
 	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-	@$(CMAKE) --build build -j $(JOBS)
+	@$(CMAKE) --build build -j $(JOBS) --target znippy_cli znippy znippy_shared
 
-# The command, libznippy (.a and .so), znippy.h and znippy.pc under PREFIX (DESTDIR for staging).
+# The command, libznippy (.a and .so), znippy.h, znippy.pc and the man page under PREFIX (DESTDIR
+# for staging).
 install: build
 	@DESTDIR="$(DESTDIR)" $(CMAKE) --install build --prefix "$(PREFIX)"
+
+check:
+	@scripts/install_deps.sh test
+	@scripts/run_tests.sh release
 
 test:
 	@scripts/install_deps.sh test
@@ -40,13 +53,14 @@ demo: build
 
 bench: deps
 	@scripts/install_deps.sh bench
-	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=Release -DZN_BENCH=ON >/dev/null
 	@$(CMAKE) --build build -j $(JOBS)
 	@bench/run_archive_bench.sh $(BENCH_ARGS)
 
 fuzz:
 	@scripts/fuzz.sh
 
+# Generated files carry clang-format off/on markers; nothing else is skipped.
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 

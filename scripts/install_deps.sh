@@ -2,26 +2,28 @@
 # SPDX-License-Identifier: MIT
 # install_deps.sh - install the Debian packages znippy builds, tests and benchmarks with.
 # Usage: scripts/install_deps.sh [build|test|bench|aarch64]
-#   build < test < bench: each level includes the ones before. aarch64: the cross compiler,
-#   qemu-user and the arm64 -dev packages for `scripts/run_tests.sh aarch64` (adds the arm64
-#   architecture to dpkg).
+#   build   the library and the command (`make`, `make demo`, `make install`)
+#   test    + the test oracles and tools (`make check`, `make test`)
+#   bench   + the benchmark peers (`make bench`)
+#   aarch64 the cross compiler, qemu-user and the arm64 -dev packages for `scripts/run_tests.sh
+#           aarch64`; adds the arm64 architecture to dpkg (and says so) when it is not there.
+#   Each of build < test < bench includes the ones before.
 # As root, missing packages are installed with apt-get; otherwise the missing ones are listed.
 set -euo pipefail
 level=${1:-build}
-# The library and command need the first four -dev packages; `make` also builds the tests and
-# benchmarks, which link the test oracles and benchmark peers zlib, libdeflate, ISA-L and libbz2.
-pkgs=(cmake make gcc pkg-config bc libzstd-dev libxxhash-dev libssl-dev liburing-dev
-      zlib1g-dev libdeflate-dev libisal-dev libbz2-dev)
+# The library and the command need only these (bc: scripts/demo.sh's arithmetic).
+pkgs=(cmake make gcc pkg-config bc libzstd-dev libxxhash-dev libssl-dev liburing-dev)
 if [ "$level" != build ]; then
-	# Test tools: clang for libFuzzer, the gzip-family compressors the decoder is checked
-	# against. python3: the command tests parse list --json and patch archives with it.
-	pkgs+=(clang libclang-rt-14-dev zstd gzip pigz isal libdeflate-tools zopfli tabix 7zip zip
-	       unzip valgrind python3)
+	# The tests' oracles zlib, libdeflate and libbz2; clang for libFuzzer; the gzip-family
+	# compressors the decoder is checked against. python3: the command tests parse list --json
+	# and patch archives with it, and bench/test_gate.py is Python.
+	pkgs+=(zlib1g-dev libdeflate-dev libbz2-dev clang libclang-rt-14-dev zstd gzip pigz isal
+	       libdeflate-tools zopfli tabix 7zip zip unzip valgrind python3)
 fi
 if [ "$level" = bench ]; then
-	# Archive benchmark peers and helpers (bench/run_archive_bench.sh): squashfs, GNU time for
-	# peak RSS, python3 for the driver and the mixed corpus, findmnt (util-linux).
-	pkgs+=(squashfs-tools time hyperfine python3 util-linux coreutils)
+	# Benchmark peers and helpers: ISA-L's library (bench_inflate, bench_checksum), squashfs,
+	# GNU time for peak RSS, python3 for the drivers and the mixed corpus, findmnt (util-linux).
+	pkgs+=(libisal-dev squashfs-tools time hyperfine python3 util-linux coreutils)
 fi
 if [ "$level" = aarch64 ]; then
 	pkgs=(gcc-aarch64-linux-gnu qemu-user-static cmake make pkg-config)
@@ -32,6 +34,8 @@ if [ "$level" = aarch64 ]; then
 		pkgs+=("$d:arm64")
 	done
 	if [ "$(id -u)" -eq 0 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		echo "install_deps: adding the arm64 architecture to dpkg (dpkg --add-architecture" \
+			"arm64) for the aarch64 test configuration's -dev packages"
 		dpkg --add-architecture arm64
 		apt-get update -q >/dev/null
 	fi
