@@ -27,7 +27,9 @@ input tree (paths, contents, symlink targets), later runs by file count and byte
 cannot look fast; failures are flagged in the tables and the JSON.
 
 Outputs: markdown tables on stdout and in OUT/archive_bench.md, one JSON object per (corpus, tool)
-in OUT/archive_bench.json (overwritten each run) and appended to OUT/archive_bench_history.jsonl.
+in OUT/archive_bench.json (overwritten each run) and appended to OUT/archive_bench_history.jsonl;
+znippy's ratio to each peer (and to the references, which bench/gate passes over) per corpus and
+operation appended to bench/history/archive_bench.jsonl (bench/history.py), for bench/gate.
 Python 3.9+ standard library only.
 """
 import argparse
@@ -48,6 +50,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import history  # noqa: E402
 ALL_CORPORA = ["src", "small", "large", "random", "mixed"]
 ALL_PEERS = ["znippy", "tarzst", "squashfs", "7z", "zip"]
 TREES = {"src", "small", "mixed"}  # corpora with many files: floor and cat are measured on these
@@ -711,6 +715,11 @@ def main():
                     rec["ratio"] = round(r["archive_bytes"] / stats[1], 5)
                 json_lines.append(rec)
         md.append(f"Command: `bench/run_archive_bench.sh {meta['command']}`\n")
+        hist = history.Run("archive_bench", f"bench/run_archive_bench.sh {meta['command']}")
+        for rec in json_lines:
+            if rec["tool"] == "znippy":
+                record_history(hist, rec, [r for r in json_lines if r["corpus"] == rec["corpus"]], a.scale)
+        hist.write()
         with open(os.path.join(a.out, "archive_bench.md"), "w") as f:
             f.write("\n".join(md))
         with open(os.path.join(a.out, "archive_bench.json"), "w") as f:
@@ -726,6 +735,30 @@ def main():
         rmtree(work["tmpfs"])
         if disk_work:
             rmtree(disk_work)
+
+
+def record_history(hist, zn, peers, scale):
+    """znippy's line of one corpus against each other tool's: create, extraction, size, cat."""
+    for p in peers:
+        if p is zn:
+            continue
+        ref = p["tool"] not in ALL_PEERS  # floor, cp, cat>/dev/null: references, not peers
+        for op in ("create", "extract_tmpfs", "extract_disk"):
+            a, b = zn.get(op), p.get(op)
+            if isinstance(a, dict) and isinstance(b, dict) and a.get("runs_s") and b.get("runs_s") \
+                    and not a.get("verify_error") and not b.get("verify_error"):
+                hist.add(zn["corpus"], op, a["runs_s"], b["runs_s"], peer=p["tool"], gate=not ref, scale=scale)
+        if "archive_bytes" in zn and "archive_bytes" in p:
+            hist.add(zn["corpus"], "size", [zn["archive_bytes"]], [p["archive_bytes"]], peer=p["tool"],
+                     unit="bytes", scale=scale)
+        a, b = zn.get("cat"), p.get("cat")
+        if isinstance(a, dict) and isinstance(b, dict) and "median_ms" in a and "median_ms" in b:
+            hist.add(zn["corpus"], "cat", [a["median_ms"]], [b["median_ms"]], peer=p["tool"], unit="ms",
+                     scale=scale)
+        alt = p.get("alternated")
+        if isinstance(alt, dict) and alt.get("znippy_runs_s"):  # random: create alternated with cp
+            hist.add(zn["corpus"], "create alternated", alt["znippy_runs_s"], alt["cp_runs_s"], peer="cp",
+                     scale=scale)
 
 
 def sampled(argv, cwd):

@@ -5,7 +5,11 @@
 # Usage: python3 bench/cat_ab.py ZNIPPY_A ZNIPPY_B ARCHIVE [FILES] [RUNS]   (defaults 30, 15)
 # Times `cat ARCHIVE PATH` (whole process) for FILES paths spread evenly over the archive's files,
 # RUNS times each, A and B in turn; prints each build's median and the median per-file ratio B/A.
-import json, statistics, subprocess, sys, time
+# Appends the per-file medians to bench/history/cat_ab.jsonl (an A/B, which bench/gate passes over).
+import json, os, statistics, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import history  # noqa: E402
 
 A, B, arch = sys.argv[1], sys.argv[2], sys.argv[3]
 nfiles = int(sys.argv[4]) if len(sys.argv) > 4 else 30
@@ -23,5 +27,11 @@ for p in pick:
             t.append(time.perf_counter() - s)
     ra.append(statistics.median(ta) * 1e3)
     rb.append(statistics.median(tb) * 1e3)
+ratio = statistics.median([b / a for a, b in zip(ra, rb)])
 print(f"A median {statistics.median(ra):.2f} ms, B median {statistics.median(rb):.2f} ms, "
-      f"per-file B/A median {statistics.median([b / a for a, b in zip(ra, rb)]):.3f}")
+      f"per-file B/A median {ratio:.3f}")
+run = history.Run("cat_ab")
+run.add(os.path.basename(arch), "cat", rb, ra, tool=B, peer=A, unit="ms", gate=False,
+        median_ms=round(statistics.median(rb), 3), peer_median_ms=round(statistics.median(ra), 3),
+        per_file_ratio=round(ratio, 4))
+run.write()

@@ -5,8 +5,12 @@
 # Usage: python3 bench/cat_archives.py ZNIPPY ARCHIVE_A ARCHIVE_B [FILES] [RUNS]   (defaults 40, 9)
 # Times `cat ARCHIVE PATH` (whole process) for FILES paths spread evenly over A's files, RUNS
 # times each; prints, for each archive, the median, 90th percentile and maximum of the per-file
-# medians and how many are over 5 ms, then the median time to start /bin/true.
-import json, statistics, subprocess, sys, time
+# medians and how many are over 5 ms, then the median time to start /bin/true. Appends the
+# per-file medians of B against A to bench/history/cat_archives.jsonl (passed over by bench/gate).
+import json, os, statistics, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import history  # noqa: E402
 
 Z, archs = sys.argv[1], sys.argv[2:4]
 nfiles = int(sys.argv[4]) if len(sys.argv) > 4 else 40
@@ -34,3 +38,8 @@ for _ in range(30):
     subprocess.run(["/bin/true"])
     t0.append(time.perf_counter() - s)
 print(f"process start {statistics.median(t0) * 1e3:.2f} ms")
+run = history.Run("cat_archives")
+run.add(os.path.basename(archs[1]), "cat", res[archs[1]], res[archs[0]], peer=os.path.basename(archs[0]),
+        unit="ms", gate=False, median_ms=round(statistics.median(res[archs[1]]), 3),
+        peer_median_ms=round(statistics.median(res[archs[0]]), 3))
+run.write()

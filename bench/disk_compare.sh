@@ -8,8 +8,10 @@
 # Before every timed run the previous tree is removed, the filesystem synced, and the script
 # waits SETTLE_SECONDS (default 5): on the development VM (ext4 mounted with `discard`) a run
 # started right after deleting 100,000 files pays for that deletion, and the same command then
-# takes anywhere from 1x to 8x as long. Archives live in /dev/shm.
+# takes anywhere from 1x to 8x as long. Archives live in /dev/shm. The runs are appended to
+# bench/history/disk_compare.jsonl (bench/history.py).
 set -euo pipefail
+export ZN_BENCH_RUN=${ZN_BENCH_RUN:-$(date -u +%Y-%m-%dT%H:%M:%SZ)} # one run in the history
 C=$1 corp=$2 D=$3 N=${4:-3} W=${5:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 Z=$here/build/znippy F=$here/build/bench_write_floor
@@ -28,4 +30,10 @@ done
 rm -rf "$D/x" "$D/floor" /dev/shm/dc.zn /dev/shm/dc.tzst
 zb=$(best <<<"$zt") tb=$(best <<<"$tt") fb=$(best <<<"$ft")
 echo "$corp to $D: znippy$zt | zstd|tar$tt | floor$ft (seconds)"
+for peer in "zstd|tar:$tt" "floor:$ft"; do
+	gate=()
+	[ "${peer%%:*}" = floor ] && gate=(--no-gate)
+	python3 "$here/bench/history.py" record disk_compare --command "bench/disk_compare.sh $*" \
+		--corpus "$corp" --op extract_disk --peer "${peer%%:*}" --runs "$zt" --peer-runs "${peer#*:}" "${gate[@]}"
+done
 awk -v z="$zb" -v t="$tb" -v f="$fb" -v c="$corp" 'BEGIN{printf "%s: best znippy %.2f s, zstd|tar %.2f s, floor %.2f s -> %.2fx tar|zstd; znippy takes %.2fx the floor time\n", c, z, t, f, t/z, z/f}'

@@ -8,8 +8,10 @@
 #   DIR     scratch directory (default /dev/shm/zn-tiny); the tree is made once, from FILES alone
 #   ZNIPPY  the command (default build/znippy)
 # The tree is deterministic: file d/f holds the SHA-1 hex digest of "d-f". Times are one run
-# each (a shared machine: compare within a run, not across runs).
+# each (a shared machine: compare within a run, not across runs). Create time and size against
+# tar | zstd are appended to bench/history/tiny_files.jsonl (bench/history.py).
 set -euo pipefail
+export ZN_BENCH_RUN=${ZN_BENCH_RUN:-$(date -u +%Y-%m-%dT%H:%M:%SZ)} # one run in the history
 here=$(cd "$(dirname "$0")" && pwd)
 n=${1:-100000}
 dir=${2:-/dev/shm/zn-tiny}
@@ -21,10 +23,12 @@ if [ ! -e "$tree.done" ]; then
 	python3 "$here/make_tiny_files.py" "$tree" "$n"
 	touch "$tree.done"
 fi
-t() { # label, command...: wall seconds and peak RSS
+t() { # label, command...: wall seconds and peak RSS (the seconds also in $dir/LABEL.s)
 	local label=$1
 	shift
-	/usr/bin/time -f "$label: %e s, peak RSS %M KB" "$@"
+	/usr/bin/time -f "$label: %e s, peak RSS %M KB" -o "$dir/time.out" "$@"
+	cat "$dir/time.out"
+	sed 's/.*: \([0-9.]*\) s,.*/\1/' "$dir/time.out" >"$dir/${label// /_}.s"
 }
 cd "$dir"
 name=$(basename "$tree")
@@ -41,4 +45,9 @@ for f in a.zn a-nd.zn a.tzst; do
 	printf '%-9s %12d bytes\n' "$f" "$(stat -c %s "$f")"
 done
 echo "index of a.zn: $ix bytes ($((ix / n)) per file, of which 32 are the SHA-256)"
+record() { python3 "$here/history.py" record tiny_files --command "bench/tiny_files.sh $n" --corpus "tiny $n" "$@"; }
+record --op create --peer "tar|zstd" --runs "$(cat "$dir/znippy_create.s")" \
+	--peer-runs "$(cat "$dir/tar_|_zstd_-T0_-3.s")"
+record --op size --peer "tar|zstd" --unit bytes --runs "$(stat -c %s a.zn)" --peer-runs "$(stat -c %s a.tzst)"
+rm -f "$dir"/*.s "$dir/time.out"
 rm -f a.zn a-nd.zn a.tzst

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # bench_checksum_doc.sh - run bench_checksum and write the "Checksums" section of
-# docs/BENCHMARKS.md (replacing the section if it exists, keeping everything else).
+# docs/BENCHMARKS.md (replacing the section if it exists, keeping everything else), and append the
+# results to bench/history/bench_checksum.jsonl (bench/history.py).
 # Usage: scripts/bench_checksum_doc.sh [BUILD_DIR] [bench_checksum options...]   (about 30 s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,4 +30,5 @@ trap 'rm -rf "$tmp"' EXIT
 	echo
 	cat "$tmp/table.md"
 } >"$tmp/section.md"
+python3 bench/history.py checksum "$tmp/checksum.json" --command "scripts/bench_checksum_doc.sh $b $*"
 replace_doc_section "$doc" "Checksums" "$tmp/section.md"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # bench_inflate_doc.sh - run the DEFLATE decoding benchmarks and write the "DEFLATE decoding"
-# section of docs/BENCHMARKS.md (replacing the section if it exists, keeping everything else).
+# section of docs/BENCHMARKS.md (replacing the section if it exists, keeping everything else),
+# and append the results to bench/history/bench_inflate.jsonl (bench/history.py).
 # Usage: scripts/bench_inflate_doc.sh [BUILD_DIR] [bench_inflate options...]
 #   default options: -m 16 -r 7 (about 3 minutes on 2 shared cores)
 set -euo pipefail
@@ -98,4 +99,5 @@ PY
 	echo "in the same run (round-robin) are steadier than the absolute MB/s."
 } >"$tmp/section.md"
 
+python3 bench/history.py inflate "$tmp/inflate.json" --command "scripts/bench_inflate_doc.sh $b ${opts[*]}"
 replace_doc_section "$doc" "DEFLATE decoding" "$tmp/section.md"
