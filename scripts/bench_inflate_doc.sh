@@ -66,7 +66,7 @@ PY
 	echo "Issue 3's targets are on the geometric mean over all seven corpora. Four of them are"
 	echo "generated, and znippy's lead is largest on the run-heavy int64 column, so the two rows after"
 	echo "the mean give it without that corpus and over the three real files only. The mean moves by"
-	echo "about 2% between runs on this machine (see \"Lead's checks\" for the spread of a day's runs)."
+	echo "about 2% between runs on this machine (bench/history/bench_inflate.jsonl holds the earlier runs)."
 	echo
 	echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores (shared with other jobs),"
 	echo "$(uname -sr), $(gcc --version | head -1), Release build. Decoder kernel: $(grep -o '"kernel": "[a-z0-9]*"' "$tmp/inflate.json" | cut -d'"' -f4)."
