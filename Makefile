@@ -10,7 +10,8 @@
 #                   as root, the arm64 architecture of dpkg included)
 #   make bench      the archive benchmark (BENCH_ARGS="--scale 0.05" for a quick run)
 #   make fuzz       the fuzzers (scripts/fuzz.sh)
-#   make format     clang-format over the tracked C sources
+#   make format     clang-format over the tracked C sources (make format-check: list what it would
+#                   change, and fail if anything)
 JOBS ?= $(shell nproc)
 MAKEFLAGS += --no-print-directory
 CMAKE ?= cmake
@@ -18,7 +19,7 @@ CMAKE ?= cmake
 PREFIX ?= /usr/local
 
 .PHONY: all build deps install check test test-release test-asan test-tsan demo bench fuzz clean \
-	format
+	format format-check
 
 all: build
 
@@ -63,6 +64,11 @@ fuzz:
 # Generated files carry clang-format off/on markers; nothing else is skipped.
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+format-check:
+	@clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h') 2>&1 | \
+		sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' | \
+		sort -u | sed 's/^/format: would change /' | grep . && exit 1 || echo "format: clean"
 
 clean:
 	rm -rf build build-*
