@@ -7,14 +7,15 @@
 #   tsan      TSan build (build-tsan/), the tests that start threads (CTest label `threads`),
 #             with ZN_TEST_QUICK=1 (tests/test_util.h: tu_quick)
 #   cpu       the decoder and checksum tests (label `kernels`) of the Release build (build/),
-#             rerun once per CPU-feature level masked (ZN_DISABLE_CPU_FEATURES); the unmasked
-#             level is the release configuration's run, repeated here only without it
+#             rerun once per CPU-feature level masked (ZN_DISABLE_CPU_FEATURES), all masks in one
+#             ctest run (the tests NAME@MASK, label `sweep`, registered with ZN_CPU_SWEEP=ON); the
+#             unmasked level is the release configuration's run, repeated here only without it
 #   valgrind  the unit tests under valgrind memcheck (build-vg/)
 #   aarch64   cross-build for aarch64 (build-aarch64/, cmake/aarch64-linux-gnu.cmake) and run
 #             the decoder and checksum tests (label `qemu`) under qemu-user, with the
-#             NEON/PMULL/CRC32 kernels and with them masked. Only single-threaded tests: under
-#             Debian 12's qemu-user 7.2 on this kernel even a bare pthread_create() never
-#             returns, so the archive pipeline cannot run emulated. Installs what it needs when
+#             NEON/PMULL/CRC32 kernels and with them masked (label `sweep`), in one ctest run.
+#             Only single-threaded tests: under Debian 12's qemu-user 7.2 on this kernel even a
+#             bare pthread_create() never returns, so the archive pipeline cannot run emulated. Installs what it needs when
 #             run as root (adding the arm64 architecture to dpkg: it says so); skipped otherwise.
 # The labels are defined in CMakeLists.txt. A configuration that runs a subset builds only what
 # that subset needs (the zn_tests_LABEL targets).
@@ -42,6 +43,9 @@ cfg() { # dir, build type, [--target T], extra cmake args...
 		grep -Ev '^\[ *[0-9]+%\]|^Consolidate|^Scanning|^Built target' || true
 	test "${PIPESTATUS[0]}" -eq 0
 }
+# Sanitizer builds: debug information as line tables only (-g1), which is what their reports
+# print (function, file and line); full -g made compiling 20% slower.
+sanitized=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 run() { # dir, ctest args...
 	local dir=$1
 	shift
@@ -55,13 +59,21 @@ on_tmpfs() {
 	export TMPDIR=$scratch ZN_TEST_TMP=$scratch
 }
 cleanup() { [ -z "$scratch" ] || rm -rf "$scratch"; }
-trap cleanup EXIT
+trap 'cleanup; rm -f "$times_out"' EXIT
 user_tmp=${TMPDIR-} user_test_tmp=${ZN_TEST_TMP-}
-# The time each configuration took, printed at the end.
+# The time each configuration took, printed at the end: wall seconds, and the CPU seconds (user +
+# system) of everything it ran, from the shell's `times` (which the machine's load does not
+# inflate as much as the wall time).
+times_out=$(mktemp)
+cpu_now() { # sets CPU: the CPU seconds of the children so far (`times` must run in this shell)
+	times >"$times_out"
+	CPU=$(awk 'NR == 2 { gsub(/[ms]/, " "); print int($1 * 60 + $2 + $3 * 60 + $4) }' "$times_out")
+}
 summary=()
 for c in "$@"; do
 	echo "== configuration: $c"
-	start=$SECONDS
+	cpu_now
+	start=$SECONDS start_cpu=$CPU
 	cleanup
 	scratch=
 	if [ -n "$user_tmp" ]; then export TMPDIR=$user_tmp; else unset TMPDIR; fi
@@ -69,16 +81,17 @@ for c in "$@"; do
 	[ "$c" = release ] || on_tmpfs
 	case $c in
 	release) # two statements, not `cfg && run`: set -e does not act on the left of &&
-		cfg build Release -DZN_TESTS=ON -DZN_BENCH=ON
-		run build
+		cfg build Release -DZN_TESTS=ON -DZN_BENCH=ON -DZN_CPU_SWEEP=ON
+		run build -LE '^sweep$'
 		;;
 	asan)
-		cfg build-asan RelWithDebInfo -DZN_SANITIZE=address,undefined -DZN_TESTS=ON -DZN_BENCH=OFF
+		cfg build-asan RelWithDebInfo "${sanitized[@]}" -DZN_SANITIZE=address,undefined \
+			-DZN_TESTS=ON -DZN_BENCH=OFF
 		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run build-asan
 		;;
 	tsan)
-		cfg build-tsan RelWithDebInfo --target zn_tests_threads -DZN_SANITIZE=thread \
-			-DZN_TESTS=ON -DZN_BENCH=OFF
+		cfg build-tsan RelWithDebInfo --target zn_tests_threads "${sanitized[@]}" \
+			-DZN_SANITIZE=thread -DZN_TESTS=ON -DZN_BENCH=OFF
 		# ZN_TEST_QUICK: the tests' long single-threaded loops (the damage sweeps of
 		# test_archive_corrupt) are sampled here; release and asan run them whole.
 		ZN_TEST_QUICK=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
@@ -86,13 +99,8 @@ for c in "$@"; do
 		;;
 	cpu)
 		# The same build directory and options as release: nothing is rebuilt after it.
-		cfg build Release --target zn_tests_kernels -DZN_TESTS=ON -DZN_BENCH=ON
-		masks=(avx512 avx512,avx2 avx512,avx2,bmi2 avx512,avx2,bmi2,pclmul,ssse3,sse4)
-		[[ " $* " == *" release "* ]] || masks=("" "${masks[@]}")
-		for mask in "${masks[@]}"; do
-			echo "-- ZN_DISABLE_CPU_FEATURES=$mask"
-			ZN_DISABLE_CPU_FEATURES=$mask run build -L '^kernels$'
-		done
+		cfg build Release --target zn_tests_kernels -DZN_TESTS=ON -DZN_BENCH=ON -DZN_CPU_SWEEP=ON
+		if [[ " $* " == *" release "* ]]; then run build -L '^sweep$'; else run build -L '^(kernels|sweep)$'; fi
 		;;
 	valgrind)
 		cfg build-vg RelWithDebInfo -DZN_TESTS=ON
@@ -108,14 +116,12 @@ for c in "$@"; do
 			continue
 		fi
 		cfg build-aarch64 Release --target zn_tests_qemu -DZN_TESTS=ON -DZN_BENCH=OFF \
-			-DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake"
-		for mask in "" all; do
-			echo "-- ZN_DISABLE_CPU_FEATURES=$mask"
-			ZN_DISABLE_CPU_FEATURES=$mask run build-aarch64 -L '^qemu$'
-		done
+			-DZN_CPU_SWEEP=ON -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake"
+		run build-aarch64 -L '^(qemu|sweep)$'
 		;;
 	*) echo "unknown configuration $c" >&2; exit 2 ;;
 	esac
-	summary+=("$c $((SECONDS - start)) s")
+	cpu_now
+	summary+=("$c $((SECONDS - start)) s (CPU $((CPU - start_cpu)) s)")
 done
-[ ${#summary[@]} -lt 2 ] || echo "== done: $(IFS=,; echo "${summary[*]}" | sed 's/,/, /g')"
+[ ${#summary[@]} -eq 0 ] || echo "== done: $(IFS=,; echo "${summary[*]}" | sed 's/,/, /g')"
