@@ -56,6 +56,7 @@ scratch=
 on_tmpfs() {
 	[ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && [ -w /dev/shm ] || return 0
 	scratch=$(mktemp -d /dev/shm/zntest.XXXXXX)
+	chmod 1777 "$scratch" # as /tmp: the tests that run as another user (uid 65534) reach it
 	export TMPDIR=$scratch ZN_TEST_TMP=$scratch
 }
 cleanup() { [ -z "$scratch" ] || rm -rf "$scratch"; }
