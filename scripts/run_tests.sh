@@ -60,7 +60,15 @@ on_tmpfs() {
 	export TMPDIR=$scratch ZN_TEST_TMP=$scratch
 }
 cleanup() { [ -z "$scratch" ] || rm -rf "$scratch"; }
-trap 'cleanup; rm -f "$times_out"' EXIT
+# ZN_TEST_CACHE: what stays the same from one configuration to the next within this run, the
+# external compressors' outputs of test_inflate_corpus (see there).
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && [ -w /dev/shm ]; then
+	ZN_TEST_CACHE=$(mktemp -d /dev/shm/zncache.XXXXXX)
+else
+	ZN_TEST_CACHE=$(mktemp -d)
+fi
+export ZN_TEST_CACHE
+trap 'cleanup; rm -rf "$times_out" "$ZN_TEST_CACHE"' EXIT
 user_tmp=${TMPDIR-} user_test_tmp=${ZN_TEST_TMP-}
 # The time each configuration took, printed at the end: wall seconds, and the CPU seconds (user +
 # system) of everything it ran, from the shell's `times` (which the machine's load does not
@@ -125,4 +133,8 @@ for c in "$@"; do
 	cpu_now
 	summary+=("$c $((SECONDS - start)) s (CPU $((CPU - start_cpu)) s)")
 done
-[ ${#summary[@]} -eq 0 ] || echo "== done: $(IFS=,; echo "${summary[*]}" | sed 's/,/, /g')"
+if [ ${#summary[@]} -gt 0 ]; then
+	line="== done: ${summary[0]}"
+	for x in "${summary[@]:1}"; do line+=", $x"; done
+	echo "$line"
+fi

@@ -8,10 +8,18 @@
  * decoded with zn_inflate() (input and output against guard pages, output buffer of exactly the
  * right size) and with the streaming API in random chunks; the output must match byte for byte.
  * A missing tool is skipped with a message. -s SEED changes the data and the chunking.
+ *
+ * With ZN_TEST_CACHE naming a directory, a tool's output is kept there under a hash of its
+ * command and input, and taken from there when the same compression is asked for again:
+ * scripts/run_tests.sh sets it for one run of the suite, in which this test runs eight times
+ * (release, asan, each CPU-feature mask, aarch64 twice) with the same tools on the same inputs,
+ * and the tools' 700-odd processes were most of its time.
  */
 #include <libdeflate.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
 #include <zlib.h>
 
 #include "common/common.h"
@@ -133,6 +141,44 @@ static int have_tool(const char *t)
 	return ok;
 }
 
+/* The path in ZN_TEST_CACHE of what `cmd_fmt` makes of `in`, or NULL without a cache. */
+static char *cache_path(const char *cmd_fmt, const struct input *in)
+{
+	const char *dir = getenv("ZN_TEST_CACHE");
+	if (!dir || !*dir)
+		return NULL;
+	XXH3_state_t *st = XXH3_createState();
+	CHECK(st);
+	XXH3_64bits_reset(st);
+	XXH3_64bits_update(st, cmd_fmt, strlen(cmd_fmt) + 1);
+	XXH3_64bits_update(st, in->data, in->len);
+	unsigned long long h = (unsigned long long)XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	return tu_fmt("%s/corpus-%016llx", dir, h);
+}
+
+/* What the tool wrote, from the cache when it holds it (else the output is added to it: written
+ * to a name of this process's own, then renamed, since several instances run at once). */
+static uint8_t *tool_output(const char *cmd, const char *outp, const char *cached, size_t *clen)
+{
+	uint8_t *c = cached ? tu_read_file(cached, clen) : NULL;
+	if (c)
+		return c;
+	remove(outp);
+	if (system(cmd) != 0)
+		return NULL;
+	c = tu_read_file(outp, clen);
+	CHECK(c != NULL);
+	if (cached) {
+		char *tmp = tu_fmt("%s.%ld", cached, (long)getpid());
+		if (tu_write_file(tmp, c, *clen) == 0)
+			rename(tmp, cached);
+		remove(tmp);
+		free(tmp);
+	}
+	return c;
+}
+
 /* Decode `c` both ways and compare with the input. */
 static void check_stream(const char *what, int fmt, const uint8_t *c, size_t clen,
                          const struct input *in)
@@ -206,15 +252,15 @@ static void run_tool(const char *dir, const char *label, const char *cmd_fmt, in
 			}
 		}
 		cmd[k] = 0;
-		remove(outp);
-		if (system(cmd) != 0) {
+		char *cached = cache_path(cmd_fmt, in);
+		size_t clen;
+		uint8_t *c = tool_output(cmd, outp, cached, &clen);
+		free(cached);
+		if (!c) {
 			printf("note: '%s' failed on %s; not counted\n", label, in->name);
 			free(outp);
 			continue;
 		}
-		size_t clen;
-		uint8_t *c = tu_read_file(outp, &clen);
-		CHECK(c != NULL);
 		check_stream(label, fmt, c, clen, in);
 		free(c);
 		free(outp);
