@@ -56,22 +56,22 @@ static zn_result read_aside(struct zn_writer *w, int k)
 	if (!wr_aside_buffer(w))
 		return ZN_ERR_NOMEM;
 	struct read_res r;
-	read_one(&w->pend[k], w->aside, &r);
-	if (account(w, &w->pend[k], &r, w->aside, 0))
+	read_one(&w->batch.pend[k], w->dup.aside, &r);
+	if (account(w, &w->batch.pend[k], &r, w->dup.aside, 0))
 		return ZN_OK;
-	return wr_place_aside(w, w->pend[k].entry, w->aside);
+	return wr_place_aside(w, w->batch.pend[k].entry, w->dup.aside);
 }
 
 /* The crew
  * --------
  * On a tree of many small files the producer's system calls are the limit: per file a stat in
  * the walk, then the open, read, fstat and close of the read. With more than one thread they
- * are shared with threads - 1 crew threads, a batch at a time: the stats of a run of a
- * directory's names (stat_ahead), or the reads of a batch of small files (read_batch). Each
- * thread takes the next item nobody took (crew_next) until none is left, the producer too,
- * which then waits for the crew to leave the batch. Every result has its own place (a file's
- * room is fixed before the reads start), and the producer acts on them in order afterwards, so
- * the archive is the same however the work was shared out.
+ * are shared with up to threads - 1 crew jobs of the pool, a batch at a time: the stats of a run of
+ * a directory's names (stat_ahead), or the reads of a batch of small files (read_batch). Each job
+ * takes the next item nobody took (crew.next) until none is left, the producer too, which then
+ * waits for the crew to leave the batch. Every result has its own place (a file's room is fixed
+ * before the reads start), and the producer acts on them in order afterwards, so the archive is the
+ * same however the work was shared out.
  *
  * A full batch of small files "flies" (take_off): the crew reads it while the producer walks
  * on and fills the other half of the batch stores, stating names itself meanwhile. The flying
@@ -82,98 +82,71 @@ static zn_result read_aside(struct zn_writer *w, int k)
 
 static void crew_take(struct zn_writer *w, crew_fn *fn, int to)
 {
-	for (int k; (k = atomic_fetch_add(&w->crew_next, 1)) < to;)
+	for (int k; (k = atomic_fetch_add(&w->crew.next, 1)) < to;)
 		fn(w, k);
 }
 
-static void *crew_main(void *arg)
+/* A crew job: joins the batch open when it starts, if any, and takes items until none is left.
+ * One that starts after its batch closed returns at once. */
+static void crew_job(void *arg)
 {
 	struct zn_writer *w = arg;
-	uint64_t seen = 0;
-	pthread_mutex_lock(&w->crew_mu);
-	for (;;) {
-		while (!w->crew_quit && !(w->crew_open && w->crew_gen != seen))
-			pthread_cond_wait(&w->crew_go, &w->crew_mu);
-		if (w->crew_quit)
-			break;
-		seen = w->crew_gen;
-		int to = w->crew_to;
-		crew_fn *fn = w->crew_job;
-		w->crew_busy++;
-		pthread_mutex_unlock(&w->crew_mu);
-		crew_take(w, fn, to);
-		pthread_mutex_lock(&w->crew_mu);
-		if (!--w->crew_busy)
-			pthread_cond_signal(&w->crew_idle);
+	struct wr_crew *c = &w->crew;
+	pthread_mutex_lock(&c->mu);
+	c->queued--;
+	if (!c->open) {
+		pthread_mutex_unlock(&c->mu);
+		return;
 	}
-	pthread_mutex_unlock(&w->crew_mu);
-	return NULL;
+	int to = c->to;
+	crew_fn *fn = c->job;
+	c->busy++;
+	pthread_mutex_unlock(&c->mu);
+	crew_take(w, fn, to);
+	pthread_mutex_lock(&c->mu);
+	if (!--c->busy)
+		pthread_cond_signal(&c->idle);
+	pthread_mutex_unlock(&c->mu);
 }
 
-/* The crew's size, started at the first batch that wants it (none for one thread; fewer if
- * threads cannot be made: the producer reads alone then). */
-static unsigned crew_ready(struct zn_writer *w)
-{
-	if (w->crew_tried)
-		return w->ncrew;
-	w->crew_tried = 1;
-	unsigned want = w->opt.threads - 1;
-	if (want && (w->crew = calloc(want, sizeof(*w->crew))))
-		while (w->ncrew < want && !pthread_create(&w->crew[w->ncrew], NULL, crew_main, w))
-			w->ncrew++;
-	return w->ncrew;
-}
-
-void wr_crew_stop(struct zn_writer *w)
-{
-	pthread_mutex_lock(&w->crew_mu);
-	w->crew_quit = 1;
-	pthread_cond_broadcast(&w->crew_go);
-	pthread_mutex_unlock(&w->crew_mu);
-	for (unsigned i = 0; i < w->ncrew; i++)
-		pthread_join(w->crew[i], NULL);
-	w->ncrew = 0;
-	free(w->crew);
-	w->crew = NULL;
-}
-
-/* Whether a batch of n items is worth sharing with a crew. Not while blocks wait in the queue
- * for the workers: the cores have compressing to do then, and the producer does its batches
- * alone rather than take a core from them (the results are the same either way). */
+/* Whether a batch of n items is worth sharing with a crew. Not while compression jobs wait for
+ * a thread: the cores have compressing to do then, and the producer does its batches alone
+ * rather than take a core from them (the results are the same either way). */
 static int crew_wanted(struct zn_writer *w, int n)
 {
-	if (n < CREW_MIN || (w->crew_tried && !w->ncrew) || w->fly_to)
+	if (n < CREW_MIN || zn_pool_threads(w->pipe.pool) < 2 || w->batch.fly_to)
 		return 0; /* few, no crew, or the crew has a batch (take_off) */
-	pthread_mutex_lock(&w->mu);
-	int behind = w->qcount > 0;
-	pthread_mutex_unlock(&w->mu);
-	return !behind && crew_ready(w);
+	return !wr_jobs_waiting(w);
 }
 
-/* Hands items from..to-1 to the crew (waking `wake` of its threads at most); crew_wait ends
- * the batch. One batch at a time. */
+/* Hands items from..to-1 to the crew (`wake` jobs at most); crew_wait ends the batch. One batch
+ * at a time. Jobs still queued from an earlier batch count among the `wake`. */
 static void crew_post(struct zn_writer *w, crew_fn *fn, int from, int to, int wake)
 {
-	atomic_store(&w->crew_next, from); /* no crew thread is in a batch now */
-	pthread_mutex_lock(&w->crew_mu);
-	w->crew_job = fn;
-	w->crew_to = to;
-	w->crew_open = 1;
-	w->crew_gen++;
-	for (int i = 0; i < wake && i < (int)w->ncrew; i++)
-		pthread_cond_signal(&w->crew_go);
-	pthread_mutex_unlock(&w->crew_mu);
+	struct wr_crew *c = &w->crew;
+	atomic_store(&c->next, from); /* no crew job is in a batch now */
+	pthread_mutex_lock(&c->mu);
+	c->job = fn;
+	c->to = to;
+	c->open = 1;
+	int most = (int)zn_pool_threads(w->pipe.pool) - 1;
+	int add = ZN_MIN(wake, most) - (int)c->queued;
+	c->queued += add > 0 ? (unsigned)add : 0;
+	pthread_mutex_unlock(&c->mu);
+	for (int i = 0; i < add; i++)
+		zn_pool_add(w->pipe.pool, crew_job, w);
 }
 
-/* Does what is left of the batch posted, then waits for the crew to leave it. */
+/* Does what is left of the batch posted, then waits for the crew jobs to leave it. */
 static void crew_wait(struct zn_writer *w)
 {
-	crew_take(w, w->crew_job, w->crew_to);
-	pthread_mutex_lock(&w->crew_mu);
-	w->crew_open = 0;
-	while (w->crew_busy)
-		pthread_cond_wait(&w->crew_idle, &w->crew_mu);
-	pthread_mutex_unlock(&w->crew_mu);
+	struct wr_crew *c = &w->crew;
+	crew_take(w, c->job, c->to);
+	pthread_mutex_lock(&c->mu);
+	c->open = 0;
+	while (c->busy)
+		pthread_cond_wait(&c->idle, &c->mu);
+	pthread_mutex_unlock(&c->mu);
 }
 
 /* Runs fn on items from..to-1, shared with the crew. */
@@ -185,7 +158,7 @@ static void crew_run(struct zn_writer *w, crew_fn *fn, int from, int to)
 
 static void read_pending(struct zn_writer *w, int k)
 {
-	read_one(&w->pend[k], w->pend[k].room, &w->res[k]);
+	read_one(&w->batch.pend[k], w->batch.pend[k].room, &w->batch.res[k]);
 }
 
 #ifdef ZN_HAVE_URING
@@ -195,7 +168,7 @@ static void read_pending(struct zn_writer *w, int k)
  * always of a FUSE one). Returns how many bytes are in its room now. */
 static uint64_t read_rest(struct zn_writer *w, int k, uint64_t have)
 {
-	const struct pending *p = &w->pend[k];
+	const struct pending *p = &w->batch.pend[k];
 	int fd = openat(p->dirfd, p->name,
 	                O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	while (fd >= 0 && have < p->size) {
@@ -224,52 +197,53 @@ static zn_result uring_part(struct zn_writer *w, int from, int to)
 	for (int k = from; k < to; k++) {
 		/* Reads are capped below 2 GiB by the chunk size, so one READ moves the whole file
 		 * unless it shrank (then the short count is caught below). */
-		memset(&w->res[k], 0, sizeof(w->res[k]));
-		struct io_uring_sqe *q = io_uring_get_sqe(&w->ring);
-		io_uring_prep_openat_direct(q, w->pend[k].dirfd, w->pend[k].name,
+		memset(&w->batch.res[k], 0, sizeof(w->batch.res[k]));
+		struct io_uring_sqe *q = io_uring_get_sqe(&w->batch.ring);
+		io_uring_prep_openat_direct(q, w->batch.pend[k].dirfd, w->batch.pend[k].name,
 		                            O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0,
 		                            (unsigned)(k - from));
 		q->flags |= IOSQE_IO_HARDLINK;
 		q->user_data = (uint64_t)k << 2;
-		q = io_uring_get_sqe(&w->ring);
-		io_uring_prep_read(q, k - from, w->pend[k].room, (unsigned)w->pend[k].size, 0);
+		q = io_uring_get_sqe(&w->batch.ring);
+		io_uring_prep_read(q, k - from, w->batch.pend[k].room,
+		                   (unsigned)w->batch.pend[k].size, 0);
 		q->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
 		q->user_data = ((uint64_t)k << 2) | 1;
-		q = io_uring_get_sqe(&w->ring);
+		q = io_uring_get_sqe(&w->batch.ring);
 		io_uring_prep_close_direct(q, (unsigned)(k - from));
 		q->user_data = ((uint64_t)k << 2) | 2;
 	}
 	int want = (to - from) * 3;
 	if (!want)
 		return ZN_OK;
-	int ret = io_uring_submit_and_wait(&w->ring, (unsigned)want);
-	while (io_uring_sq_ready(&w->ring) && (ret > 0 || ret == -EINTR))
-		ret = io_uring_submit(&w->ring);
+	int ret = io_uring_submit_and_wait(&w->batch.ring, (unsigned)want);
+	while (io_uring_sq_ready(&w->batch.ring) && (ret > 0 || ret == -EINTR))
+		ret = io_uring_submit(&w->batch.ring);
 	int fatal = ret < 0 && ret != -EINTR ? -ret : 0;
-	if (!fatal && io_uring_sq_ready(&w->ring))
+	if (!fatal && io_uring_sq_ready(&w->batch.ring))
 		fatal = EIO; /* the kernel took no more of them */
-	int inflight = want - (int)io_uring_sq_ready(&w->ring);
+	int inflight = want - (int)io_uring_sq_ready(&w->batch.ring);
 	for (int got = 0; got < inflight; got++) {
 		struct io_uring_cqe *cqe;
 		int e;
-		while ((e = io_uring_wait_cqe(&w->ring, &cqe)) == -EINTR)
+		while ((e = io_uring_wait_cqe(&w->batch.ring, &cqe)) == -EINTR)
 			;
 		if (e) {
 			fatal = -e;
 			break;
 		}
 		uint64_t ud = cqe->user_data;
-		struct read_res *r = &w->res[ud >> 2];
+		struct read_res *r = &w->batch.res[ud >> 2];
 		if ((ud & 3) == 0)
 			r->open_err = cqe->res < 0 ? -cqe->res : 0;
 		else if ((ud & 3) == 1 && cqe->res < 0)
 			r->err = -cqe->res;
 		else if ((ud & 3) == 1)
 			r->got = (uint64_t)cqe->res;
-		io_uring_cqe_seen(&w->ring, cqe);
+		io_uring_cqe_seen(&w->batch.ring, cqe);
 	}
 	if (fatal) {
-		wr_report_errno(w, w->ents[w->pend[from].entry].path,
+		wr_report_errno(w, w->ents[w->batch.pend[from].entry].path,
 		                "reading files with io_uring failed", fatal);
 		return ZN_ERR_IO;
 	}
@@ -279,15 +253,16 @@ static zn_result uring_part(struct zn_writer *w, int from, int to)
 	 * STATX in the chain: the kernel hands that to a worker thread, which made reading
 	 * 100,000 small files take twice as long. */
 	for (int k = from; k < to; k++) {
-		struct read_res *r = &w->res[k];
+		struct read_res *r = &w->batch.res[k];
 		struct stat st;
 		if (r->open_err || r->err)
 			continue;
-		if (r->got < w->pend[k].size)
+		if (r->got < w->batch.pend[k].size)
 			r->got = read_rest(w, k, r->got); /* a short read is not always the end */
-		if (r->got < w->pend[k].size) {
+		if (r->got < w->batch.pend[k].size) {
 			r->err = -1;
-		} else if (!fstatat(w->pend[k].dirfd, w->pend[k].name, &st, AT_SYMLINK_NOFOLLOW)) {
+		} else if (!fstatat(w->batch.pend[k].dirfd, w->batch.pend[k].name, &st,
+		                    AT_SYMLINK_NOFOLLOW)) {
 			r->stat_ok = 1;
 			r->size = (uint64_t)st.st_size;
 			r->mtim = st.st_mtim;
@@ -298,8 +273,8 @@ static zn_result uring_part(struct zn_writer *w, int from, int to)
 
 static zn_result uring_run(struct zn_writer *w, int from, int to)
 {
-	for (int k = from; k < to; k += w->ring_files)
-		RETURN_IF_ERROR(uring_part(w, k, ZN_MIN(to, k + w->ring_files)));
+	for (int k = from; k < to; k += w->batch.ring_files)
+		RETURN_IF_ERROR(uring_part(w, k, ZN_MIN(to, k + w->batch.ring_files)));
 	return ZN_OK;
 }
 
@@ -314,14 +289,14 @@ static void act_on_reads(struct zn_writer *w, const struct pending *pend, struct
 {
 	for (int k = from; k < to; k++) {
 		if (again && (res[k].open_err == EMFILE || res[k].open_err == ENFILE)) {
-			w->fd_short = 1;
+			w->batch.fd_short = 1;
 			again(w, k);
 		}
 		if (!account(w, &pend[k], &res[k], pend[k].room, 1) && pend[k].size)
 			wr_judge(w, pend[k].entry, pend[k].room);
 	}
-	wr_compact(w, w->pack[0]);
-	wr_compact(w, w->pack[1]);
+	wr_compact(w, w->pipe.pack[0]);
+	wr_compact(w, w->pipe.pack[1]);
 }
 
 /* Reads pend[from..to) into their rooms (through the ring when no crew shares the reads), and
@@ -333,20 +308,20 @@ static zn_result finish_batch(struct zn_writer *w, int from, int to)
 		crew_run(w, read_pending, from, to);
 	} else {
 #ifdef ZN_HAVE_URING
-		if (w->ring_ok)
+		if (w->batch.ring_ok)
 			RETURN_IF_ERROR(uring_run(w, from, to));
 		else
 #endif
 			for (int k = from; k < to; k++)
 				read_pending(w, k);
 	}
-	act_on_reads(w, w->pend, w->res, from, to, shared ? read_pending : NULL);
+	act_on_reads(w, w->batch.pend, w->batch.res, from, to, shared ? read_pending : NULL);
 	return ZN_OK;
 }
 
 static void read_fly(struct zn_writer *w, int k)
 {
-	read_one(&w->fly_pend[k], w->fly_pend[k].room, &w->fly_res[k]);
+	read_one(&w->batch.fly_pend[k], w->batch.fly_pend[k].room, &w->batch.fly_res[k]);
 }
 
 static void close_dirs(const int *fds, int *n)
@@ -359,30 +334,30 @@ static void close_dirs(const int *fds, int *n)
 /* Gives back the flying batch's directory descriptors. */
 static void land_fly(struct zn_writer *w)
 {
-	close_dirs(w->fly_dirs, &w->nfly_dirs);
-	w->fly_to = 0;
+	close_dirs(w->batch.fly_dirs, &w->batch.nfly_dirs);
+	w->batch.fly_to = 0;
 }
 
 /* Waits for the crew to read the flying batch (helping), then acts on what it found, in order,
  * as finish_batch does. */
 static void settle_fly(struct zn_writer *w)
 {
-	if (!w->fly_to)
+	if (!w->batch.fly_to)
 		return;
 	crew_wait(w);
-	int from = w->fly_from, to = w->fly_to, was = w->flushing;
-	w->fly_to = 0; /* landed: nothing settles it again */
-	w->flushing = 1;
-	act_on_reads(w, w->fly_pend, w->fly_res, from, to, read_fly);
-	w->flushing = was;
+	int from = w->batch.fly_from, to = w->batch.fly_to, was = w->batch.flushing;
+	w->batch.fly_to = 0; /* landed: nothing settles it again */
+	w->batch.flushing = 1;
+	act_on_reads(w, w->batch.fly_pend, w->batch.fly_res, from, to, read_fly);
+	w->batch.flushing = was;
 	land_fly(w);
 }
 
 /* Fatal: the flying batch is not acted on, once the crew has left it. */
 static void drop_fly(struct zn_writer *w)
 {
-	if (w->fly_to) {
-		atomic_store(&w->crew_next, w->crew_to); /* nobody starts another read */
+	if (w->batch.fly_to) {
+		atomic_store(&w->crew.next, w->crew.to); /* nobody starts another read */
 		crew_wait(w);
 	}
 	land_fly(w);
@@ -399,19 +374,19 @@ static void drop_fly(struct zn_writer *w)
 
 static void take_off(struct zn_writer *w, int from)
 {
-	SWAP(struct pending *, w->pend, w->fly_pend);
-	SWAP(struct read_res *, w->res, w->fly_res);
-	SWAP(int *, w->pend_dirs, w->fly_dirs);
-	SWAP(char *, w->pend_names, w->fly_names);
-	SWAP(size_t, w->pend_names_cap, w->fly_names_cap);
-	w->nfly_dirs = w->npend_dirs;
-	w->npend_dirs = 0;
-	w->fly_from = from;
-	w->fly_to = w->npend;
-	w->npend = 0;
-	w->pend_names_len = 0;
-	w->pend_src = -1;
-	crew_post(w, read_fly, from, w->fly_to, w->fly_to - from);
+	SWAP(struct pending *, w->batch.pend, w->batch.fly_pend);
+	SWAP(struct read_res *, w->batch.res, w->batch.fly_res);
+	SWAP(int *, w->batch.pend_dirs, w->batch.fly_dirs);
+	SWAP(char *, w->batch.pend_names, w->batch.fly_names);
+	SWAP(size_t, w->batch.pend_names_cap, w->batch.fly_names_cap);
+	w->batch.nfly_dirs = w->batch.npend_dirs;
+	w->batch.npend_dirs = 0;
+	w->batch.fly_from = from;
+	w->batch.fly_to = w->batch.npend;
+	w->batch.npend = 0;
+	w->batch.pend_names_len = 0;
+	w->batch.pend_src = -1;
+	crew_post(w, read_fly, from, w->batch.fly_to, w->batch.fly_to - from);
 }
 
 /* Places the pending files in their packers, in the order they were found, and reads them. A
@@ -420,15 +395,15 @@ static void take_off(struct zn_writer *w, int from)
  * while the walk goes on (take_off) where it may be. */
 static zn_result read_batch(struct zn_writer *w, int fly)
 {
-	for (int k = 0; k < w->npend; k++)
-		w->pend[k].name = w->pend_names + w->pend[k].name_off;
+	for (int k = 0; k < w->batch.npend; k++)
+		w->batch.pend[k].name = w->batch.pend_names + w->batch.pend[k].name_off;
 	int from = 0;
-	for (int k = 0; k < w->npend; k++) {
-		if (!w->pend[k].size) {
-			w->pend[k].room = NULL; /* empty: takes no room, is only opened */
+	for (int k = 0; k < w->batch.npend; k++) {
+		if (!w->batch.pend[k].size) {
+			w->batch.pend[k].room = NULL; /* empty: takes no room, is only opened */
 			continue;
 		}
-		uint64_t idx = w->pend[k].entry, off;
+		uint64_t idx = w->batch.pend[k].entry, off;
 		struct slot *s;
 		int full;
 		RETURN_IF_ERROR(wr_place_small(w, idx, &s, &off, &full));
@@ -442,24 +417,24 @@ static zn_result read_batch(struct zn_writer *w, int fly)
 			from = k + 1;
 			continue;
 		}
-		w->pend[k].room = s->in + off;
+		w->batch.pend[k].room = s->in + off;
 	}
-	if (fly && !w->pend_borrowed && !w->fd_short && !atomic_load(&w->cancel) &&
-	    crew_wanted(w, w->npend - from)) {
+	if (fly && !w->batch.pend_borrowed && !w->batch.fd_short && !atomic_load(&w->pipe.cancel) &&
+	    crew_wanted(w, w->batch.npend - from)) {
 		take_off(w, from);
 		return ZN_OK;
 	}
-	return finish_batch(w, from, w->npend);
+	return finish_batch(w, from, w->batch.npend);
 }
 
 /* Gives back the batch's directory descriptors and names. */
 static void clear_pending(struct zn_writer *w)
 {
-	close_dirs(w->pend_dirs, &w->npend_dirs);
-	w->npend = 0;
-	w->pend_names_len = 0;
-	w->pend_src = -1;
-	w->pend_borrowed = 0;
+	close_dirs(w->batch.pend_dirs, &w->batch.npend_dirs);
+	w->batch.npend = 0;
+	w->batch.pend_names_len = 0;
+	w->batch.pend_src = -1;
+	w->batch.pend_borrowed = 0;
 }
 
 /* Fatal: nothing pending is read or acted on. */
@@ -474,9 +449,9 @@ void wr_drop_pending(struct zn_writer *w)
 static zn_result flush_batch(struct zn_writer *w, int fly)
 {
 	settle_fly(w);
-	w->flushing = 1;
-	zn_result r = w->npend ? read_batch(w, fly) : ZN_OK;
-	w->flushing = 0;
+	w->batch.flushing = 1;
+	zn_result r = w->batch.npend ? read_batch(w, fly) : ZN_OK;
+	w->batch.flushing = 0;
 	clear_pending(w); /* what take_off left, or the batch read here */
 	return r;
 }
@@ -491,11 +466,11 @@ zn_result wr_flush_pending(struct zn_writer *w)
  * as it may: pend_dirs_max). */
 static int pend_dup(struct zn_writer *w, int dirfd)
 {
-	if (dirfd == AT_FDCWD || w->npend_dirs >= w->pend_dirs_max)
+	if (dirfd == AT_FDCWD || w->batch.npend_dirs >= w->batch.pend_dirs_max)
 		return -1;
 	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0 && (errno == EMFILE || errno == ENFILE))
-		w->fd_short = 1;
+		w->batch.fd_short = 1;
 	return fd;
 }
 
@@ -507,26 +482,26 @@ static int pend_dup(struct zn_writer *w, int dirfd)
  * to read a file of directory dirfd (the walk's) through. */
 static zn_result pend_dir(struct zn_writer *w, int dirfd, int *fd)
 {
-	if (w->npend && w->pend_src == dirfd) {
-		*fd = w->pend_fd;
+	if (w->batch.npend && w->batch.pend_src == dirfd) {
+		*fd = w->batch.pend_fd;
 		return ZN_OK;
 	}
-	if (w->pend_borrowed)
+	if (w->batch.pend_borrowed)
 		RETURN_IF_ERROR(wr_flush_pending(w));
 	int own = pend_dup(w, dirfd);
-	if (own < 0 && dirfd != AT_FDCWD && w->npend) {
+	if (own < 0 && dirfd != AT_FDCWD && w->batch.npend) {
 		RETURN_IF_ERROR(wr_flush_pending(w)); /* its descriptors go back */
 		own = pend_dup(w, dirfd);
 	}
 	if (own >= 0) {
-		w->pend_dirs[w->npend_dirs++] = own;
+		w->batch.pend_dirs[w->batch.npend_dirs++] = own;
 	} else {
 		RETURN_IF_ERROR(wr_flush_pending(w));
 		own = dirfd;
-		w->pend_borrowed = 1;
+		w->batch.pend_borrowed = 1;
 	}
-	w->pend_src = dirfd;
-	w->pend_fd = *fd = own;
+	w->batch.pend_src = dirfd;
+	w->batch.pend_fd = *fd = own;
 	return ZN_OK;
 }
 
@@ -536,8 +511,8 @@ int wr_give_back_fds(struct zn_writer *w, int err)
 {
 	if (err != EMFILE && err != ENFILE)
 		return 0;
-	w->fd_short = 1;
-	if (!w->npend_dirs && !w->nfly_dirs)
+	w->batch.fd_short = 1;
+	if (!w->batch.npend_dirs && !w->batch.nfly_dirs)
 		return 0;
 	zn_result r = wr_flush_pending(w);
 	if (r != ZN_OK)
@@ -549,8 +524,8 @@ int wr_give_back_fds(struct zn_writer *w, int err)
  * may then be one a pending file's directory had. */
 zn_result wr_pend_dir_moves(struct zn_writer *w)
 {
-	w->pend_src = -1;
-	return w->pend_borrowed ? wr_flush_pending(w) : ZN_OK;
+	w->batch.pend_src = -1;
+	return w->batch.pend_borrowed ? wr_flush_pending(w) : ZN_OK;
 }
 
 /* Adds small file idx (its name in its directory, dirfd the walk's) to the batch. */
@@ -560,17 +535,18 @@ zn_result wr_add_pending(struct zn_writer *w, uint64_t idx, int dirfd, const cha
 	int fd;
 	RETURN_IF_ERROR(pend_dir(w, dirfd, &fd));
 	size_t len = strlen(name) + 1;
-	if (wr_grow((void **)&w->pend_names, &w->pend_names_cap, w->pend_names_len + len, 1))
+	if (wr_grow((void **)&w->batch.pend_names, &w->batch.pend_names_cap,
+	            w->batch.pend_names_len + len, 1))
 		return ZN_ERR_NOMEM;
-	struct pending *p = &w->pend[w->npend++];
+	struct pending *p = &w->batch.pend[w->batch.npend++];
 	p->entry = idx;
 	p->dirfd = fd;
-	p->name_off = w->pend_names_len;
-	memcpy(w->pend_names + w->pend_names_len, name, len);
-	w->pend_names_len += len;
+	p->name_off = w->batch.pend_names_len;
+	memcpy(w->batch.pend_names + w->batch.pend_names_len, name, len);
+	w->batch.pend_names_len += len;
 	p->size = w->ents[idx].size;
 	p->mtim = st->st_mtim;
-	return w->npend == w->batch_max ? flush_batch(w, 1) : ZN_OK;
+	return w->batch.npend == w->batch.batch_max ? flush_batch(w, 1) : ZN_OK;
 }
 
 /* Stating ahead
@@ -588,9 +564,10 @@ static int is_leaf(const char *name)
 
 static void stat_one(struct zn_writer *w, int k)
 {
-	w->run_err[k] = fstatat(w->run_dirfd, w->run_names[k], &w->run_st[k], AT_SYMLINK_NOFOLLOW)
-	                        ? errno
-	                        : 0;
+	w->crew.run_err[k] = fstatat(w->crew.run_dirfd, w->crew.run_names[k], &w->crew.run_st[k],
+	                             AT_SYMLINK_NOFOLLOW)
+	                             ? errno
+	                             : 0;
 }
 
 /* States names[i..) ahead if they start a long enough run; returns where the run ends (i if none
@@ -603,15 +580,65 @@ size_t wr_stat_ahead(struct zn_writer *w, int dirfd, char **names, size_t i, siz
 	*next = ZN_MAX(j, i + 1);
 	if (!crew_wanted(w, (int)(j - i)))
 		return i;
-	w->run_names = names + i;
-	w->run_dirfd = dirfd;
+	w->crew.run_names = names + i;
+	w->crew.run_dirfd = dirfd;
 	crew_run(w, stat_one, 0, (int)(j - i));
 	/* Storing a large file takes a while: the names after it are stated when it is done. */
 	for (size_t k = i; k < j; k++)
-		if (!w->run_err[k - i] && S_ISREG(w->run_st[k - i].st_mode) &&
-		    (uint64_t)w->run_st[k - i].st_size >= w->opt.chunk_size) {
+		if (!w->crew.run_err[k - i] && S_ISREG(w->crew.run_st[k - i].st_mode) &&
+		    (uint64_t)w->crew.run_st[k - i].st_size >= w->opt.chunk_size) {
 			*next = j = k + 1;
 			break;
 		}
 	return j;
+}
+
+void wr_batch_open(struct zn_writer *w)
+{
+	struct wr_batch *b = &w->batch;
+	b->pend_src = -1;
+	b->pend = b->pend_store[0];
+	b->fly_pend = b->pend_store[1];
+	b->res = b->res_store[0];
+	b->fly_res = b->res_store[1];
+	b->pend_dirs = b->dirs_store[0];
+	b->fly_dirs = b->dirs_store[1];
+	b->batch_max = zn_pool_threads(w->pipe.pool) > 1 ? BATCH : BATCH_ALONE;
+	pthread_mutex_init(&w->crew.mu, NULL);
+	pthread_cond_init(&w->crew.idle, NULL);
+#ifdef ZN_HAVE_URING
+	int want_uring = !w->opt.no_uring;
+#ifdef ZN_TEST_HOOKS
+	if (getenv("ZN_DISABLE_URING") && *getenv("ZN_DISABLE_URING") == '1')
+		want_uring = 0;
+#endif
+	if (want_uring && !io_uring_queue_init(BATCH * 4, &b->ring, 0)) {
+		/* as many slots as a batch has files; fewer under a low ulimit -n */
+		for (int n = BATCH; n >= 16 && !b->ring_ok; n /= 4)
+			if (!io_uring_register_files_sparse(&b->ring, (unsigned)n)) {
+				b->ring_ok = 1;
+				b->ring_files = n;
+			}
+		if (!b->ring_ok)
+			io_uring_queue_exit(&b->ring);
+	}
+#endif
+	b->open = 1;
+}
+
+/* After wr_drop_pending: the ring, the names' buffers, the crew's lock. */
+void wr_batch_close(struct zn_writer *w)
+{
+	struct wr_batch *b = &w->batch;
+	if (!b->open)
+		return;
+#ifdef ZN_HAVE_URING
+	if (b->ring_ok)
+		io_uring_queue_exit(&b->ring);
+#endif
+	free(b->pend_names);
+	free(b->fly_names);
+	pthread_mutex_destroy(&w->crew.mu);
+	pthread_cond_destroy(&w->crew.idle);
+	b->open = 0;
 }

@@ -50,23 +50,24 @@ static int grow_set(struct zn_writer *w, uint64_t **set, size_t *cap, size_t n, 
  * if so, records which, else remembers this one. */
 int wr_is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 {
-	if (w->opt.no_dedup || grow_set(w, &w->contents, &w->contents_cap, w->ncontents + 1, 0))
+	if (w->opt.no_dedup ||
+	    grow_set(w, &w->dup.contents, &w->dup.contents_cap, w->dup.ncontents + 1, 0))
 		return 0;
 	struct went *e = &w->ents[idx];
 	const uint64_t ckey = w->packs[idx].ckey = zn_xxh3(p, e->size);
-	const size_t mask = w->contents_cap - 1;
+	const size_t mask = w->dup.contents_cap - 1;
 	size_t h = (size_t)ckey & mask;
 	uint8_t sha[32];
 	int hashed = 0;
-	for (; w->contents[h]; h = (h + 1) & mask) {
-		if (!wr_slot_may_be(w->contents[h], ckey))
+	for (; w->dup.contents[h]; h = (h + 1) & mask) {
+		if (!wr_slot_may_be(w->dup.contents[h], ckey))
 			continue;
-		const uint64_t oi = wr_slot_entry(w->contents[h]);
+		const uint64_t oi = wr_slot_entry(w->dup.contents[h]);
 		const struct went *o = &w->ents[oi];
 		const struct wpack *op = &w->packs[oi];
 		if (op->ckey != ckey || o->size != e->size)
 			continue;
-		const struct slot *os = &w->slots[op->slot];
+		const struct slot *os = &w->pipe.slots[op->slot];
 		int same;
 		if (os->gen == op->gen) {
 			same = !memcmp(os->in + o->block_offset, p, e->size);
@@ -77,13 +78,13 @@ int wr_is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 			same = !memcmp(sha, o->sha, 32);
 		}
 		if (same) {
-			e->dup_of = (int64_t)wr_slot_entry(w->contents[h]);
-			atomic_fetch_add(&w->shared_bytes, e->size);
+			e->dup_of = (int64_t)wr_slot_entry(w->dup.contents[h]);
+			atomic_fetch_add(&w->pipe.shared_bytes, e->size);
 			return 1;
 		}
 	}
-	w->contents[h] = wr_set_slot(ckey, idx);
-	w->ncontents++;
+	w->dup.contents[h] = wr_set_slot(ckey, idx);
+	w->dup.ncontents++;
 	return 0;
 }
 
@@ -98,9 +99,9 @@ int wr_is_duplicate(struct zn_writer *w, uint64_t idx, const uint8_t *p)
 
 uint8_t *wr_aside_buffer(struct zn_writer *w)
 {
-	if (!w->aside)
-		w->aside = malloc(w->opt.chunk_size);
-	return w->aside;
+	if (!w->dup.aside)
+		w->dup.aside = malloc(w->opt.chunk_size);
+	return w->dup.aside;
 }
 
 static int pread_full(int fd, uint8_t *dst, uint64_t n, uint64_t off)
@@ -149,18 +150,25 @@ static int whole_sha(struct zn_writer *w, const struct source *src, uint64_t siz
 	return 0;
 }
 
-/* The SHA-256 of large file o, waiting for the worker that hashes its last chunk. */
+/* Whether both jobs of slot ctx are through with it (pipe.mu held). */
+static int slot_settled(const struct wr_pipe *p, const void *ctx)
+{
+	(void)p;
+	const struct slot *s = ctx;
+	return s->worked && s->hashed;
+}
+
+/* The SHA-256 of large file o, waiting for the job that hashes its last chunk. */
 static int settle_digest(struct zn_writer *w, uint64_t o)
 {
 	struct went *e = &w->ents[o];
-	struct slot *s = &w->slots[w->packs[o].slot];
+	struct slot *s = &w->pipe.slots[w->packs[o].slot];
 	if (s->gen != w->packs[o].gen)
 		return 0; /* the slot was taken back since: wr_harvest() gave e its digest */
-	pthread_mutex_lock(&w->mu);
-	while (!(s->worked && s->hashed) && !atomic_load(&w->cancel))
-		pthread_cond_wait(&w->cv_done, &w->mu);
-	pthread_mutex_unlock(&w->mu);
-	if (atomic_load(&w->cancel))
+	pthread_mutex_lock(&w->pipe.mu);
+	wr_wait_for(w, slot_settled, s);
+	pthread_mutex_unlock(&w->pipe.mu);
+	if (atomic_load(&w->pipe.cancel))
 		return -1;
 	if (s->rerr)
 		return 1; /* its last chunk was not read as it was: no original for others */
@@ -173,15 +181,16 @@ static int settle_digest(struct zn_writer *w, uint64_t o)
 /* Large file idx is stored: it may be the original of a later one. */
 static void remember_large(struct zn_writer *w, uint64_t idx)
 {
-	if (!wr_grow((void **)&w->lwait, &w->lwait_cap, w->nlwait + 1, sizeof(*w->lwait)))
-		w->lwait[w->nlwait++] = idx;
+	if (!wr_grow((void **)&w->dup.lwait, &w->dup.lwait_cap, w->dup.nlwait + 1,
+	             sizeof(*w->dup.lwait)))
+		w->dup.lwait[w->dup.nlwait++] = idx;
 }
 
 /* The digests of the large files stored so far, in the set by digest. */
 static int settle_larges(struct zn_writer *w)
 {
-	for (size_t k = 0; k < w->nlwait; k++) {
-		uint64_t o = w->lwait[k];
+	for (size_t k = 0; k < w->dup.nlwait; k++) {
+		uint64_t o = w->dup.lwait[k];
 		if (w->ents[o].dropped)
 			continue;
 		int r = settle_digest(w, o);
@@ -189,15 +198,15 @@ static int settle_larges(struct zn_writer *w)
 			return -1;
 		if (r)
 			continue;
-		if (grow_set(w, &w->lsums, &w->lsums_cap, w->nlsums + 1, 1))
+		if (grow_set(w, &w->dup.lsums, &w->dup.lsums_cap, w->dup.nlsums + 1, 1))
 			continue;
-		size_t h = (size_t)zn_get_le64(w->ents[o].sha) & (w->lsums_cap - 1);
-		while (w->lsums[h])
-			h = (h + 1) & (w->lsums_cap - 1);
-		w->lsums[h] = wr_set_slot(zn_get_le64(w->ents[o].sha), o);
-		w->nlsums++;
+		size_t h = (size_t)zn_get_le64(w->ents[o].sha) & (w->dup.lsums_cap - 1);
+		while (w->dup.lsums[h])
+			h = (h + 1) & (w->dup.lsums_cap - 1);
+		w->dup.lsums[h] = wr_set_slot(zn_get_le64(w->ents[o].sha), o);
+		w->dup.nlsums++;
 	}
-	w->nlwait = 0;
+	w->dup.nlwait = 0;
 	return 0;
 }
 
@@ -208,18 +217,18 @@ int wr_large_copy(struct zn_writer *w, uint64_t idx, const struct source *src)
 	struct went *e = &w->ents[idx];
 	uint64_t *ckey = &w->packs[idx].ckey;
 	if (w->opt.no_dedup || e->size < w->opt.chunk_size || ends_key(src, e->size, ckey) ||
-	    grow_set(w, &w->larges, &w->larges_cap, w->nlarges + 1, 0))
+	    grow_set(w, &w->dup.larges, &w->dup.larges_cap, w->dup.nlarges + 1, 0))
 		return 0;
-	const size_t mask = w->larges_cap - 1;
+	const size_t mask = w->dup.larges_cap - 1;
 	size_t h = (size_t)*ckey & mask;
-	for (; w->larges[h]; h = (h + 1) & mask) {
-		const uint64_t oi = wr_slot_entry(w->larges[h]);
+	for (; w->dup.larges[h]; h = (h + 1) & mask) {
+		const uint64_t oi = wr_slot_entry(w->dup.larges[h]);
 		if (w->packs[oi].ckey == *ckey && w->ents[oi].size == e->size)
 			break;
 	}
-	if (!w->larges[h]) { /* the first of its size and ends: nothing to compare */
-		w->larges[h] = wr_set_slot(*ckey, idx);
-		w->nlarges++;
+	if (!w->dup.larges[h]) { /* the first of its size and ends: nothing to compare */
+		w->dup.larges[h] = wr_set_slot(*ckey, idx);
+		w->dup.nlarges++;
 		remember_large(w, idx);
 		return 0;
 	}
@@ -228,12 +237,13 @@ int wr_large_copy(struct zn_writer *w, uint64_t idx, const struct source *src)
 		return 0; /* read again to be stored, and any failure reported then */
 	if (settle_larges(w))
 		return 0;
-	const size_t smask = w->lsums_cap - 1;
-	for (h = (size_t)zn_get_le64(sha) & smask; w->nlsums && w->lsums[h]; h = (h + 1) & smask) {
-		uint64_t o = wr_slot_entry(w->lsums[h]);
+	const size_t smask = w->dup.lsums_cap - 1;
+	for (h = (size_t)zn_get_le64(sha) & smask; w->dup.nlsums && w->dup.lsums[h];
+	     h = (h + 1) & smask) {
+		uint64_t o = wr_slot_entry(w->dup.lsums[h]);
 		if (w->ents[o].size == e->size && !memcmp(w->ents[o].sha, sha, 32)) {
 			e->dup_of = (int64_t)o;
-			atomic_fetch_add(&w->shared_bytes, e->size);
+			atomic_fetch_add(&w->pipe.shared_bytes, e->size);
 			return 1;
 		}
 	}

@@ -83,7 +83,7 @@ void wr_store_shrunk(struct zn_writer *w, uint64_t idx, uint64_t got, uint8_t *r
 	wr_report(w, e->path, ZN_ERR_CHANGED, "file shrank while being read; stored as read");
 	e->shrunk = 1;
 	if (placed) {
-		struct slot *s = &w->slots[w->packs[idx].slot];
+		struct slot *s = &w->pipe.slots[w->packs[idx].slot];
 		for (size_t i = s->nsegs; i-- > 0;)
 			if (s->segs[i].entry == idx) {
 				s->segs[i].len = got;
@@ -140,21 +140,21 @@ static int defer_read(struct zn_writer *w, int klass, const struct source *src, 
 	if (!wr_sample_starts(n, at))
 		return 0;
 	const size_t tmp_cap = ZSTD_compressBound(SAMPLE_PIECE);
-	if (!w->sample_cctx && !(w->sample_cctx = ZSTD_createCCtx()))
+	if (!w->pipe.sample_cctx && !(w->pipe.sample_cctx = ZSTD_createCCtx()))
 		return 0;
-	if (!w->sample_buf && !(w->sample_buf = malloc(3 * SAMPLE_PIECE + tmp_cap)))
+	if (!w->pipe.sample_buf && !(w->pipe.sample_buf = malloc(3 * SAMPLE_PIECE + tmp_cap)))
 		return 0;
 	const uint8_t *p[3];
 	for (int i = 0; i < 3; i++) {
-		uint8_t *d = w->sample_buf + i * SAMPLE_PIECE;
+		uint8_t *d = w->pipe.sample_buf + i * SAMPLE_PIECE;
 		uint64_t got;
 		if (wr_pread_upto(src->fd, d, SAMPLE_PIECE, off + at[i], &got) ||
 		    got < SAMPLE_PIECE)
 			return 0; /* read as usual, which tells what is wrong */
 		p[i] = d;
 	}
-	uint8_t *tmp = w->sample_buf + 3 * SAMPLE_PIECE;
-	return wr_samples_say_store(w->sample_cctx, p, tmp, tmp_cap) ? 1 : 2;
+	uint8_t *tmp = w->pipe.sample_buf + 3 * SAMPLE_PIECE;
+	return wr_samples_say_store(w->pipe.sample_cctx, p, tmp, tmp_cap) ? 1 : 2;
 }
 
 /* A stream of unknown length (ZN_SIZE_UNKNOWN). The first chunk is read into the aside buffer:
@@ -192,7 +192,7 @@ static zn_result emit_unsized(struct zn_writer *w, uint64_t idx, struct source *
 		s->usize = n;
 		wr_queue_slot(w, s);
 		done += n;
-		w->packs[idx].slot = (uint32_t)(s - w->slots);
+		w->packs[idx].slot = (uint32_t)(s - w->pipe.slots);
 		w->packs[idx].gen = s->gen;
 		if (!next)
 			break;
@@ -292,7 +292,7 @@ zn_result wr_emit_content(struct zn_writer *w, uint64_t idx, struct source *src)
 		wr_queue_slot(w, s);
 		done += n;
 		/* The last chunk's slot, where settle_digest() finds the file's digest. */
-		w->packs[idx].slot = (uint32_t)(s - w->slots);
+		w->packs[idx].slot = (uint32_t)(s - w->pipe.slots);
 		w->packs[idx].gen = s->gen;
 	}
 	/* Whether the file changed while read is known once the writer has read the last chunk
@@ -331,19 +331,19 @@ zn_result wr_place_small(struct zn_writer *w, uint64_t idx, struct slot **out, u
 {
 	struct went *e = &w->ents[idx];
 	int klass = wr_class_of(w, e);
-	struct slot *s = w->pack[klass];
+	struct slot *s = w->pipe.pack[klass];
 	*queued_full = s && s->usize + e->size > w->opt.chunk_size;
 	if (*queued_full)
 		return ZN_OK; /* caller finishes its reads, then calls again */
 	if (!s) {
 		RETURN_IF_ERROR(wr_acquire_slot(w, klass, &s));
-		w->pack[klass] = s;
+		w->pipe.pack[klass] = s;
 	}
 	*off = s->usize;
 	RETURN_IF_ERROR(wr_add_seg(w, s, idx, e->size, 1, 1));
 	s->usize += e->size;
 	w->ents[idx].block_offset = (uint32_t)*off;
-	w->packs[idx].slot = (uint32_t)(s - w->slots);
+	w->packs[idx].slot = (uint32_t)(s - w->pipe.slots);
 	w->packs[idx].gen = s->gen;
 	*out = s;
 	return ZN_OK;
@@ -385,8 +385,8 @@ static void close_full_packer(struct zn_writer *w, uint64_t idx)
 {
 	struct went *e = &w->ents[idx];
 	int klass = wr_class_of(w, e);
-	wr_queue_slot(w, w->pack[klass]);
-	w->pack[klass] = NULL;
+	wr_queue_slot(w, w->pipe.pack[klass]);
+	w->pipe.pack[klass] = NULL;
 }
 
 /* Entry idx, whose bytes were read aside (at p), does not fit in its packer's block. Judged

@@ -37,20 +37,20 @@ static int walked_before(struct zn_writer *w, const char *rel, size_t len, const
 /* walked_before for a directory with no name of its own (a PATH ".", or "d/..", under -C). */
 static int root_walked(const struct zn_writer *w, const struct stat *st)
 {
-	for (size_t k = 0; k < w->nroots; k++)
-		if (same_dir(&w->roots[k], st))
+	for (size_t k = 0; k < w->walk.nroots; k++)
+		if (same_dir(&w->walk.roots[k], st))
 			return 1;
 	return 0;
 }
 
-/* Adds what `name` in directory `dir` is. Walking a subdirectory below w->walk_levels may
+/* Adds what `name` in directory `dir` is. Walking a subdirectory below w->walk.levels may
  * replace dir->fd (the same directory, opened again), or leave it -1 if that failed
  * (reported). */
 static zn_result add_one(struct zn_writer *w, struct level *dir, const char *name, size_t rel_len,
                          const struct stat *st, int depth)
 {
 	int dirfd = dir->fd;
-	const char *rel = w->pathbuf;
+	const char *rel = w->walk.pathbuf;
 	uint64_t idx;
 	if (S_ISDIR(st->st_mode)) {
 		if (rel_len ? walked_before(w, rel, rel_len, st) : root_walked(w, st)) {
@@ -67,9 +67,9 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 			return ZN_OK; /* the PATH itself, not what is in it */
 		zn_result r = walk(w, dir, name, rel_len, depth + 1, rel_len ? idx : NO_ENTRY);
 		const struct dev_ino here = {(uint64_t)st->st_dev, (uint64_t)st->st_ino};
-		if (!rel_len &&
-		    !wr_grow((void **)&w->roots, &w->roots_cap, w->nroots + 1, sizeof(*w->roots)))
-			w->roots[w->nroots++] = here;
+		if (!rel_len && !wr_grow((void **)&w->walk.roots, &w->walk.roots_cap,
+		                         w->walk.nroots + 1, sizeof(*w->walk.roots)))
+			w->walk.roots[w->walk.nroots++] = here;
 		if (rel_len && idx != NO_ENTRY) {
 			w->ents[idx].walked = 1;
 			w->packs[idx].dir = here;
@@ -206,10 +206,10 @@ static void reopen_level(struct zn_writer *w, const struct level *child, struct 
 	snprintf(msg, sizeof(msg), "%s%s; the rest of it is not stored",
 	         err ? "cannot open it again after a subdirectory: " : "moved while being archived",
 	         err ? strerror(err) : "");
-	char keep = w->pathbuf[l->rel_len];
-	w->pathbuf[l->rel_len] = 0;
-	wr_report(w, l->rel_len ? w->pathbuf : ".", ZN_ERR_IO, msg);
-	w->pathbuf[l->rel_len] = keep;
+	char keep = w->walk.pathbuf[l->rel_len];
+	w->walk.pathbuf[l->rel_len] = 0;
+	wr_report(w, l->rel_len ? w->walk.pathbuf : ".", ZN_ERR_IO, msg);
+	w->walk.pathbuf[l->rel_len] = keep;
 	w->input_err = ZN_ERR_IO;
 }
 
@@ -227,8 +227,8 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 		err = me.fd < 0 ? errno : 0;
 	}
 	if (me.fd < 0) {
-		wr_report_errno(w, rel_len ? w->pathbuf : name, "cannot open directory; not stored",
-		                err);
+		wr_report_errno(w, rel_len ? w->walk.pathbuf : name,
+		                "cannot open directory; not stored", err);
 		/* Left out, as tar leaves it out, not stored as an empty directory: its contents
 		 * are not in the archive. */
 		if (self != NO_ENTRY)
@@ -241,14 +241,14 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 	me.dev = here.st_dev;
 	me.ino = here.st_ino;
 	/* Deep down, the parent's descriptor is given back while this directory is walked. */
-	int parent_closed = depth > w->walk_levels && parent->up && parent->fd >= 0;
+	int parent_closed = depth > w->walk.levels && parent->up && parent->fd >= 0;
 	if (parent_closed) {
 		close(parent->fd);
 		parent->fd = -1;
 	}
 	DIR *d = fdopendir(me.fd);
 	if (!d) {
-		wr_report_errno(w, w->pathbuf, "cannot read directory", errno);
+		wr_report_errno(w, w->walk.pathbuf, "cannot read directory", errno);
 		if (parent_closed)
 			reopen_level(w, &me, parent);
 		close(me.fd);
@@ -283,7 +283,7 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 		err = me.fd < 0 ? errno : 0;
 	}
 	if (me.fd < 0) {
-		wr_report_errno(w, w->pathbuf, "cannot read directory", err);
+		wr_report_errno(w, w->walk.pathbuf, "cannot read directory", err);
 		goto out;
 	}
 	closedir(d);
@@ -292,13 +292,13 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 	for (size_t i = 0; i < n && r == ZN_OK && me.fd >= 0; i++) {
 		size_t nlen = strlen(names[i]);
 		size_t child_len = rel_len + (rel_len ? 1 : 0) + nlen;
-		if (wr_grow((void **)&w->pathbuf, &w->pathbuf_cap, child_len + 1, 1)) {
+		if (wr_grow((void **)&w->walk.pathbuf, &w->walk.pathbuf_cap, child_len + 1, 1)) {
 			r = ZN_ERR_NOMEM;
 			break;
 		}
 		if (rel_len)
-			w->pathbuf[rel_len] = '/';
-		memcpy(w->pathbuf + rel_len + (rel_len ? 1 : 0), names[i], nlen + 1);
+			w->walk.pathbuf[rel_len] = '/';
+		memcpy(w->walk.pathbuf + rel_len + (rel_len ? 1 : 0), names[i], nlen + 1);
 		if (i >= run_to && i >= next_run) {
 			run_from = i;
 			run_to = wr_stat_ahead(w, me.fd, names, i, n, &next_run);
@@ -306,8 +306,8 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 		struct stat st;
 		err = 0;
 		if (i < run_to) {
-			st = w->run_st[i - run_from];
-			err = w->run_err[i - run_from];
+			st = w->crew.run_st[i - run_from];
+			err = w->crew.run_err[i - run_from];
 		} else if (fstatat(me.fd, names[i], &st, AT_SYMLINK_NOFOLLOW)) {
 			err = errno;
 		}
@@ -318,25 +318,26 @@ static zn_result walk(struct zn_writer *w, struct level *parent, const char *nam
 			next_run = i + 1;
 		}
 		if (err == ENOENT) {
-			wr_report_removed(w, w->pathbuf);
+			wr_report_removed(w, w->walk.pathbuf);
 		} else if (err) {
-			wr_report_errno(w, w->pathbuf, "cannot stat", err);
+			wr_report_errno(w, w->walk.pathbuf, "cannot stat", err);
 		} else if (w->opt.one_file_system && S_ISDIR(st.st_mode) &&
 		           st.st_dev != here.st_dev) {
 			/* A mount point: the directory alone. Only directories are tested, as tar
 			 * does: a file bind-mounted in place (a container's /etc/hosts), or one of
 			 * an overlay's lower layer, is an ordinary member of its directory. */
 			uint64_t idx;
-			if ((!w->filter || w->filter(w->hook_ctx, w->pathbuf, 1)) &&
-			    (r = wr_new_entry(w, w->pathbuf, child_len, ZN_TYPE_DIR, &st, &idx)) ==
-			            ZN_OK &&
+			if ((!w->hook.filter || w->hook.filter(w->hook.ctx, w->walk.pathbuf, 1)) &&
+			    (r = wr_new_entry(w, w->walk.pathbuf, child_len, ZN_TYPE_DIR, &st,
+			                      &idx)) == ZN_OK &&
 			    idx != NO_ENTRY)
 				wr_fill_stat(w, &w->ents[idx], &st);
-		} else if (!w->filter || w->filter(w->hook_ctx, w->pathbuf, S_ISDIR(st.st_mode))) {
+		} else if (!w->hook.filter ||
+		           w->hook.filter(w->hook.ctx, w->walk.pathbuf, S_ISDIR(st.st_mode))) {
 			r = add_one(w, &me, names[i], child_len, &st, depth);
 		}
-		w->pathbuf[rel_len] = 0;
-		if (atomic_load(&w->cancel) && r == ZN_OK)
+		w->walk.pathbuf[rel_len] = 0;
+		if (atomic_load(&w->pipe.cancel) && r == ZN_OK)
 			r = wr_first_error(w);
 	}
 	if (r == ZN_OK)
@@ -388,30 +389,30 @@ static size_t normalize_name(const char *in, char *out)
 	return o;
 }
 
-/* Whether the filter keeps a PATH stored as w->pathbuf: it and each directory above it in
+/* Whether the filter keeps a PATH stored as w->walk.pathbuf: it and each directory above it in
  * the stored path, as a walk would have asked on its way down (an excluded directory takes
  * everything below it along, even when given by a PATH of its own). */
 static int filter_path(struct zn_writer *w, size_t rel_len, int is_dir)
 {
-	char *p = w->pathbuf;
+	char *p = w->walk.pathbuf;
 	for (size_t i = 0; i < rel_len; i++) {
 		if (p[i] != '/')
 			continue;
 		p[i] = 0;
-		int keep = w->filter(w->hook_ctx, p, 1);
+		int keep = w->hook.filter(w->hook.ctx, p, 1);
 		p[i] = '/';
 		if (!keep)
 			return 0;
 	}
-	return w->filter(w->hook_ctx, p, is_dir);
+	return w->hook.filter(w->hook.ctx, p, is_dir);
 }
 
 zn_result wr_add_path(struct zn_writer *w, const char *fs_path, const char *name)
 {
 	const char *src = name ? name : fs_path;
-	if (wr_grow((void **)&w->pathbuf, &w->pathbuf_cap, strlen(src) + 2, 1))
+	if (wr_grow((void **)&w->walk.pathbuf, &w->walk.pathbuf_cap, strlen(src) + 2, 1))
 		return ZN_ERR_NOMEM;
-	size_t rel_len = normalize_name(src, w->pathbuf);
+	size_t rel_len = normalize_name(src, w->walk.pathbuf);
 	for (const char *p = src; (p = strstr(p, "..")) != NULL; p += 2)
 		if ((p == src || p[-1] == '/') && (!p[2] || p[2] == '/')) {
 			wr_report(w, src, ZN_OK, "stored without the part up to its last '..'");
@@ -436,7 +437,7 @@ zn_result wr_add_path(struct zn_writer *w, const char *fs_path, const char *name
 		free(copy);
 		return ZN_ERR_INVALID_ARG;
 	}
-	if (rel_len && w->filter && !filter_path(w, rel_len, S_ISDIR(st.st_mode))) {
+	if (rel_len && w->hook.filter && !filter_path(w, rel_len, S_ISDIR(st.st_mode))) {
 		free(copy);
 		return ZN_OK;
 	}
@@ -477,7 +478,7 @@ zn_result wr_add_path(struct zn_writer *w, const char *fs_path, const char *name
 		wr_set_error(w,
 		             r); /* inputs that cannot be read are reported, not returned: this is
 		                 fatal, and zn_writer_finish() must not complete the archive */
-	else if (atomic_load(&w->cancel))
+	else if (atomic_load(&w->pipe.cancel))
 		r = wr_first_error(w);
 	return r;
 }

@@ -1,100 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* archive_write.c - the archive writer: walk, pack, compress and hash in parallel, write in order.
+/* archive_write.c - the archive writer's API: open, add, finish (the index and the footer).
  *
- * The pipeline
- * ------------
- * Five kinds of threads share a fixed set of slots. A slot is one block in the making: an input
- * buffer of chunk_size bytes, an output buffer big enough for zstd's worst case, and the list of
- * file pieces ("segments") that the block holds.
- *
- *   producer (the thread calling zn_writer_add_*): walks the tree in byte order of names, decides
- *       where every file's bytes go and reads them straight into a slot's input buffer. Files
- *       smaller than chunk_size are packed together into "solid" blocks; larger files are cut into
- *       chunk_size blocks of their own. Two packers exist: one for data worth compressing and one
- *       for known-compressed types (jar, png, gz, ...), whose blocks are stored as they are. When a
- *       block is full the producer gives it the next sequence number and queues the slot id. A
- *       large file's chunk that is to be stored as it is (a known-compressed type, or samples
- *       that do not shrink) is not read by the producer: it goes straight to the writer (rfd).
- *   workers (N): take slot ids from the queue in order; compute XXH3-64 of the block, SHA-256 of
- *       each file wholly inside it, and compress it (or decide, from a cheap sample, to store it).
- *   hasher (1, with digests): hashes the files that span several blocks, piece by piece in block
- *       order: each such block carries a "span sequence" number, and the hasher feeds its one
- *       SHA-256 context from the queued block with the next number. A slot is done (for the
- *       writer) once its worker and, if it holds such pieces, the hasher are through with it.
- *   crew (threads - 1, started on a tree's first batch of small files): shares the producer's
- *       stats and reads of small files while the workers have nothing queued (see "The crew").
- *   writer (1): writes finished blocks in sequence order, each at a multiple of 64, from the
- *       output buffer, or straight from the input buffer when the block is stored (no copy),
- *       records the block table, then frees the slot. A chunk the producer left to it (rfd) it
- *       reads from the file itself, 128 KiB at a time, each piece written while in the cache, as
- *       cp does; the slot then goes to the hasher (WRITTEN) and is freed once hashed.
- *
- * Memory is bounded by the number of slots (about twice the workers, capped by memory_limit); the
- * producer blocks when no slot is free, which is the backpressure. Block boundaries depend only on
- * the order and sizes of the inputs, never on timing, so the archive is byte-identical whatever
- * the thread count. The first error wins: it is recorded under the lock, the cancel flag stops
- * the others, and every thread still runs to its exit so that nothing leaks.
- *
- * Deadlock freedom: the producer holds at most three slots while filling (two packers and one
- * chunk of a large file) and there are at least four, so at least one slot is always queued,
- * being worked on or waiting for the writer; every queued block has a sequence number below the
- * producer's next one, so the writer's next block is always queued or done. The producer also
- * waits for workers to finish queued slots (settle_digest, to compare a large file with one
- * stored before it): queued slots need nothing from the producer, so that wait ends too. Span
- * numbers are given in sequence order, so when the hasher waits for a chunk the writer reads,
- * every block before it is written or on its way, and the writer gets there.
- *
- * Outside the slots the producer uses one buffer of chunk_size bytes (`aside`) and the entries'
- * table, which grows with the number of files.
- */
-/* SPDX-License-Identifier: MIT */
-/* archive_write.c - the archive writer: walk, pack, compress and hash in parallel, write in order.
- *
- * The pipeline
- * ------------
- * Five kinds of threads share a fixed set of slots. A slot is one block in the making: an input
- * buffer of chunk_size bytes, an output buffer big enough for zstd's worst case, and the list of
- * file pieces ("segments") that the block holds.
- *
- *   producer (the thread calling zn_writer_add_*): walks the tree in byte order of names, decides
- *       where every file's bytes go and reads them straight into a slot's input buffer. Files
- *       smaller than chunk_size are packed together into "solid" blocks; larger files are cut into
- *       chunk_size blocks of their own. Two packers exist: one for data worth compressing and one
- *       for known-compressed types (jar, png, gz, ...), whose blocks are stored as they are. When a
- *       block is full the producer gives it the next sequence number and queues the slot id. A
- *       large file's chunk that is to be stored as it is (a known-compressed type, or samples
- *       that do not shrink) is not read by the producer: it goes straight to the writer (rfd).
- *   workers (N): take slot ids from the queue in order; compute XXH3-64 of the block, SHA-256 of
- *       each file wholly inside it, and compress it (or decide, from a cheap sample, to store it).
- *   hasher (1, with digests): hashes the files that span several blocks, piece by piece in block
- *       order: each such block carries a "span sequence" number, and the hasher feeds its one
- *       SHA-256 context from the queued block with the next number. A slot is done (for the
- *       writer) once its worker and, if it holds such pieces, the hasher are through with it.
- *   crew (threads - 1, started on a tree's first batch of small files): shares the producer's
- *       stats and reads of small files while the workers have nothing queued (see "The crew").
- *   writer (1): writes finished blocks in sequence order, each at a multiple of 64, from the
- *       output buffer, or straight from the input buffer when the block is stored (no copy),
- *       records the block table, then frees the slot. A chunk the producer left to it (rfd) it
- *       reads from the file itself, 128 KiB at a time, each piece written while in the cache, as
- *       cp does; the slot then goes to the hasher (WRITTEN) and is freed once hashed.
- *
- * Memory is bounded by the number of slots (about twice the workers, capped by memory_limit); the
- * producer blocks when no slot is free, which is the backpressure. Block boundaries depend only on
- * the order and sizes of the inputs, never on timing, so the archive is byte-identical whatever
- * the thread count. The first error wins: it is recorded under the lock, the cancel flag stops
- * the others, and every thread still runs to its exit so that nothing leaks.
- *
- * Deadlock freedom: the producer holds at most three slots while filling (two packers and one
- * chunk of a large file) and there are at least four, so at least one slot is always queued,
- * being worked on or waiting for the writer; every queued block has a sequence number below the
- * producer's next one, so the writer's next block is always queued or done. The producer also
- * waits for workers to finish queued slots (settle_digest, to compare a large file with one
- * stored before it): queued slots need nothing from the producer, so that wait ends too. Span
- * numbers are given in sequence order, so when the hasher waits for a chunk the writer reads,
- * every block before it is written or on its way, and the writer gets there.
- *
- * Outside the slots the producer uses one buffer of chunk_size bytes (`aside`) and the entries'
- * table, which grows with the number of files.
+ * The writer is six modules around one struct zn_writer (archive_writer.h), each owning a part
+ * of it:
+ *   archive_walk.c      the directory walk, by descriptors, in byte order of names
+ *   archive_batch.c     small files read in batches (io_uring chains, the crew)
+ *   archive_pack.c      where each file's bytes go: packed blocks, chunks of large files
+ *   archive_dedup.c     identical files stored once
+ *   archive_entries.c   the entry table: paths, owners, hardlinks
+ *   archive_pipeline.c  blocks compressed, hashed and written in order on the job pool (its
+ *                       opening comment tells how the threads share the work)
+ * This file holds the public functions and what finish does once every block is written: the
+ * rows in path order, the checks across them, the index and the footer.
  */
 #include <dirent.h>
 #include <sys/resource.h>
@@ -105,19 +22,6 @@
 /* ------------------------------------------------------------------------------------------------
  * Small helpers
  * ---------------------------------------------------------------------------------------------- */
-
-void wr_set_error(struct zn_writer *w, zn_result r)
-{
-	pthread_mutex_lock(&w->mu);
-	if (w->err == ZN_OK)
-		w->err = r;
-	atomic_store(&w->cancel, 1);
-	pthread_cond_broadcast(&w->cv_free);
-	pthread_cond_broadcast(&w->cv_work);
-	pthread_cond_broadcast(&w->cv_done);
-	pthread_cond_broadcast(&w->cv_span);
-	pthread_mutex_unlock(&w->mu);
-}
 
 int wr_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -134,25 +38,18 @@ int wr_grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-zn_result wr_first_error(struct zn_writer *w)
-{
-	pthread_mutex_lock(&w->mu);
-	zn_result r = w->err;
-	pthread_mutex_unlock(&w->mu);
-	return r;
-}
-
 /* Names a problem with an input. Problems are named in the order of the walk: the small files
  * waiting to be read, all found before this one, are read first, and theirs named. */
 void wr_report(struct zn_writer *w, const char *path, zn_result r, const char *what)
 {
-	if (w->problem && (w->npend || w->fly_to) && !w->flushing && !atomic_load(&w->cancel)) {
+	if (w->hook.problem && (w->batch.npend || w->batch.fly_to) && !w->batch.flushing &&
+	    !atomic_load(&w->pipe.cancel)) {
 		zn_result fr = wr_flush_pending(w);
 		if (fr != ZN_OK)
 			wr_set_error(w, fr);
 	}
-	if (w->problem)
-		w->problem(w->hook_ctx, path, r, what);
+	if (w->hook.problem)
+		w->hook.problem(w->hook.ctx, path, r, what);
 }
 
 void wr_report_errno(struct zn_writer *w, const char *path, const char *action, int e)
@@ -260,7 +157,7 @@ static int fd_budget(const struct zn_writer *w, const struct rlimit *nofile)
 	while (readdir(d))
 		open_now++;
 	closedir(d); /* it counted ".", ".." and its own */
-	uint64_t used = open_now + 2ull * (uint64_t)w->walk_levels + w->opt.threads + 32;
+	uint64_t used = open_now + 2ull * (uint64_t)w->walk.levels + w->opt.threads + 32;
 	return used >= nofile->rlim_cur ? 0 : (int)ZN_MIN(PEND_DIRS, (nofile->rlim_cur - used) / 2);
 }
 
@@ -312,71 +209,29 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		return ZN_ERR_NOMEM;
 	w->opt = opt;
 	w->fd = fd;
-	w->pend_src = -1;
-	w->pend = w->pend_store[0];
-	w->fly_pend = w->pend_store[1];
-	w->res = w->res_store[0];
-	w->fly_res = w->res_store[1];
-	w->pend_dirs = w->dirs_store[0];
-	w->fly_dirs = w->dirs_store[1];
 	/* A quarter of the open-file limit for the directories a walk keeps open, at most 64: deep
 	 * trees under `ulimit -n 1024` as tar, and under much lower limits too. */
 	struct rlimit nofile;
-	w->walk_levels = 64;
+	w->walk.levels = 64;
 	if (getrlimit(RLIMIT_NOFILE, &nofile))
 		nofile.rlim_cur = 0; /* unknown: no batch holds descriptors (fd_budget) */
 	else if (nofile.rlim_cur != RLIM_INFINITY)
-		w->walk_levels = (int)ZN_MAX(4, ZN_MIN(64, nofile.rlim_cur / 4));
+		w->walk.levels = (int)ZN_MAX(4, ZN_MIN(64, nofile.rlim_cur / 4));
 	if (regular) {
 		w->out_dev = ost.st_dev;
 		w->out_ino = ost.st_ino;
 	}
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv_free, NULL);
-	pthread_cond_init(&w->cv_work, NULL);
-	pthread_cond_init(&w->cv_done, NULL);
-	pthread_cond_init(&w->cv_span, NULL);
-	pthread_mutex_init(&w->crew_mu, NULL);
-	pthread_cond_init(&w->crew_go, NULL);
-	pthread_cond_init(&w->crew_idle, NULL);
-
-	uint64_t per_slot = opt.chunk_size + ZSTD_compressBound(opt.chunk_size);
-	uint64_t want = 2ull * opt.threads + 2, fit = opt.memory_limit / per_slot;
-	w->nslots = (unsigned)ZN_MIN(want, fit);
-	w->slots = calloc(w->nslots, sizeof(*w->slots));
-	for (unsigned i = 0; w->slots && i < w->nslots; i++)
-		w->slots[i].rfd = -1;
-	w->queue = calloc(w->nslots, sizeof(*w->queue));
-	w->workers = calloc(opt.threads, sizeof(pthread_t));
-	w->names = NULL;
-	if (!w->slots || !w->queue || !w->workers || wr_intern_name(w, "") != 0 || !w->names) {
+	zn_result r = wr_pipe_open(w);
+	if (r == ZN_OK) {
+		wr_batch_open(w);
+		w->batch.pend_dirs_max = fd_budget(w, &nofile);
+	}
+	if (r == ZN_OK && (wr_intern_name(w, "") != 0 || !w->names))
+		r = ZN_ERR_NOMEM;
+	if (r != ZN_OK) {
 		zn_writer_free(w);
-		return ZN_ERR_NOMEM;
+		return r;
 	}
-	w->eio_at = UINT64_MAX;
-#ifdef ZN_TEST_HOOKS
-	if (getenv("ZN_TEST_WRITER_EIO_AT"))
-		w->eio_at = strtoull(getenv("ZN_TEST_WRITER_EIO_AT"), NULL, 10);
-#endif
-#ifdef ZN_HAVE_URING
-	int want_uring = !opt.no_uring;
-#ifdef ZN_TEST_HOOKS
-	if (getenv("ZN_DISABLE_URING") && *getenv("ZN_DISABLE_URING") == '1')
-		want_uring = 0;
-#endif
-	if (want_uring && !io_uring_queue_init(BATCH * 4, &w->ring, 0)) {
-		/* as many slots as a batch has files; fewer under a low ulimit -n */
-		for (int n = BATCH; n >= 16 && !w->ring_ok; n /= 4)
-			if (!io_uring_register_files_sparse(&w->ring, (unsigned)n)) {
-				w->ring_ok = 1;
-				w->ring_files = n;
-			}
-		if (!w->ring_ok)
-			io_uring_queue_exit(&w->ring);
-	}
-#endif
-	w->pend_dirs_max = fd_budget(w, &nofile);
-	w->batch_max = opt.threads > 1 ? BATCH : BATCH_ALONE;
 	/* The file header. */
 	uint8_t hdr[ZN_HEADER_SIZE] = {0};
 	memcpy(hdr, ZN_MAGIC, ZN_MAGIC_LEN);
@@ -387,24 +242,6 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		errno = err;
 		return ZN_ERR_IO;
 	}
-	w->file_off = ZN_HEADER_SIZE;
-	for (unsigned i = 0; i < opt.threads; i++) {
-		if (pthread_create(&w->workers[i], NULL, wr_worker_main, w))
-			break;
-		w->workers_started++;
-	}
-	if (w->workers_started == 0 || pthread_create(&w->writer_thread, NULL, wr_writer_main, w)) {
-		zn_writer_free(w);
-		return ZN_ERR_NOMEM;
-	}
-	w->writer_started = 1;
-	if (opt.digest == ZN_DIGEST_SHA256) {
-		if (pthread_create(&w->hasher_thread, NULL, wr_hasher_main, w)) {
-			zn_writer_free(w);
-			return ZN_ERR_NOMEM;
-		}
-		w->hasher_started = 1;
-	}
 	*out = w;
 	return ZN_OK;
 }
@@ -414,30 +251,30 @@ void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_f
 {
 	if (!w)
 		return;
-	w->problem = problem;
-	w->filter = filter;
-	w->progress = progress;
-	w->hook_ctx = ctx;
+	w->hook.problem = problem;
+	w->hook.filter = filter;
+	w->hook.progress = progress;
+	w->hook.ctx = ctx;
 }
 
 void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *ctx)
 {
 	if (!w)
 		return;
-	w->meta = meta;
-	w->meta_ctx = ctx;
+	w->hook.meta = meta;
+	w->hook.meta_ctx = ctx;
 }
 
 zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name)
 {
 	/* From a hook during a walk: the walk's own path buffer and batch are in use. */
-	if (!w || !fs_path || w->finished || w->in_add_path)
+	if (!w || !fs_path || w->finished || w->walk.busy)
 		return ZN_ERR_INVALID_ARG;
-	if (atomic_load(&w->cancel))
+	if (atomic_load(&w->pipe.cancel))
 		return wr_first_error(w);
-	w->in_add_path = 1;
+	w->walk.busy = 1;
 	zn_result r = wr_add_path(w, fs_path, name);
-	w->in_add_path = 0;
+	w->walk.busy = 0;
 	return r;
 }
 
@@ -446,14 +283,14 @@ static zn_result add_entry(struct zn_writer *w, const struct zn_entry *e, struct
 {
 	if (!w || !e || !e->path || w->finished || e->type > ZN_TYPE_HARDLINK)
 		return ZN_ERR_INVALID_ARG;
-	if (atomic_load(&w->cancel))
+	if (atomic_load(&w->pipe.cancel))
 		return wr_first_error(w);
 	if (!zn_path_is_safe(e->path, e->path_len))
 		return ZN_ERR_UNSAFE_PATH;
 	/* From a filter hook during a walk: placed after every file found before it (whatever the
 	 * batches), and never while a batch's rooms are being read into. Not from a problem hook
 	 * while a batch is acted on. */
-	if (w->flushing)
+	if (w->batch.flushing)
 		return ZN_ERR_INVALID_ARG;
 	zn_result r = wr_flush_pending(w);
 	if (r != ZN_OK) {
@@ -656,7 +493,7 @@ static zn_result meta_name(struct zn_writer *w, const char *name, size_t len, ui
 /* The meta hook (zn_writer_set_meta_hook) over the rows, in path order. */
 static zn_result apply_meta_hook(struct zn_writer *w, const uint64_t *order, size_t m)
 {
-	for (size_t i = 0; i < m && w->meta; i++) {
+	for (size_t i = 0; i < m && w->hook.meta; i++) {
 		struct went *d = &w->ents[order[i]];
 		const char *un = w->names[d->uname], *gn = w->names[d->gname];
 		struct zn_entry e = {
@@ -677,7 +514,7 @@ static zn_result apply_meta_hook(struct zn_writer *w, const uint64_t *order, siz
 		        .has_digest = d->has_digest,
 		};
 		memcpy(e.sha256, d->sha, 32);
-		w->meta(w->meta_ctx, &e);
+		w->hook.meta(w->hook.meta_ctx, &e);
 		d->mode = e.mode & 07777;
 		d->uid = e.uid;
 		d->gid = e.gid;
@@ -696,42 +533,29 @@ static zn_result apply_meta_hook(struct zn_writer *w, const uint64_t *order, siz
 	return ZN_OK;
 }
 
-/* Once the threads are joined and the digests harvested, the pipeline's buffers and the sets
+/* Once every job has returned and the digests are harvested, the pipeline's buffers and the sets
  * that found copies and hardlinks are done with: freed before the index is built, the peak of
  * a create of many files (and by zn_writer_free, whatever the writer got to). */
 static void drop_work_memory(struct zn_writer *w)
 {
-	for (unsigned i = 0; w->slots && i < w->nslots; i++) {
-		struct slot *s = &w->slots[i];
-		if (s->rfd >= 0)
-			close(s->rfd); /* not harvested: the create failed */
-		s->rfd = -1;
-		zn_big_free(s->in, w->opt.chunk_size);
-		free(s->out);
-		free(s->segs);
-		s->in = s->out = NULL;
-		s->segs = NULL;
-		s->nsegs = s->segs_cap = 0;
-	}
-	free(w->contents);
-	free(w->larges);
-	free(w->lsums);
-	free(w->lwait);
-	free(w->aside);
-	ZSTD_freeCCtx(w->sample_cctx);
-	free(w->sample_buf);
-	w->sample_cctx = NULL;
-	w->sample_buf = NULL;
+	wr_pipe_drop_buffers(w);
+	free(w->dup.contents);
+	free(w->dup.larges);
+	free(w->dup.lsums);
+	free(w->dup.lwait);
+	free(w->dup.aside);
 	free(w->inodes);
 	free(w->paths);
 	free(w->packs);
 	w->packs = NULL;
 	w->packs_cap = 0;
-	w->contents = w->larges = w->lsums = w->lwait = w->paths = NULL;
-	w->aside = NULL;
+	w->dup.contents = w->dup.larges = w->dup.lsums = w->dup.lwait = w->paths = NULL;
+	w->dup.aside = NULL;
 	w->inodes = NULL;
-	w->contents_cap = w->larges_cap = w->lsums_cap = w->lwait_cap = w->paths_cap = 0;
-	w->ncontents = w->nlarges = w->nlsums = w->nlwait = w->inodes_cap = w->ninodes = 0;
+	w->dup.contents_cap = w->dup.larges_cap = w->dup.lsums_cap = w->dup.lwait_cap =
+	        w->paths_cap = 0;
+	w->dup.ncontents = w->dup.nlarges = w->dup.nlsums = w->dup.nlwait = w->inodes_cap =
+	        w->ninodes = 0;
 }
 
 zn_result zn_writer_finish(struct zn_writer *w)
@@ -739,29 +563,29 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	if (!w || w->finished)
 		return ZN_ERR_INVALID_ARG;
 	w->finished = 1;
-	zn_result pr = atomic_load(&w->cancel) ? ZN_OK : wr_flush_pending(w);
+	zn_result pr = atomic_load(&w->pipe.cancel) ? ZN_OK : wr_flush_pending(w);
 	wr_drop_pending(w);
 	if (pr != ZN_OK)
 		wr_set_error(w, pr);
 	for (int k = 0; k < 2; k++) {
-		struct slot *s = w->pack[k];
-		if (s && s->usize && !atomic_load(&w->cancel))
+		struct slot *s = w->pipe.pack[k];
+		if (s && s->usize && !atomic_load(&w->pipe.cancel))
 			wr_queue_slot(w, s);
-		else if (s)
-			wr_release_slot(w,
-			                s); /* only copies went into it, or cancelled: no block */
-		w->pack[k] = NULL;
+		else if (s) /* only copies went into it, or canceled: no block */
+			wr_release_slot(w, s);
+		w->pipe.pack[k] = NULL;
 	}
-	wr_stop_threads(w);
-	if (w->err != ZN_OK)
-		return w->err;
-	if (w->write_seq > UINT32_MAX)
+	wr_pipe_drain(w);
+	if (w->pipe.err != ZN_OK)
+		return w->pipe.err;
+	if (w->pipe.write_seq > UINT32_MAX)
 		return ZN_ERR_LIMIT; /* first_block is a u32 (256 TiB in the smallest blocks) */
 
-	/* Digests computed by the workers land in the entries now that every thread is joined (and
-	 * what the writer's own reads found: before the hardlinks to a file it could not read), */
-	for (unsigned i = 0; i < w->nslots; i++)
-		wr_harvest(w, &w->slots[i]);
+	/* Digests computed by the jobs land in the entries now that every job has returned (and
+	 * what the output job's own reads found: before the hardlinks to a file it could not
+	 * read), */
+	for (unsigned i = 0; i < w->pipe.nslots; i++)
+		wr_harvest(w, &w->pipe.slots[i]);
 	/* a hardlink to a file that could not be read goes with it, */
 	for (size_t i = 0; i < w->nents; i++) {
 		struct went *e = &w->ents[i];
@@ -870,8 +694,8 @@ zn_result zn_writer_finish(struct zn_writer *w)
 
 	struct zn_index_input in = {
 	        .nrows = m,
-	        .nblocks = w->write_seq,
-	        .blocks = w->blocks,
+	        .nblocks = w->pipe.write_seq,
+	        .blocks = w->pipe.blocks,
 	        .chunk_size = w->opt.chunk_size,
 	        .level = w->opt.level,
 	        .digest = w->opt.digest,
@@ -892,8 +716,8 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	/* Zero bytes up to a multiple of 64, so that the index's columns, 8-aligned within it,
 	 * are aligned in the file too (Arrow asks for 8 bytes, 64 recommended). */
 	static const uint8_t zeros[ZN_INDEX_ALIGN];
-	const uint64_t pad = (ZN_INDEX_ALIGN - w->file_off % ZN_INDEX_ALIGN) % ZN_INDEX_ALIGN;
-	const uint64_t index_off = w->file_off + pad;
+	const uint64_t pad = (ZN_INDEX_ALIGN - w->pipe.file_off % ZN_INDEX_ALIGN) % ZN_INDEX_ALIGN;
+	const uint64_t index_off = w->pipe.file_off + pad;
 	zn_result r = zn_write_all(w->fd, zeros, pad);
 	/* The index goes out column by column, its page checksums (docs/FORMAT.md: a reader checks
 	 * only the pages it touches) taken on the way. */
@@ -910,7 +734,7 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	zn_put_le64(foot + 8, index_len);
 	zn_put_le64(foot + 16, zn_xxh3(io.sums ? io.sums : zeros, io.npages * 8));
 	zn_put_le64(foot + 24, m);
-	zn_put_le64(foot + 32, w->write_seq);
+	zn_put_le64(foot + 32, w->pipe.write_seq);
 	zn_put_le32(foot + 40, ZN_FORMAT_VERSION);
 	zn_put_le64(foot + 48, zn_xxh3(foot, 48));
 	memcpy(foot + 56, ZN_FOOTER_MAGIC, 8);
@@ -920,14 +744,14 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		r = zn_write_all(w->fd, foot, sizeof(foot));
 	/* The archive's size, and the file's: zn_writer_open emptied a file that held more. */
 	const uint64_t end = index_off + index_len + io.npages * 8 + ZN_FOOTER_SIZE;
-	if (r == ZN_ERR_IO && !w->out_errno)
-		w->out_errno = errno;
+	if (r == ZN_ERR_IO && !w->pipe.out_errno)
+		w->pipe.out_errno = errno;
 	free(io.sums);
 	w->stats.entries = m;
 	w->stats.content_bytes = in.content_bytes;
 	w->stats.archive_bytes = end;
-	w->stats.blocks = w->write_seq;
-	w->stats.stored_blocks = w->stored_blocks;
+	w->stats.blocks = w->pipe.write_seq;
+	w->stats.stored_blocks = w->pipe.stored_blocks;
 	w->stats.index_bytes = index_len;
 	if (r != ZN_OK)
 		return r;
@@ -940,7 +764,7 @@ void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st)
 	if (!w || !st)
 		return;
 	*st = w->stats;
-	st->write_errno = w->out_errno;
+	st->write_errno = w->pipe.out_errno;
 }
 
 void zn_writer_skip_inode(struct zn_writer *w, uint64_t dev, uint64_t ino)
@@ -956,14 +780,8 @@ void zn_writer_free(struct zn_writer *w)
 	if (!w)
 		return;
 	wr_drop_pending(w); /* first: the crew may be reading into a slot */
-	if (w->writer_started || w->workers_started || w->hasher_started) {
-		wr_set_error(w, ZN_ERR_CANCELED);
-		wr_stop_threads(w);
-	}
-#ifdef ZN_HAVE_URING
-	if (w->ring_ok)
-		io_uring_queue_exit(&w->ring);
-#endif
+	wr_pipe_close(w);   /* the jobs still queued skip their work, then the pool is freed */
+	wr_batch_close(w);
 	drop_work_memory(w);
 	for (struct strchunk *c = w->strs, *next; c; c = next) {
 		next = c->next;
@@ -973,21 +791,7 @@ void zn_writer_free(struct zn_writer *w)
 		free(w->names[i]);
 	free(w->names);
 	free(w->ents);
-	free(w->slots);
-	free(w->queue);
-	free(w->workers);
-	free(w->blocks);
-	free(w->pathbuf);
-	free(w->roots);
-	free(w->pend_names);
-	free(w->fly_names);
-	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->cv_free);
-	pthread_cond_destroy(&w->cv_work);
-	pthread_cond_destroy(&w->cv_done);
-	pthread_cond_destroy(&w->cv_span);
-	pthread_mutex_destroy(&w->crew_mu);
-	pthread_cond_destroy(&w->crew_go);
-	pthread_cond_destroy(&w->crew_idle);
+	free(w->walk.pathbuf);
+	free(w->walk.roots);
 	free(w);
 }

@@ -20,55 +20,60 @@
 #include "archive_internal.h"
 #include "common/big_alloc.h"
 #include "common/common.h"
+#include "common/pool.h"
 #include "common/sha256.h"
 #include "common/xxh3.h"
 
-/* FREE -> FILLING (the producer) -> QUEUED (workers, hasher) -> DONE (the writer) -> FREE. A
- * block the writer reads itself (struct slot, rfd) goes from FILLING to DONE at once, and from
- * the writer to the hasher: WRITTEN until it is hashed. */
+/* A slot's states. FREE -> FILLING (the producer) -> QUEUED (its compression job and, for pieces
+ * of multi-block files, the span job) -> DONE (the output job) -> FREE. A chunk the output job
+ * reads from the file itself (slot.rfd) goes from FILLING to DONE at once, and from the output
+ * job to the span job: WRITTEN until it is hashed. */
 enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_DONE, SLOT_WRITTEN };
 
 enum data_class { CLASS_COMPRESS = 0, CLASS_STORE = 1 };
 
+/* A piece of one file in a block. */
 struct seg {
-	uint64_t entry; /* index into the producer's entry array */
+	uint64_t entry; /* index into the entry table */
 	uint64_t off;   /* offset in the block */
 	uint64_t len;
 	uint8_t first;   /* first piece of the file */
 	uint8_t last;    /* last piece: the digest is final after it */
-	uint8_t sha[32]; /* set by the worker (whole files) or the span hasher (last piece) */
+	uint8_t sha[32]; /* set by the compression job (whole files) or the span job (last piece) */
 };
 
+/* One block in the making (see archive_pipeline.c). */
 struct slot {
-	/* Set by the producer while FILLING; read-only for workers and the writer once QUEUED. */
+	struct zn_writer *writer; /* set at open */
+	/* Set by the producer while FILLING; read-only for the jobs once QUEUED. */
 	uint8_t *in;
 	uint64_t usize;
-	int klass;
+	int klass; /* enum data_class */
 	uint64_t seq;
 	int64_t span_seq; /* -1: holds no piece of a multi-block file */
 	struct seg *segs;
 	size_t nsegs, segs_cap;
-	/* A chunk of a large file stored as it is: the writer reads it from rfd at roff into `in`
-	 * a piece at a time and writes each piece while it is in the cache, as cp does, then the
-	 * hasher hashes `in`. Read by the producer, the data crossed between cores three times
-	 * (read, hashed, written) and made 500 MB of random data take 1.7x as long as cp; read
-	 * by the writer, the only crossing is the hasher's. rfd is the producer's (a dup() of the
-	 * file's descriptor, closed by harvest), -1 for a block filled by the producer. */
+	/* A chunk of a large file stored as it is: the output job reads it from rfd at roff into
+	 * `in` a piece at a time and writes each piece while it is in the cache, as cp does, then
+	 * the span job hashes `in`. Read by the producer, the data crossed between cores three
+	 * times (read, hashed, written) and made 500 MB of random data take 1.7x as long as cp;
+	 * read by the output job, the only crossing is the hash's. rfd is the producer's (a dup()
+	 * of the file's descriptor, closed by harvest), -1 for a block filled by the producer. */
 	int rfd;
 	uint8_t sampled; /* the producer's samples said to compress it (defer_read) */
-	uint8_t rlast; /* the file's last chunk the writer reads: harvest checks the file unchanged
-	                  since rmtim (set by the producer once it knows) */
+	uint8_t rlast;   /* the file's last chunk the output job reads: harvest checks the file
+	                    unchanged since rmtim (set by the producer once it knows) */
 	struct timespec rmtim;
 	uint64_t roff;
-	int rerr; /* set by the writer: 0, an errno value of the read, or -1: the file ended */
-	/* Set by the worker; read by the writer once DONE. */
+	int rerr; /* set by the output job: 0, an errno value of the read, or -1: the file ended */
+	/* Set by the compression job; read by the output job once DONE. */
 	uint8_t *out;
 	uint64_t csize;
 	int codec;
 	uint64_t xxh3, cxxh3;
-	/* Guarded by writer->mu. */
+	/* Guarded by pipe.mu. */
 	int state;
-	uint8_t worked, hashed; /* DONE once both: its worker is through, its span pieces hashed */
+	uint8_t worked, hashed; /* DONE once both: compressed (or not), its span pieces hashed */
 	/* Producer only: counts fills, so that an entry placed here knows whether its bytes are
 	 * still in `in` (see is_duplicate). */
 	uint64_t gen;
@@ -171,58 +176,90 @@ struct read_res {
 
 #define STAT_RUN 256 /* names a crew batch states ahead at most (stat_ahead) */
 
-struct zn_writer {
-	struct zn_create_options opt;
-	int fd;
-	dev_t out_dev; /* the archive itself, when it is a file: never archived into itself */
-	ino_t out_ino;
-	dev_t skip_dev; /* zn_writer_skip_inode(): e.g. the file the archive will replace */
-	ino_t skip_ino;
-	int out_errno; /* the first failed write of the archive (writer thread, then finish) */
+/* The hooks, set before anything is added (zn_writer_set_hooks, zn_writer_set_meta_hook); read
+ * by the producer, progress by the output job. */
+struct wr_hooks {
 	zn_problem_fn problem;
 	zn_filter_fn filter;
 	zn_progress_fn progress;
-	void *hook_ctx;
+	void *ctx;
 	zn_meta_fn meta;
 	void *meta_ctx;
+};
 
-	/* ---- owned by the producer ---- */
-	struct went *ents;
-	struct wpack *packs; /* packs[i] beside ents[i], packs_cap of them */
-	size_t nents, ents_cap, packs_cap;
-	struct strchunk *strs; /* the entries' path and link strings (keep_str) */
-	char **names;          /* user and group names; id 0 is "" */
-	uint32_t nnames, names_cap;
-	struct name_cache ucache, gcache;
-	struct inode_rec *inodes; /* open-addressing table of hardlinked inodes */
-	size_t inodes_cap, ninodes;
-	uint64_t *paths; /* open-addressing set of the stored paths (slots: set_slot), 0 empty */
-	size_t paths_cap;
-	uint64_t *contents; /* open-addressing set of small files stored, by ckey (set_slot) */
-	size_t contents_cap, ncontents;
-	uint64_t *larges; /* files of at least chunk_size bytes, one per (size, ends key) */
-	size_t larges_cap, nlarges;
-	uint64_t *lsums; /* large files stored whose digest was settled, by digest (set_slot) */
-	size_t lsums_cap, nlsums;
-	uint64_t *lwait; /* large files stored whose digest is not settled yet */
-	size_t lwait_cap, nlwait;
-	uint64_t fills; /* slot fills so far (slot.gen) */
-	struct slot *pack[2];
-	int64_t next_span_seq;
-	zn_result input_err;
-	int finished;
-	int in_add_path;       /* zn_writer_add_path() is running: a hook may not call it again */
-	char *pathbuf;         /* stored path being built during a walk */
-	int walk_levels;       /* directory levels a walk keeps open (struct level) */
-	struct dev_ino *roots; /* directories walked as PATHs with no name of their own (".";
-	                          walked_before) */
-	size_t nroots, roots_cap;
-	size_t pathbuf_cap;
-	struct pending *pend; /* small files not read yet, in the order found: pend_store[0 or 1] */
+/* A compression context of the pool's jobs: taken by a compression job from pipe.free_ctx
+ * for its run, so that there are never more than threads of them. */
+struct wr_cctx {
+	ZSTD_CCtx *cctx;
+	uint8_t *tmp; /* the compressed samples */
+	size_t tmp_cap;
+};
+
+/* The block pipeline (archive_pipeline.c). */
+struct wr_pipe {
+	/* Set at open, then read-only. */
+	struct zn_pool *pool;
+	struct slot *slots;
+	unsigned nslots;
+	struct wr_cctx *cctx; /* one per thread of the pool */
+	unsigned ncctx;
+	/* The producer's. */
+	uint64_t fills;         /* slot fills so far (slot.gen) */
+	struct slot *pack[2];   /* the open block of each packer (enum data_class) */
 	ZSTD_CCtx *sample_cctx; /* the producer's samples of large files' chunks (defer_read) */
 	uint8_t *sample_buf;    /* 3 samples, then the compressed sample */
-	uint8_t *aside; /* chunk_size bytes read outside the slots: a small file before it has a
-	                   room (place_aside), a large file hashed before it is stored */
+	/* Guarded by mu. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;     /* a slot freed, a slot's digests final, or an error */
+	uint64_t next_seq;     /* the next block's sequence number (the producer's) */
+	int64_t next_span_seq; /* the next span number (the producer's) */
+	uint64_t write_seq;    /* the block the output job writes next */
+	int64_t span_turn;     /* the span number the span job hashes next */
+	int writing, hashing;  /* an output job, a span job is queued or running */
+	unsigned waiting;      /* compression jobs queued and not started (crew_wanted) */
+	unsigned *free_ctx;    /* stack of the indexes of the cctx not in use */
+	unsigned nfree_ctx;
+	zn_result err;     /* the first error */
+	atomic_int cancel; /* set with err; read anywhere */
+	/* The output job's (one at a time: writing). */
+	uint64_t file_off, written_content, stored_blocks;
+	struct zn_blockinfo *blocks;
+	size_t blocks_cap;
+	int out_errno;   /* the first failed write of the archive */
+	uint64_t eio_at; /* ZN_TEST_HOOKS: its reads of files fail from this offset on */
+	/* The span job's (one at a time: hashing). */
+	SHA256_CTX span_ctx;
+	/* Content of files stored once for an earlier copy: counted as done by the progress hook,
+	 * which would otherwise never reach the content's total. Added to by the producer. */
+	atomic_uint_fast64_t shared_bytes;
+};
+
+/* The crew (archive_batch.c): jobs of the pool that share a batch of stats or reads with the
+ * producer. The producer posts a batch (job, items up to `to`) and opens it; each crew job that
+ * finds it open takes items through `next` until none is left; the producer takes items too,
+ * then closes the batch and waits for the jobs inside it (`busy`) to leave. A job that starts
+ * after the close finds the batch closed and returns at once. */
+struct wr_crew {
+	pthread_mutex_t mu;
+	pthread_cond_t idle; /* to the producer: busy fell to 0 */
+	crew_fn *job;        /* the batch: set by the producer while closed, read under mu */
+	int to;
+	int open;
+	unsigned busy;   /* crew jobs inside the batch (guarded by mu) */
+	unsigned queued; /* crew jobs added and not started (guarded by mu) */
+	atomic_int next; /* the next item to take */
+	/* A run of a directory's names stated ahead (stat_ahead): set by the producer before the
+	 * batch, each item written by the one thread that took it. */
+	char **run_names;
+	struct stat run_st[STAT_RUN];
+	int run_err[STAT_RUN];
+	int run_dirfd;
+};
+
+/* The batches of small files (archive_batch.c), the producer's but for the crew's reads. */
+struct wr_batch {
+	int open;             /* wr_batch_open ran: wr_batch_close has something to undo */
+	struct pending *pend; /* small files not read yet, in the order found: pend_store[0 or 1] */
 	int npend;
 	char *pend_names; /* the pending files' names, each with its NUL */
 	size_t pend_names_len, pend_names_cap;
@@ -246,58 +283,69 @@ struct zn_writer {
 	struct pending pend_store[2][BATCH];
 	struct read_res res_store[2][BATCH];
 	int dirs_store[2][PEND_DIRS];
-	/* The crew (crew_run): threads that share batches of stats and reads with the producer.
-	 * crew_mu guards the fields below up to crew_next, which hands out the items; a batch's
-	 * items and results (pend[], res[], run_*) pass between the threads through crew_run. */
-	pthread_t *crew;
-	unsigned ncrew;
-	int crew_tried, crew_open, crew_quit, crew_to;
-	unsigned crew_busy;
-	crew_fn *crew_job;
-	/* A run of a directory's names stated ahead (stat_ahead). */
-	char **run_names;
-	struct stat run_st[STAT_RUN];
-	int run_err[STAT_RUN];
-	int run_dirfd;
-	uint64_t crew_gen;
-	atomic_int crew_next;
-	pthread_mutex_t crew_mu;
-	pthread_cond_t crew_go, crew_idle;
 #ifdef ZN_HAVE_URING
 	struct io_uring ring;
 	int ring_ok;
 	int ring_files; /* registered file slots: a batch goes through the ring in parts this big */
 #endif
+};
 
-	/* ---- shared, guarded by mu ---- */
-	pthread_mutex_t mu;
-	pthread_cond_t cv_free, cv_work, cv_done, cv_span;
-	struct slot *slots;
-	unsigned nslots;
-	unsigned *queue;
-	unsigned qhead, qcount;
-	uint64_t next_seq; /* written by the producer under mu */
-	int producer_done;
-	int64_t span_turn; /* the span_seq the hasher takes next */
-	zn_result err;     /* first error */
-	atomic_int cancel;
-	SHA256_CTX span_ctx; /* the hasher's own */
+/* Identical files (archive_dedup.c), the producer's. */
+struct wr_dedup {
+	uint64_t *contents; /* open-addressing set of small files stored, by ckey (set_slot) */
+	size_t contents_cap, ncontents;
+	uint64_t *larges; /* files of at least chunk_size bytes, one per (size, ends key) */
+	size_t larges_cap, nlarges;
+	uint64_t *lsums; /* large files stored whose digest was settled, by digest (set_slot) */
+	size_t lsums_cap, nlsums;
+	uint64_t *lwait; /* large files stored whose digest is not settled yet */
+	size_t lwait_cap, nlwait;
+	uint8_t *aside; /* chunk_size bytes read outside the slots: a small file before it has a
+	                   room (place_aside), a large file hashed before it is stored */
+};
 
-	/* ---- owned by the writer thread until it is joined ---- */
-	uint64_t write_seq, file_off, written_content;
-	/* Content of files stored once for an earlier copy: counted as done by the progress hook,
-	 * which would otherwise never reach the content's total. Added to by the producer. */
-	atomic_uint_fast64_t shared_bytes;
-	uint64_t eio_at; /* ZN_TEST_HOOKS: the writer's reads of files fail from this offset on */
-	struct zn_blockinfo *blocks;
-	size_t blocks_cap;
-	uint64_t stored_blocks;
+/* The walk (archive_walk.c), the producer's. */
+struct wr_walk {
+	int busy;      /* zn_writer_add_path() is running: a hook may not call it again */
+	char *pathbuf; /* stored path being built during a walk */
+	size_t pathbuf_cap;
+	int levels;            /* directory levels a walk keeps open (struct level) */
+	struct dev_ino *roots; /* directories walked as PATHs with no name of their own (".";
+	                          walked_before) */
+	size_t nroots, roots_cap;
+};
 
-	pthread_t *workers;
-	unsigned nworkers, workers_started;
-	pthread_t writer_thread, hasher_thread;
-	int writer_started, hasher_started;
-	struct zn_write_stats stats;
+struct zn_writer {
+	/* Set at open (skip_* by zn_writer_skip_inode before adding), then read-only. */
+	struct zn_create_options opt;
+	int fd;
+	dev_t out_dev; /* the archive itself, when it is a file: never archived into itself */
+	ino_t out_ino;
+	dev_t skip_dev; /* zn_writer_skip_inode(): e.g. the file the archive will replace */
+	ino_t skip_ino;
+	struct wr_hooks hook;
+
+	/* The entry table (archive_entries.c): the producer's. */
+	struct went *ents;
+	struct wpack *packs; /* packs[i] beside ents[i], packs_cap of them */
+	size_t nents, ents_cap, packs_cap;
+	struct strchunk *strs; /* the entries' path and link strings (keep_str) */
+	char **names;          /* user and group names; id 0 is "" */
+	uint32_t nnames, names_cap;
+	struct name_cache ucache, gcache;
+	struct inode_rec *inodes; /* open-addressing table of hardlinked inodes */
+	size_t inodes_cap, ninodes;
+	uint64_t *paths; /* open-addressing set of the stored paths (slots: set_slot), 0 empty */
+	size_t paths_cap;
+	zn_result input_err; /* an input left out: finish's result (the producer's) */
+	int finished;
+
+	struct wr_walk walk;
+	struct wr_batch batch;
+	struct wr_crew crew;
+	struct wr_dedup dup;
+	struct wr_pipe pipe;
+	struct zn_write_stats stats; /* finish's */
 };
 
 /* ------------------------------------------------------------------------------------------------
@@ -355,19 +403,24 @@ struct level {
 /* archive_pipeline.c */
 int wr_sample_starts(uint64_t n, uint64_t starts[3]);
 int wr_samples_say_store(ZSTD_CCtx *cctx, const uint8_t *const p[3], uint8_t *tmp, size_t tmp_cap);
-void *wr_hasher_main(void *arg);
-void *wr_worker_main(void *arg);
+void wr_set_error(struct zn_writer *w, zn_result r);
+zn_result wr_first_error(struct zn_writer *w);
 int wr_pread_upto(int fd, uint8_t *dst, uint64_t n, uint64_t off, uint64_t *got);
-void *wr_writer_main(void *arg);
 int wr_changed(const struct went *e, uint64_t size, const struct timespec *before, int64_t sec,
                int64_t nsec);
 void wr_harvest(struct zn_writer *w, struct slot *s);
+void wr_wait_for(struct zn_writer *w, int (*done)(const struct wr_pipe *, const void *),
+                 const void *ctx);
 zn_result wr_acquire_slot(struct zn_writer *w, int klass, struct slot **out);
 void wr_release_slot(struct zn_writer *w, struct slot *s);
 void wr_queue_slot(struct zn_writer *w, struct slot *s);
+int wr_jobs_waiting(struct zn_writer *w);
 zn_result wr_add_seg(struct zn_writer *w, struct slot *s, uint64_t entry, uint64_t len, int first,
                      int last);
-void wr_stop_threads(struct zn_writer *w);
+zn_result wr_pipe_open(struct zn_writer *w);
+void wr_pipe_drain(struct zn_writer *w);
+void wr_pipe_drop_buffers(struct zn_writer *w);
+void wr_pipe_close(struct zn_writer *w);
 
 /* archive_pack.c */
 int wr_source_read(struct source *src, uint8_t *dst, uint64_t n);
@@ -403,7 +456,8 @@ uint8_t *wr_aside_buffer(struct zn_writer *w);
 int wr_large_copy(struct zn_writer *w, uint64_t idx, const struct source *src);
 
 /* archive_batch.c */
-void wr_crew_stop(struct zn_writer *w);
+void wr_batch_open(struct zn_writer *w);
+void wr_batch_close(struct zn_writer *w);
 void wr_drop_pending(struct zn_writer *w);
 zn_result wr_flush_pending(struct zn_writer *w);
 int wr_give_back_fds(struct zn_writer *w, int err);
@@ -417,9 +471,7 @@ size_t wr_stat_ahead(struct zn_writer *w, int dirfd, char **names, size_t i, siz
 zn_result wr_add_path(struct zn_writer *w, const char *fs_path, const char *name);
 
 /* archive_write.c */
-void wr_set_error(struct zn_writer *w, zn_result r);
 int wr_grow(void **p, size_t *cap, size_t need, size_t elem);
-zn_result wr_first_error(struct zn_writer *w);
 void wr_report(struct zn_writer *w, const char *path, zn_result r, const char *what);
 void wr_report_errno(struct zn_writer *w, const char *path, const char *action, int e);
 int wr_class_of(const struct zn_writer *w, const struct went *e);
