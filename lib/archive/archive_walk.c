@@ -5,13 +5,37 @@
 
 #include "archive_writer.h"
 
+/* A directory being walked: a frame of the walk's own stack, on the heap, so that a tree of any
+ * depth costs memory, not C stack (the recursive walk this replaces crashed on a tree 1,800 deep,
+ * which tar archives). Down to w->walk.levels levels each keeps its descriptor open; below, a
+ * directory's descriptor is closed while one of its subdirectories is walked, and opened again
+ * afterwards (reopen_level), so that a tree of any depth needs few descriptors (tar archives
+ * trees 2,000 deep under a limit of 1,024 open files). */
+struct level {
+	struct level *up; /* NULL: where a PATH starts, never closed */
+	const char *name; /* its name in up (up's list of names stays while it is walked) */
+	int fd;           /* -1 while closed */
+	dev_t dev;        /* as it was when opened (fstat) */
+	ino_t ino;
+	size_t rel_len; /* its stored path is pathbuf[0..rel_len) */
+	/* The walk through it. */
+	char **names; /* its entries' names, sorted, each followed by its d_type (is_leaf) */
+	size_t n, next;
+	size_t run_from, run_to, next_run; /* names[run_from..run_to) stated ahead */
+	int depth;
+	int parent_closed; /* up->fd was closed for the walk of this one */
+	uint64_t self;     /* its entry; NO_ENTRY for a PATH with no name of its own */
+	struct dev_ino id; /* as the walk of its parent saw it (lstat) */
+};
+
+static zn_result enter_dir(struct zn_writer *w, struct level *parent, const char *name,
+                           size_t rel_len, int depth, uint64_t self, const struct dev_ino *id,
+                           struct level **out);
+
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b); /* byte order */
 }
-
-static zn_result walk(struct zn_writer *w, struct level *parent, const char *name, size_t rel_len,
-                      int depth, uint64_t self);
 
 /* Whether st is the directory d names. */
 static int same_dir(const struct dev_ino *d, const struct stat *st)
@@ -43,12 +67,12 @@ static int root_walked(const struct zn_writer *w, const struct stat *st)
 	return 0;
 }
 
-/* Adds what `name` in directory `dir` is. Walking a subdirectory below w->walk.levels may
- * replace dir->fd (the same directory, opened again), or leave it -1 if that failed
- * (reported). */
+/* Adds what `name` in directory `dir` is; a directory to walk comes back in *child, entered
+ * (see walk_from), else *child is NULL. */
 static zn_result add_one(struct zn_writer *w, struct level *dir, const char *name, size_t rel_len,
-                         const struct stat *st, int depth)
+                         const struct stat *st, int depth, struct level **child)
 {
+	*child = NULL;
 	int dirfd = dir->fd;
 	const char *rel = w->walk.pathbuf;
 	uint64_t idx;
@@ -58,6 +82,7 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 			          "given more than once; stored once (the first)");
 			return ZN_OK;
 		}
+		idx = NO_ENTRY;
 		if (rel_len) {
 			RETURN_IF_ERROR(wr_new_entry(w, rel, rel_len, ZN_TYPE_DIR, st, &idx));
 			if (idx != NO_ENTRY)
@@ -65,16 +90,8 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 		}
 		if (w->opt.no_recursion && depth == 0)
 			return ZN_OK; /* the PATH itself, not what is in it */
-		zn_result r = walk(w, dir, name, rel_len, depth + 1, rel_len ? idx : NO_ENTRY);
-		const struct dev_ino here = {(uint64_t)st->st_dev, (uint64_t)st->st_ino};
-		if (!rel_len && !wr_grow((void **)&w->walk.roots, &w->walk.roots_cap,
-		                         w->walk.nroots + 1, sizeof(*w->walk.roots)))
-			w->walk.roots[w->walk.nroots++] = here;
-		if (rel_len && idx != NO_ENTRY) {
-			w->ents[idx].walked = 1;
-			w->packs[idx].dir = here;
-		}
-		return r;
+		const struct dev_ino id = {(uint64_t)st->st_dev, (uint64_t)st->st_ino};
+		return enter_dir(w, dir, name, rel_len, depth + 1, idx, &id, child);
 	}
 	if (!rel_len)
 		return ZN_OK;
@@ -165,25 +182,38 @@ static int is_level(int fd, const struct level *l)
 
 /* Level l (closed) opened again by its name from the nearest level above that is open, each
  * step checked to be the directory the walk went through; -1 with *err set (0: one of them was
- * moved or replaced meanwhile). */
+ * moved or replaced meanwhile). Down the chain of closed levels in a loop, not by recursion: it
+ * may be thousands long. */
 static int open_level(const struct level *l, int *err)
 {
-	if (!l->up) { /* not reached: a PATH's start is never closed */
-		*err = EBADF;
+	size_t k = 0; /* closed levels from l up, l's included */
+	const struct level *top = l;
+	for (; top && (top == l || top->fd < 0); top = top->up)
+		k++;
+	const struct level **chain = top ? malloc(k * sizeof(*chain)) : NULL;
+	if (!chain) { /* no open level above: not reached, a PATH's start is never closed */
+		*err = top ? ENOMEM : EBADF;
 		return -1;
 	}
-	int pfd = l->up->fd;
-	if (pfd < 0 && (pfd = open_level(l->up, err)) < 0)
-		return -1;
-	int fd = openat(pfd, l->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	*err = errno;
-	if (pfd != l->up->fd)
-		close(pfd);
-	if (fd >= 0 && !is_level(fd, l)) {
-		close(fd);
-		*err = 0;
-		return -1;
+	size_t i = k;
+	for (const struct level *at = l; at != top; at = at->up)
+		chain[--i] = at; /* chain[0] is the one just below top */
+	int fd = top->fd;
+	*err = 0;
+	for (i = 0; i < k && fd >= 0; i++) {
+		int next =
+		        openat(fd, chain[i]->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		*err = errno;
+		if (fd != top->fd)
+			close(fd);
+		if (next >= 0 && !is_level(next, chain[i])) {
+			close(next);
+			*err = 0;
+			next = -1;
+		}
+		fd = next;
 	}
+	free(chain);
 	return fd;
 }
 
@@ -213,151 +243,213 @@ static void reopen_level(struct zn_writer *w, const struct level *child, struct 
 	w->input_err = ZN_ERR_IO;
 }
 
-/* Walks directory `name` in parent, whose entry is `self` (NO_ENTRY: it has none). */
-static zn_result walk(struct zn_writer *w, struct level *parent, const char *name, size_t rel_len,
-                      int depth, uint64_t self)
+/* Reads directory d's names, sorted by bytes, into l->names; ZN_ERR_NOMEM. */
+static zn_result read_names(DIR *d, struct level *l)
 {
-	RETURN_IF_ERROR(wr_pend_dir_moves(w));
-	struct level me = {.up = parent, .name = name, .rel_len = rel_len};
-	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	me.fd = openat(parent->fd, name, dflags);
-	int err = me.fd < 0 ? errno : 0;
-	if (me.fd < 0 && wr_give_back_fds(w, err)) {
-		me.fd = openat(parent->fd, name, dflags);
-		err = me.fd < 0 ? errno : 0;
-	}
-	if (me.fd < 0) {
-		wr_report_errno(w, rel_len ? w->walk.pathbuf : name,
-		                "cannot open directory; not stored", err);
-		/* Left out, as tar leaves it out, not stored as an empty directory: its contents
-		 * are not in the archive. */
-		if (self != NO_ENTRY)
-			w->ents[self].dropped = 1;
-		return ZN_OK;
-	}
-	struct stat here;
-	if (fstat(me.fd, &here))
-		memset(&here, 0, sizeof(here));
-	me.dev = here.st_dev;
-	me.ino = here.st_ino;
-	/* Deep down, the parent's descriptor is given back while this directory is walked. */
-	int parent_closed = depth > w->walk.levels && parent->up && parent->fd >= 0;
-	if (parent_closed) {
-		close(parent->fd);
-		parent->fd = -1;
-	}
-	DIR *d = fdopendir(me.fd);
-	if (!d) {
-		wr_report_errno(w, w->walk.pathbuf, "cannot read directory", errno);
-		if (parent_closed)
-			reopen_level(w, &me, parent);
-		close(me.fd);
-		return ZN_OK;
-	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	zn_result r = ZN_OK;
+	size_t cap = 0;
 	struct dirent *de;
 	errno = 0;
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		size_t len = strlen(de->d_name);
-		if (wr_grow((void **)&names, &cap, n + 1, sizeof(char *)) ||
-		    !(names[n] = malloc(len + 2))) {
-			r = ZN_ERR_NOMEM;
-			goto out;
-		}
-		memcpy(names[n], de->d_name, len + 1);
-		names[n][len + 1] = (char)de->d_type; /* see is_leaf */
-		n++;
+		if (wr_grow((void **)&l->names, &cap, l->n + 1, sizeof(char *)) ||
+		    !(l->names[l->n] = malloc(len + 2)))
+			return ZN_ERR_NOMEM;
+		memcpy(l->names[l->n], de->d_name, len + 1);
+		l->names[l->n][len + 1] = (char)de->d_type; /* see is_leaf */
+		l->n++;
 	}
-	if (n)
-		qsort(names, n, sizeof(char *), cmp_names);
+	if (l->n)
+		qsort(l->names, l->n, sizeof(char *), cmp_names);
+	return ZN_OK;
+}
+
+/* Opens `name` in dirfd as a directory, or (name NULL) a new descriptor of dirfd, retried once
+ * after the batch gives back its own if descriptors ran short; -1 with *err. */
+static int open_retrying(struct zn_writer *w, int dirfd, const char *name, int *err)
+{
+	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	for (int tries = 0;; tries++) {
+		int fd = name ? openat(dirfd, name, dflags) : fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+		*err = fd < 0 ? errno : 0;
+		if (fd >= 0 || tries || !wr_give_back_fds(w, *err))
+			return fd;
+	}
+}
+
+/* Done with level l (r: how its walk went; `walked`: its names were gone through): the batch
+ * is read if it borrowed l's descriptor (or dropped after a fatal error), the parent's
+ * descriptor comes back if l's walk took it, l's is closed unless `keep_fd`, and the directory
+ * is marked walked (walked_before, root_walked). l is freed. */
+static zn_result leave_dir(struct zn_writer *w, struct level *l, zn_result r, int walked,
+                           int keep_fd)
+{
+	if (walked && r == ZN_OK)
+		r = wr_pend_dir_moves(w); /* the directory is about to go */
+	else if (walked)
+		wr_drop_pending(w); /* fatal: nothing more is read */
+	if (l->parent_closed)
+		reopen_level(w, l, l->up);
+	if (l->fd >= 0 && !keep_fd)
+		close(l->fd);
+	if (l->self != NO_ENTRY) {
+		w->ents[l->self].walked = 1;
+		w->packs[l->self].dir = l->id;
+	} else if (!l->rel_len && !wr_grow((void **)&w->walk.roots, &w->walk.roots_cap,
+	                                   w->walk.nroots + 1, sizeof(*w->walk.roots))) {
+		w->walk.roots[w->walk.nroots++] = l->id;
+	}
+	for (size_t i = 0; i < l->n; i++)
+		free(l->names[i]);
+	free(l->names);
+	free(l);
+	return r;
+}
+
+/* Opens directory `name` in parent, whose entry is `self` (NO_ENTRY: it has none), and reads its
+ * names: *out is the level to walk, or NULL when there is nothing to walk (a problem named). */
+static zn_result enter_dir(struct zn_writer *w, struct level *parent, const char *name,
+                           size_t rel_len, int depth, uint64_t self, const struct dev_ino *id,
+                           struct level **out)
+{
+	*out = NULL;
+	RETURN_IF_ERROR(wr_pend_dir_moves(w));
+	struct level *l = malloc(sizeof(*l));
+	if (!l)
+		return ZN_ERR_NOMEM;
+	*l = (struct level){.up = parent,
+	                    .name = name,
+	                    .rel_len = rel_len,
+	                    .depth = depth,
+	                    .self = self,
+	                    .id = *id};
+	int err;
+	l->fd = open_retrying(w, parent->fd, name, &err);
+	if (l->fd < 0) {
+		wr_report_errno(w, rel_len ? w->walk.pathbuf : name,
+		                "cannot open directory; not stored", err);
+		/* Left out, as tar leaves it out, not stored as an empty directory: its contents
+		 * are not in the archive. */
+		if (self != NO_ENTRY)
+			w->ents[self].dropped = 1;
+		return leave_dir(w, l, ZN_OK, 0, 0);
+	}
+	struct stat here;
+	if (fstat(l->fd, &here))
+		memset(&here, 0, sizeof(here));
+	l->dev = here.st_dev;
+	l->ino = here.st_ino;
+	/* Deep down, the parent's descriptor is given back while this directory is walked. */
+	l->parent_closed = depth > w->walk.levels && parent->up && parent->fd >= 0;
+	if (l->parent_closed) {
+		close(parent->fd);
+		parent->fd = -1;
+	}
+	DIR *d = fdopendir(l->fd);
+	if (!d) {
+		wr_report_errno(w, w->walk.pathbuf, "cannot read directory", errno);
+		return leave_dir(w, l, ZN_OK, 0, 0);
+	}
+	zn_result r = read_names(d, l);
 	/* The names are read: the directory is used through a descriptor of its own, which the
 	 * walks of subdirectories may replace. */
-	me.fd = fcntl(dirfd(d), F_DUPFD_CLOEXEC, 0);
-	err = me.fd < 0 ? errno : 0;
-	if (me.fd < 0 && wr_give_back_fds(w, err)) {
-		me.fd = fcntl(dirfd(d), F_DUPFD_CLOEXEC, 0);
-		err = me.fd < 0 ? errno : 0;
-	}
-	if (me.fd < 0) {
+	int fd = r == ZN_OK ? open_retrying(w, dirfd(d), NULL, &err) : -1;
+	if (r == ZN_OK && fd < 0)
 		wr_report_errno(w, w->walk.pathbuf, "cannot read directory", err);
-		goto out;
+	if (fd < 0) { /* none of the names is stored; reopen_level goes through d's descriptor */
+		r = leave_dir(w, l, r, 0, 1);
+		closedir(d);
+		return r;
 	}
 	closedir(d);
-	d = NULL;
-	size_t run_from = 0, run_to = 0, next_run = 0; /* names[run_from..run_to) stated ahead */
-	for (size_t i = 0; i < n && r == ZN_OK && me.fd >= 0; i++) {
-		size_t nlen = strlen(names[i]);
-		size_t child_len = rel_len + (rel_len ? 1 : 0) + nlen;
-		if (wr_grow((void **)&w->walk.pathbuf, &w->walk.pathbuf_cap, child_len + 1, 1)) {
-			r = ZN_ERR_NOMEM;
-			break;
-		}
-		if (rel_len)
-			w->walk.pathbuf[rel_len] = '/';
-		memcpy(w->walk.pathbuf + rel_len + (rel_len ? 1 : 0), names[i], nlen + 1);
-		if (i >= run_to && i >= next_run) {
-			run_from = i;
-			run_to = wr_stat_ahead(w, me.fd, names, i, n, &next_run);
-		}
-		struct stat st;
-		err = 0;
-		if (i < run_to) {
-			st = w->crew.run_st[i - run_from];
-			err = w->crew.run_err[i - run_from];
-		} else if (fstatat(me.fd, names[i], &st, AT_SYMLINK_NOFOLLOW)) {
-			err = errno;
-		}
-		if (!err && S_ISDIR(st.st_mode) && i < run_to) {
-			/* Not a directory when read: its walk may state runs of its own, so the
-			 * rest of this run is stated again. */
-			run_to = i + 1;
-			next_run = i + 1;
-		}
-		if (err == ENOENT) {
-			wr_report_removed(w, w->walk.pathbuf);
-		} else if (err) {
-			wr_report_errno(w, w->walk.pathbuf, "cannot stat", err);
-		} else if (w->opt.one_file_system && S_ISDIR(st.st_mode) &&
-		           st.st_dev != here.st_dev) {
-			/* A mount point: the directory alone. Only directories are tested, as tar
-			 * does: a file bind-mounted in place (a container's /etc/hosts), or one of
-			 * an overlay's lower layer, is an ordinary member of its directory. */
-			uint64_t idx;
-			if ((!w->hook.filter || w->hook.filter(w->hook.ctx, w->walk.pathbuf, 1)) &&
-			    (r = wr_new_entry(w, w->walk.pathbuf, child_len, ZN_TYPE_DIR, &st,
-			                      &idx)) == ZN_OK &&
-			    idx != NO_ENTRY)
-				wr_fill_stat(w, &w->ents[idx], &st);
-		} else if (!w->hook.filter ||
-		           w->hook.filter(w->hook.ctx, w->walk.pathbuf, S_ISDIR(st.st_mode))) {
-			r = add_one(w, &me, names[i], child_len, &st, depth);
-		}
-		w->walk.pathbuf[rel_len] = 0;
-		if (atomic_load(&w->pipe.cancel) && r == ZN_OK)
-			r = wr_first_error(w);
+	l->fd = fd;
+	*out = l;
+	return ZN_OK;
+}
+
+/* The stat of names[i] of l: from the run stated ahead, or now. Returns 0 or an errno value. */
+static int stat_name(struct zn_writer *w, struct level *l, size_t i, struct stat *st)
+{
+	if (i >= l->run_to && i >= l->next_run) {
+		l->run_from = i;
+		l->run_to = wr_stat_ahead(w, l->fd, l->names, i, l->n, &l->next_run);
 	}
-	if (r == ZN_OK)
-		r = wr_pend_dir_moves(w); /* the directory is about to go */
-	else
-		wr_drop_pending(w); /* fatal: nothing more is read */
-	if (parent_closed)
-		reopen_level(w, &me, parent);
-	if (me.fd >= 0)
-		close(me.fd);
-out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	if (d) { /* the names could not be read or kept: nothing of them is stored */
-		if (parent_closed) {
-			me.fd = dirfd(d);
-			reopen_level(w, &me, parent);
+	int err = 0;
+	if (i < l->run_to) {
+		*st = w->crew.run_st[i - l->run_from];
+		err = w->crew.run_err[i - l->run_from];
+	} else if (fstatat(l->fd, l->names[i], st, AT_SYMLINK_NOFOLLOW)) {
+		err = errno;
+	}
+	if (!err && S_ISDIR(st->st_mode) && i < l->run_to) {
+		/* Not a directory when read: its walk may state runs of its own, so the rest of
+		 * this run is stated again. */
+		l->run_to = i + 1;
+		l->next_run = i + 1;
+	}
+	return err;
+}
+
+/* The next name of level l: stored, or, for a directory to walk, entered (*child). */
+static zn_result visit(struct zn_writer *w, struct level *l, struct level **child)
+{
+	*child = NULL;
+	const size_t i = l->next++, rel_len = l->rel_len;
+	const char *name = l->names[i];
+	size_t nlen = strlen(name);
+	size_t child_len = rel_len + (rel_len ? 1 : 0) + nlen;
+	if (wr_grow((void **)&w->walk.pathbuf, &w->walk.pathbuf_cap, child_len + 1, 1))
+		return ZN_ERR_NOMEM;
+	char *path = w->walk.pathbuf;
+	if (rel_len)
+		path[rel_len] = '/';
+	memcpy(path + rel_len + (rel_len ? 1 : 0), name, nlen + 1);
+	struct stat st;
+	int err = stat_name(w, l, i, &st);
+	zn_result r = ZN_OK;
+	if (err == ENOENT) {
+		wr_report_removed(w, path);
+	} else if (err) {
+		wr_report_errno(w, path, "cannot stat", err);
+	} else if (w->opt.one_file_system && S_ISDIR(st.st_mode) && st.st_dev != l->dev) {
+		/* A mount point: the directory alone. Only directories are tested, as tar does: a
+		 * file bind-mounted in place (a container's /etc/hosts), or one of an overlay's
+		 * lower layer, is an ordinary member of its directory. */
+		uint64_t idx;
+		if ((!w->hook.filter || w->hook.filter(w->hook.ctx, path, 1)) &&
+		    (r = wr_new_entry(w, path, child_len, ZN_TYPE_DIR, &st, &idx)) == ZN_OK &&
+		    idx != NO_ENTRY)
+			wr_fill_stat(w, &w->ents[idx], &st);
+	} else if (!w->hook.filter || w->hook.filter(w->hook.ctx, path, S_ISDIR(st.st_mode))) {
+		r = add_one(w, l, name, child_len, &st, l->depth, child);
+	}
+	if (!*child)
+		path[rel_len] = 0;
+	if (atomic_load(&w->pipe.cancel) && r == ZN_OK)
+		r = wr_first_error(w);
+	return r;
+}
+
+/* Walks the tree below level `top` (entered), depth first, in byte order of names, with the
+ * levels on the walk's own stack. A fatal error stops it: every level is left, innermost
+ * first, as a return would have. */
+static zn_result walk_from(struct zn_writer *w, struct level *top)
+{
+	zn_result r = ZN_OK;
+	for (struct level *l = top; l;) {
+		if (r == ZN_OK && l->next < l->n && l->fd >= 0) {
+			struct level *child;
+			r = visit(w, l, &child);
+			if (child)
+				l = child;
+			continue;
 		}
-		closedir(d);
+		struct level *up = l == top ? NULL : l->up;
+		r = leave_dir(w, l, r, 1, 0);
+		if (up)
+			w->walk.pathbuf[up->rel_len] = 0;
+		l = up;
 	}
 	return r;
 }
@@ -460,13 +552,16 @@ zn_result wr_add_path(struct zn_writer *w, const char *fs_path, const char *name
 	if (!*base) /* fs_path is "/" */
 		base = ".";
 	zn_result r;
+	struct level top = {.fd = dirfd}, *walk = NULL;
 	if (S_ISDIR(st.st_mode) && slash && !*(slash + 1)) {
-		struct level top = {.fd = AT_FDCWD};
-		r = walk(w, &top, "/", 0, 0, NO_ENTRY);
+		const struct dev_ino id = {(uint64_t)st.st_dev, (uint64_t)st.st_ino};
+		top.fd = AT_FDCWD;
+		r = enter_dir(w, &top, "/", 0, 0, NO_ENTRY, &id, &walk);
 	} else {
-		struct level top = {.fd = dirfd};
-		r = add_one(w, &top, base, rel_len, &st, 0);
+		r = add_one(w, &top, base, rel_len, &st, 0, &walk);
 	}
+	if (walk)
+		r = walk_from(w, walk);
 	if (r == ZN_OK)
 		r = wr_flush_pending(w); /* before the parent directory's descriptor goes */
 	else

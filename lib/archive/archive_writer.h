@@ -387,19 +387,6 @@ enum { DROPPED_REMOVED = 2 };
  * left out (it could not be read) gives its place to the new one. */
 #define NO_ENTRY UINT64_MAX
 
-/* A directory being walked. Down to w->walk_levels levels each keeps its descriptor open; below,
- * a directory's descriptor is closed while one of its subdirectories is walked, and opened
- * again afterwards (open_level), so that a tree of any depth needs few (tar archives trees
- * 2,000 deep under a limit of 1,024 open files). */
-struct level {
-	struct level *up; /* NULL: where a PATH starts, never closed */
-	const char *name; /* its name in up (up's list of names stays while it is walked) */
-	int fd;           /* -1 while closed */
-	dev_t dev;
-	ino_t ino;
-	size_t rel_len; /* its stored path is pathbuf[0..rel_len) */
-};
-
 /* archive_pipeline.c */
 int wr_sample_starts(uint64_t n, uint64_t starts[3]);
 int wr_samples_say_store(ZSTD_CCtx *cctx, const uint8_t *const p[3], uint8_t *tmp, size_t tmp_cap);
