@@ -67,6 +67,65 @@ static int root_walked(const struct zn_writer *w, const struct stat *st)
 	return 0;
 }
 
+/* Adds regular file `name` of directory dirfd (stored as pathbuf[0..rel_len)): a small one to
+ * the batch, a large one read now, a hardlink to one met before as a link. */
+static zn_result add_file(struct zn_writer *w, int dirfd, const char *name, size_t rel_len,
+                          const struct stat *st)
+{
+	const char *rel = w->walk.pathbuf;
+	uint64_t idx;
+	RETURN_IF_ERROR(wr_new_entry(w, rel, rel_len, ZN_TYPE_FILE, st, &idx));
+	if (idx == NO_ENTRY)
+		return ZN_OK; /* given before: its content is not read again */
+	struct went *e = &w->ents[idx];
+	wr_fill_stat(w, e, st);
+	if (st->st_nlink > 1) {
+		int64_t first = wr_inode_lookup(w, st, idx);
+		if (first >= 0) {
+			e->type = ZN_TYPE_HARDLINK;
+			e->link_entry = first;
+			e->link = w->ents[first].path; /* the same string, which never moves */
+			e->link_len = w->ents[first].path_len;
+			return ZN_OK;
+		}
+	}
+	e->type = ZN_TYPE_FILE;
+	e->size = (uint64_t)st->st_size;
+	e->has_digest = w->opt.digest == ZN_DIGEST_SHA256;
+	/* Small files are read in batches, in the order found; an empty one is opened there all
+	 * the same, to know that it can be (before, the batch was read before each empty file: a
+	 * tree with 4% of its files empty took 1.37x as long, docs/BENCHMARKS.md). */
+	if (e->size < w->opt.chunk_size) {
+		if (!e->size && e->has_digest)
+			zn_sha256("", 0, e->sha);
+		return wr_add_pending(w, idx, dirfd, name, st);
+	}
+	RETURN_IF_ERROR(wr_flush_pending(w));
+	/* O_NONBLOCK: if a FIFO replaced the file since the scan, reading it fails at once
+	 * instead of waiting for a writer (no effect on regular files). */
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		wr_report_open_failure(w, &w->ents[idx], errno, NULL);
+		return ZN_OK;
+	}
+	struct stat fst;
+	if (fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st->st_ino ||
+	    fst.st_dev != st->st_dev) {
+		/* Replaced since the directory was read (by a FIFO, another file, ...). */
+		wr_report(w, rel, ZN_ERR_CHANGED, "replaced while being archived; not stored");
+		w->input_err = ZN_ERR_IO;
+		w->ents[idx].dropped = 1;
+		close(fd);
+		return ZN_OK;
+	}
+	struct source src = {.fd = fd, .mtim = st->st_mtim};
+	if (e->size >= w->opt.chunk_size)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	zn_result r = wr_emit_content(w, idx, &src); /* and checks it unchanged after */
+	close(fd);
+	return r;
+}
+
 /* Adds what `name` in directory `dir` is; a directory to walk comes back in *child, entered
  * (see walk_from), else *child is NULL. */
 static zn_result add_one(struct zn_writer *w, struct level *dir, const char *name, size_t rel_len,
@@ -121,56 +180,7 @@ static zn_result add_one(struct zn_writer *w, struct level *dir, const char *nam
 		wr_report(w, rel, ZN_OK, "is the archive being written; skipped");
 		return ZN_OK;
 	}
-	RETURN_IF_ERROR(wr_new_entry(w, rel, rel_len, ZN_TYPE_FILE, st, &idx));
-	if (idx == NO_ENTRY)
-		return ZN_OK; /* given before: its content is not read again */
-	struct went *e = &w->ents[idx];
-	wr_fill_stat(w, e, st);
-	if (st->st_nlink > 1) {
-		int64_t first = wr_inode_lookup(w, st, idx);
-		if (first >= 0) {
-			e->type = ZN_TYPE_HARDLINK;
-			e->link_entry = first;
-			e->link = w->ents[first].path; /* the same string, which never moves */
-			e->link_len = w->ents[first].path_len;
-			return ZN_OK;
-		}
-	}
-	e->type = ZN_TYPE_FILE;
-	e->size = (uint64_t)st->st_size;
-	e->has_digest = w->opt.digest == ZN_DIGEST_SHA256;
-	/* Small files are read in batches, in the order found; an empty one is opened there all
-	 * the same, to know that it can be (before, the batch was read before each empty file: a
-	 * tree with 4% of its files empty took 1.37x as long, docs/BENCHMARKS.md). */
-	if (e->size < w->opt.chunk_size) {
-		if (!e->size && e->has_digest)
-			zn_sha256("", 0, e->sha);
-		return wr_add_pending(w, idx, dirfd, name, st);
-	}
-	RETURN_IF_ERROR(wr_flush_pending(w));
-	/* O_NONBLOCK: if a FIFO replaced the file since the scan, reading it fails at once
-	 * instead of waiting for a writer (no effect on regular files). */
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		wr_report_open_failure(w, &w->ents[idx], errno, NULL);
-		return ZN_OK;
-	}
-	struct stat fst;
-	if (fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st->st_ino ||
-	    fst.st_dev != st->st_dev) {
-		/* Replaced since the directory was read (by a FIFO, another file, ...). */
-		wr_report(w, rel, ZN_ERR_CHANGED, "replaced while being archived; not stored");
-		w->input_err = ZN_ERR_IO;
-		w->ents[idx].dropped = 1;
-		close(fd);
-		return ZN_OK;
-	}
-	struct source src = {.fd = fd, .mtim = st->st_mtim};
-	if (e->size >= w->opt.chunk_size)
-		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	zn_result r = wr_emit_content(w, idx, &src); /* and checks it unchanged after */
-	close(fd);
-	return r;
+	return add_file(w, dirfd, name, rel_len, st);
 }
 
 /* Whether fd is the directory that level l was when the walk went through it. */

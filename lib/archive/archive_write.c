@@ -558,11 +558,10 @@ static void drop_work_memory(struct zn_writer *w)
 	        w->ninodes = 0;
 }
 
-zn_result zn_writer_finish(struct zn_writer *w)
+/* Every block queued and written: the small files pending read and placed, the packers' last
+ * blocks queued, every job returned. */
+static zn_result finish_blocks(struct zn_writer *w)
 {
-	if (!w || w->finished)
-		return ZN_ERR_INVALID_ARG;
-	w->finished = 1;
 	zn_result pr = atomic_load(&w->pipe.cancel) ? ZN_OK : wr_flush_pending(w);
 	wr_drop_pending(w);
 	if (pr != ZN_OK)
@@ -580,7 +579,12 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		return w->pipe.err;
 	if (w->pipe.write_seq > UINT32_MAX)
 		return ZN_ERR_LIMIT; /* first_block is a u32 (256 TiB in the smallest blocks) */
+	return ZN_OK;
+}
 
+/* What the blocks' jobs found goes to the entries. */
+static void settle_entries(struct zn_writer *w)
+{
 	/* Digests computed by the jobs land in the entries now that every job has returned (and
 	 * what the output job's own reads found: before the hardlinks to a file it could not
 	 * read), */
@@ -610,21 +614,13 @@ zn_result zn_writer_finish(struct zn_writer *w)
 			memcpy(e->sha, o->sha, 32);
 		}
 	}
+}
 
-	drop_work_memory(w);
-
-	/* Rows: entries sorted by path, dropped ones left out (paths are unique: new_entry). */
-	uint64_t *order = malloc((w->nents ? w->nents : 1) * sizeof(uint64_t));
-	if (!order)
-		return ZN_ERR_NOMEM;
-	size_t m = 0;
-	for (size_t i = 0; i < w->nents; i++)
-		if (!w->ents[i].dropped)
-			order[m++] = i;
-	qsort_r(order, m, sizeof(uint64_t), cmp_entries, w->ents);
-	/* An entry below one that is not a directory ("a" a file or symlink, and "a/b") could
-	 * never be extracted: it is left out and named. In path order a nearest existing
-	 * ancestor comes first, so it is settled (kept, or left out for the same reason). */
+/* An entry below one that is not a directory ("a" a file or symlink, and "a/b") could never be
+ * extracted: it is left out and named. In path order a nearest existing ancestor comes first,
+ * so it is settled (kept, or left out for the same reason). */
+static void drop_below_files(struct zn_writer *w, const uint64_t *order, size_t m)
+{
 	const struct went *prev = NULL; /* the last entry checked, and what its ancestors gave */
 	size_t prev_parent = 0;
 	const char *below_why = NULL;
@@ -657,10 +653,13 @@ zn_result zn_writer_finish(struct zn_writer *w)
 			w->input_err = ZN_ERR_IO;
 		}
 	}
-	/* Hardlinks that readers could not resolve are left out, and named: one found on disk
-	 * whose target the pass above left out, and one added from memory whose target path is
-	 * not a regular file of the archive. The same pass drops the rows the pass above left
-	 * out. */
+}
+
+/* Hardlinks that readers could not resolve are left out, and named: one found on disk whose
+ * target drop_below_files left out, and one added from memory whose target path is not a
+ * regular file of the archive. The rows left out go from order[]; returns how many stay. */
+static size_t drop_bad_hardlinks(struct zn_writer *w, uint64_t *order, size_t m)
+{
 	size_t k = 0;
 	for (size_t i = 0; i < m; i++) {
 		const struct went *e = &w->ents[order[i]];
@@ -685,13 +684,36 @@ zn_result zn_writer_finish(struct zn_writer *w)
 		}
 		order[k++] = order[i];
 	}
-	m = k;
-	zn_result mr = apply_meta_hook(w, order, m);
-	if (mr != ZN_OK) {
-		free(order);
-		return mr;
-	}
+	return k;
+}
 
+/* The rows of the index: entries sorted by path, those left out dropped; *order is malloc'd. */
+static zn_result make_rows(struct zn_writer *w, uint64_t **order_out, size_t *m_out)
+{
+	/* Paths are unique (new_entry). */
+	uint64_t *order = malloc((w->nents ? w->nents : 1) * sizeof(uint64_t));
+	if (!order)
+		return ZN_ERR_NOMEM;
+	size_t m = 0;
+	for (size_t i = 0; i < w->nents; i++)
+		if (!w->ents[i].dropped)
+			order[m++] = i;
+	qsort_r(order, m, sizeof(uint64_t), cmp_entries, w->ents);
+	drop_below_files(w, order, m);
+	m = drop_bad_hardlinks(w, order, m);
+	zn_result r = apply_meta_hook(w, order, m);
+	if (r != ZN_OK) {
+		free(order);
+		return r;
+	}
+	*order_out = order;
+	*m_out = m;
+	return ZN_OK;
+}
+
+/* Writes the index of rows order[0..m) and the footer; frees order. */
+static zn_result write_index(struct zn_writer *w, uint64_t *order, size_t m)
+{
 	struct zn_index_input in = {
 	        .nrows = m,
 	        .nblocks = w->pipe.write_seq,
@@ -753,9 +775,23 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	w->stats.blocks = w->pipe.write_seq;
 	w->stats.stored_blocks = w->pipe.stored_blocks;
 	w->stats.index_bytes = index_len;
-	if (r != ZN_OK)
-		return r;
-	w->stats.complete = 1;
+	if (r == ZN_OK)
+		w->stats.complete = 1;
+	return r;
+}
+
+zn_result zn_writer_finish(struct zn_writer *w)
+{
+	if (!w || w->finished)
+		return ZN_ERR_INVALID_ARG;
+	w->finished = 1;
+	RETURN_IF_ERROR(finish_blocks(w));
+	settle_entries(w);
+	drop_work_memory(w);
+	uint64_t *order;
+	size_t m;
+	RETURN_IF_ERROR(make_rows(w, &order, &m));
+	RETURN_IF_ERROR(write_index(w, order, m));
 	return w->input_err;
 }
 
