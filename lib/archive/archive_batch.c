@@ -102,7 +102,9 @@ static void crew_job(void *arg)
 	crew_fn *fn = c->job;
 	c->busy++;
 	pthread_mutex_unlock(&c->mu);
+	struct wr_clock clock = wr_clock_start();
 	crew_take(w, fn, to);
+	wr_clock_stop(clock, &w->pipe.cpu_read);
 	pthread_mutex_lock(&c->mu);
 	if (!--c->busy)
 		pthread_cond_signal(&c->idle);

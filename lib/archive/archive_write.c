@@ -273,7 +273,9 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 	if (atomic_load(&w->pipe.cancel))
 		return wr_first_error(w);
 	w->walk.busy = 1;
+	struct wr_clock clock = wr_clock_start();
 	zn_result r = wr_add_path(w, fs_path, name);
+	wr_clock_stop(clock, &w->pipe.cpu_read);
 	w->walk.busy = 0;
 	return r;
 }
@@ -348,10 +350,21 @@ static zn_result add_entry(struct zn_writer *w, const struct zn_entry *e, struct
 	return r;
 }
 
+/* add_entry, its CPU time counted as the read stage's. */
+static zn_result add_counted(struct zn_writer *w, const struct zn_entry *e, struct source *src)
+{
+	if (!w)
+		return ZN_ERR_INVALID_ARG;
+	struct wr_clock clock = wr_clock_start();
+	zn_result r = add_entry(w, e, src);
+	wr_clock_stop(clock, &w->pipe.cpu_read);
+	return r;
+}
+
 zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, const void *data)
 {
 	struct source src = {.fd = -1, .mem = data};
-	return add_entry(w, e, &src);
+	return add_counted(w, e, &src);
 }
 
 static int64_t read_nothing(void *ctx, void *buf, size_t n)
@@ -367,7 +380,7 @@ zn_result zn_writer_add_stream(struct zn_writer *w, const struct zn_entry *e, zn
 	if (!read && e && e->type == ZN_TYPE_FILE && e->size)
 		return ZN_ERR_INVALID_ARG;
 	struct source src = {.fd = -1, .read = read ? read : read_nothing, .rctx = ctx};
-	return add_entry(w, e, &src);
+	return add_counted(w, e, &src);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -785,14 +798,20 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	if (!w || w->finished)
 		return ZN_ERR_INVALID_ARG;
 	w->finished = 1;
-	RETURN_IF_ERROR(finish_blocks(w));
+	struct wr_clock clock = wr_clock_start();
+	zn_result r = finish_blocks(w);
+	wr_clock_stop(clock, &w->pipe.cpu_read);
+	RETURN_IF_ERROR(r);
+	clock = wr_clock_start();
 	settle_entries(w);
 	drop_work_memory(w);
 	uint64_t *order;
 	size_t m;
-	RETURN_IF_ERROR(make_rows(w, &order, &m));
-	RETURN_IF_ERROR(write_index(w, order, m));
-	return w->input_err;
+	r = make_rows(w, &order, &m);
+	if (r == ZN_OK)
+		r = write_index(w, order, m);
+	wr_clock_stop(clock, &w->pipe.cpu_index);
+	return r != ZN_OK ? r : w->input_err;
 }
 
 void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st)
@@ -801,6 +820,11 @@ void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st)
 		return;
 	*st = w->stats;
 	st->write_errno = w->pipe.out_errno;
+	st->cpu_read_ns = atomic_load(&w->pipe.cpu_read);
+	st->cpu_compress_ns = atomic_load(&w->pipe.cpu_compress);
+	st->cpu_span_ns = atomic_load(&w->pipe.cpu_span);
+	st->cpu_output_ns = atomic_load(&w->pipe.cpu_output);
+	st->cpu_index_ns = atomic_load(&w->pipe.cpu_index);
 }
 
 void zn_writer_skip_inode(struct zn_writer *w, uint64_t dev, uint64_t ino)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 #ifdef ZN_HAVE_URING
@@ -229,6 +230,9 @@ struct wr_pipe {
 	uint64_t eio_at; /* ZN_TEST_HOOKS: its reads of files fail from this offset on */
 	/* The span job's (one at a time: hashing). */
 	SHA256_CTX span_ctx;
+	/* CPU time per stage (zn_write_stats): jobs add theirs; the caller's own (read) is its
+	 * time inside the writer's calls less the jobs it ran meanwhile (job_cpu, per thread). */
+	atomic_uint_fast64_t cpu_read, cpu_compress, cpu_span, cpu_output, cpu_index;
 	/* Content of files stored once for an earlier copy: counted as done by the progress hook,
 	 * which would otherwise never reach the content's total. Added to by the producer. */
 	atomic_uint_fast64_t shared_bytes;
@@ -405,6 +409,14 @@ int wr_jobs_waiting(struct zn_writer *w);
 zn_result wr_add_seg(struct zn_writer *w, struct slot *s, uint64_t entry, uint64_t len, int first,
                      int last);
 zn_result wr_pipe_open(struct zn_writer *w);
+/* CPU time of a stage's work on this thread, less the work of other stages it ran inside
+ * (a job the pool ran inline, or one the caller helped with): clock_start, then clock_stop
+ * adds the difference to the stage. */
+struct wr_clock {
+	uint64_t start, nested;
+};
+struct wr_clock wr_clock_start(void);
+void wr_clock_stop(struct wr_clock c, atomic_uint_fast64_t *stage);
 void wr_pipe_drain(struct zn_writer *w);
 void wr_pipe_drop_buffers(struct zn_writer *w);
 void wr_pipe_close(struct zn_writer *w);
