@@ -175,6 +175,36 @@ int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	return 0;
 }
 
+/* -C DIR for extract and diff into *dir: not empty, and one after another is relative to it, as
+ * tar takes them (the string is kept, in a static, to the end of the process). 0, or the exit
+ * status. */
+int cli_take_dir(const char *cmd, const char **dir, const char *arg)
+{
+	static char *chained;
+	if (!*arg)
+		return cli_usage_error(cmd, "empty DIR for -C");
+	if (arg[0] == '/' || !strcmp(*dir, ".")) {
+		*dir = arg;
+		return 0;
+	}
+	char *d = malloc(strlen(*dir) + strlen(arg) + 2);
+	if (!d)
+		return EXIT_SYSTEM;
+	sprintf(d, "%s/%s", *dir, arg);
+	free(chained);
+	*dir = chained = d;
+	return 0;
+}
+
+int cli_parse_threads(const char *cmd, const char *arg, unsigned *out)
+{
+	uint64_t v;
+	if (cli_parse_uint(arg, 0, 1024, &v))
+		return cli_usage_error(cmd, "invalid thread count '%s'", arg);
+	*out = (unsigned)v;
+	return 0;
+}
+
 int cli_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -339,6 +369,55 @@ void cli_problem_cb(void *ctx, const char *path, zn_result r, const char *what)
 	fprintf(stderr, "%s: ", cli_prog);
 	cli_put_escaped(stderr, path, strlen(path));
 	fprintf(stderr, ": %s\n", what);
+}
+
+/* The exit status that says more of two (the larger), as diff(1) ranks trouble above a difference.
+ */
+int cli_worse(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* The same for extract and cat, where damage (1) outranks an I/O error (3): it is what trying
+ * again cannot mend, and so what extract's library reports when both occur. */
+int cli_damage_first(int a, int b)
+{
+	return a == EXIT_DAMAGED || b == EXIT_DAMAGED ? EXIT_DAMAGED : cli_worse(a, b);
+}
+
+/* "znippy: PATH: what" on stderr for an entry (its path not NUL-terminated), after what
+ * standard output holds so far. */
+void cli_name_entry(const struct zn_entry *e, const char *what)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", cli_prog);
+	cli_put_escaped(stderr, e->path, e->path_len);
+	fprintf(stderr, ": %s\n", what);
+}
+
+/* cli_name_entry for the fields of e the index lost (zn_reader_entry_lost), and what that means. */
+void cli_name_lost(const struct zn_entry *e, unsigned lost, const char *then)
+{
+	char msg[160];
+	zn_lost_message(lost, msg);
+	snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", then);
+	cli_name_entry(e, msg);
+}
+
+/* The options of a command whose only one is -h/--help (cat, info), up to optind. Returns -1 to
+ * go on, else the exit status (help printed, or a usage error named). */
+int cli_help_only(const char *cmd, int argc, char **argv, const char *optstring, const char *help)
+{
+	static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, optstring, lo, NULL)) != -1) {
+		if (c != 'h')
+			return cli_option_error(cmd, c, argv);
+		fputs(help, stdout);
+		return EXIT_OK;
+	}
+	return -1;
 }
 
 void cli_normalize_path(char *s)

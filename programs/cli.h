@@ -44,6 +44,15 @@ int cli_exit_code(zn_result r);
 int cli_parse_size(const char *s, uint64_t *out);
 /* Unsigned integer in [lo, hi]; returns 0 on success. */
 int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+/* -T N of cmd into *out; 0, or the usage error said (EXIT_USAGE). */
+int cli_parse_threads(const char *cmd, const char *arg, unsigned *out);
+/* -C DIR for extract and diff into *dir: not empty, and one after another is relative to it, as
+ * tar takes them (the string is kept, in a static, to the end of the process). 0, or the exit
+ * status. */
+int cli_take_dir(const char *cmd, const char **dir, const char *arg);
+/* The options of a command whose only one is -h/--help (cat, info), up to optind. Returns -1 to
+ * go on, else the exit status (help printed, or a usage error named). */
+int cli_help_only(const char *cmd, int argc, char **argv, const char *optstring, const char *help);
 
 /* Progress line on stderr (only when enabled). */
 void cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
@@ -52,6 +61,17 @@ int cli_progress_enabled(void);
 
 /* The problem hook: prints "znippy: PATH: what" on stderr. */
 void cli_problem_cb(void *ctx, const char *path, zn_result r, const char *what);
+/* "znippy: PATH: what" on stderr for an entry (its path not NUL-terminated), after what
+ * standard output holds so far. */
+void cli_name_entry(const struct zn_entry *e, const char *what);
+/* cli_name_entry for the fields of e the index lost (zn_reader_entry_lost), and what that means
+ * (`then` is added to the message). */
+void cli_name_lost(const struct zn_entry *e, unsigned lost, const char *then);
+/* The exit status that says more of two (the larger), as diff(1) ranks trouble above a
+ * difference. */
+int cli_worse(int a, int b);
+/* The same for extract and cat, where damage (1) outranks an I/O error (3). */
+int cli_damage_first(int a, int b);
 
 /* A path or pattern as the archive stores paths, in place: empty and "." parts removed, so
  * leading, repeated and trailing slashes too ("./dir/" -> "dir", "a//b" and "a/./b" -> "a/b");
@@ -145,6 +165,47 @@ int cli_meta_mtime(struct cli_meta *m, const char *arg);
 int cli_meta_mode(struct cli_meta *m, const char *arg);
 int cli_meta_active(const struct cli_meta *m);
 void cli_meta_hook(void *ctx, struct zn_entry *e); /* a zn_meta_fn over a struct cli_meta */
+
+/* Said by the help of every command that reads an ARCHIVE (cli_open_archive). */
+#define STDIN_HELP                                                                                 \
+	"ARCHIVE '-' is standard input; an ARCHIVE on a pipe is copied to a temporary file in\n"   \
+	"$TMPDIR first (the index is at the end).\n"
+
+/* The archive at path ("-": standard input), opened for reading: a regular file is mapped in
+ * place (standard input only when it is at its start: otherwise the archive is what follows its
+ * position, as for tar); a pipe or FIFO is copied to an unnamed file in $TMPDIR first. A problem
+ * is said; a missing archive is ZN_ERR_IO (exit 3), as a missing input of create is. */
+zn_result cli_open_archive(const char *path, struct zn_reader **r);
+/* The whole of list file `name` ('-': standard input, once per process, and then not the
+ * ARCHIVE) with a NUL after it, or NULL with the problem named (as cmd's) and *rc set to the
+ * exit status. */
+char *cli_read_list(const char *cmd, const char *name, size_t *len, int *rc);
+
+/* --exclude and -X patterns (cli_select.c). Zeroed: none. The patterns stay reachable until the
+ * command ends (commands keep this in a static). */
+struct cli_exclude;
+struct cli_excludes {
+	struct cli_exclude *pats;
+	int n, cap;
+};
+/* Adds one --exclude GLOB; -1 when out of memory. */
+int cli_exclude_add(struct cli_excludes *x, const char *glob);
+/* --exclude GLOB, or with from_file -X FILE (a pattern a line); 0 or the exit status (said). */
+int cli_exclude_option(struct cli_excludes *x, const char *cmd, int from_file, const char *arg);
+/* A zn_filter_fn over a struct cli_excludes: 0 for what a pattern leaves out, as tar's. */
+int cli_exclude_filter(void *ctx, const char *rel, int is_dir);
+/* Marks in sel the entries the PATTERNs select among those `allowed` marks (NULL: all); returns
+ * how many PATTERNs selected nothing (each named), or -1 when out of memory (said). */
+int cli_select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *sel,
+                       const uint8_t *allowed);
+/* What extract and list work on: the entries the PATTERNs select (all without any) among those
+ * --exclude leaves, in *sel (NULL: every entry; to free). Returns as cli_select_entries. */
+int cli_select_kept(struct zn_reader *r, struct cli_excludes *x, char **pats, int npats,
+                    uint8_t **sel);
+/* extract -O (cmd_cat.c): the selected regular files' contents, in path order, as tar -xO;
+ * with verbose their names on stderr; checked as cat checks them. Returns the exit status. */
+int cli_extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *sel, unsigned strip,
+                          int verbose);
 
 int cmd_create(int argc, char **argv);
 int cmd_extract(int argc, char **argv);

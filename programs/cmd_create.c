@@ -1,0 +1,592 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_create.c - `znippy create`: PATHs, -C and lists in command-line order into an archive written
+ * under a temporary name and renamed into place. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum {
+	OPT_CHUNK = 1000,
+	OPT_MEMORY,
+	OPT_NO_SKIP,
+	OPT_DIGEST,
+	OPT_EXCLUDE,
+	OPT_PROGRESS,
+	OPT_NO_DEDUP,
+	OPT_ONE_FS,
+	OPT_FILES_FROM,
+	OPT_NULL,
+	OPT_NO_RECURSION,
+	OPT_OWNER,
+	OPT_GROUP,
+	OPT_NUMERIC_OWNER,
+	OPT_MODE,
+	OPT_MTIME,
+	OPT_CLAMP,
+	OPT_EXCLUDE_VCS,
+};
+
+static const char create_help[] =
+        "Usage: znippy create -o OUT [OPTIONS] PATH...    (or --files-from LIST)\n"
+        "Pack files and directory trees into an archive. Stored paths are relative (a leading "
+        "'/',\n"
+        "'.' parts are removed, and everything up to a last '..' too, with a warning); "
+        "directories\n"
+        "are walked in byte order of names. OUT is written under a temporary name and renamed\n"
+        "when complete, keeping an old OUT's mode (a device, FIFO, symlink, file with other "
+        "links,\n"
+        "a file in a directory this user may not write, or another user's file in a sticky\n"
+        "directory is written in place); an OUT this user may not write is refused.\n"
+        "\n"
+        "  -o, --output OUT      archive to write ('-' for standard output)\n"
+        "  -l, --level N         zstd level 1..19 (default 3)\n"
+        "  -T, --threads N       worker threads, 0..1024 (default or 0: one per CPU, as nproc;\n"
+        "                        at most 256 run)\n"
+        "      --chunk-size SIZE block size, 64K..256M (default 1M); small files are packed\n"
+        "                        together into blocks of this size, larger files cut into chunks\n"
+        "      --memory SIZE     bound on pipeline buffers: at least 4 x (chunk + its compressed\n"
+        "                        bound), about 8 x the chunk size (default 256M, or that);\n"
+        "                        each thread's zstd context comes on top (1M chunks: 1.3 MB at\n"
+        "                        level 3, 13 MB at 9 to 12, 18 MB at 19)\n"
+        "      --no-skip         compress known-compressed types too (jar, png, gz, ...)\n"
+        "      --digest KIND     per-file digest: sha256 (default) or none\n"
+        "      --no-dedup        store every file's bytes; by default a file whose content\n"
+        "                        equals an earlier one's is stored once (compared byte for byte\n"
+        "                        or by SHA-256; not with --digest none)\n"
+        "      --exclude GLOB    leave out what GLOB matches: the stored path or any tail of it\n"
+        "                        from a '/' on (\"b\", \"*.o\", \"a/b\"), with its contents if a\n"
+        "                        directory, as tar does; a leading '/' or './' anchors it to\n"
+        "                        the start of the stored path (\"./build\" is the top one\n"
+        "                        only), a trailing '/' matches directories only;\n"
+        "                        repeatable\n"
+        "  -X, --exclude-from FILE\n"
+        "                        --exclude each line of FILE ('-': standard input) but empty\n"
+        "                        ones, as tar -X\n"
+        "      --exclude-vcs     leave out version control files and directories, as tar's\n"
+        "                        (.git, .gitignore, .svn, .hg, .bzr, CVS, _darcs, ...)\n"
+        "      --one-file-system stay on the file system of each directory walked, as tar:\n"
+        "                        a mount point is stored as an empty directory (PATHs given\n"
+        "                        are always stored)\n"
+        "  -C, --directory DIR   change to DIR for the PATHs after it (as tar: may be repeated,\n"
+        "                        each relative to the one before)\n"
+        "      --files-from LIST take PATHs from the file LIST ('-': standard input; opened\n"
+        "                        from the starting directory), one per line, in this place\n"
+        "                        among the PATHs and -C options; every line but an empty one\n"
+        "                        is a PATH as it stands (none is an option); may be repeated\n"
+        "      --null            LIST names end with a NUL byte, not a newline (find -print0)\n"
+        "      --no-recursion    a directory PATH is stored alone, not what is in it (as tar;\n"
+        "                        for lists made by find)\n"
+        "\n"
+        "Metadata stored, as tar's options change it (for archives that are the same from any\n"
+        "machine, e.g. --owner 0 --group 0 --numeric-owner --mode go-w,a+rX\n"
+        "--mtime @$SOURCE_DATE_EPOCH --clamp-mtime):\n"
+        "      --owner NAME[:ID] store every entry as owned by NAME (a name this system knows,\n"
+        "                        or a number, which takes the name this system gives it)\n"
+        "      --group NAME[:ID] the same for the group\n"
+        "      --numeric-owner   store ids only, no user or group names\n"
+        "      --mode CHANGES    change every mode as chmod would: octal, or symbolic\n"
+        "                        ([ugoa...][+-=][rwxXst...|u|g|o], or [+-=]OCTAL; comma-\n"
+        "                        separated: 'go-w,a+rX', 'g=u')\n"
+        "      --mtime DATE      store DATE as every entry's modification time: @SECONDS[.FRAC],\n"
+        "                        YYYY-MM-DD[THH:MM[:SS[.FRAC]]][Z|+HH:MM] (local time without a\n"
+        "                        zone), or a FILE's time (a name starting with '/' or '.')\n"
+        "      --clamp-mtime     with --mtime: only times later than DATE become DATE\n"
+        "\n"
+        "  -v, --verbose         list the stored paths, in path order, once the data is written\n"
+        "                        (on standard output; on stderr with -o -)\n"
+        "      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
+        "  -q, --quiet           no progress, no warnings\n"
+        "  -h, --help            this help\n"
+        "\n" EXIT_CODES_HELP
+        "An unreadable input is reported and leaves exit status 3; the archive holds the rest, as\n"
+        "it does without devices, FIFOs and sockets, which it cannot hold (named; exit status 3).\n"
+        "A file that changed while it was read is stored as read, named with tar's warning, and\n"
+        "leaves exit status 1, as with tar; so does one removed after its directory was read\n"
+        "(\"file removed before we read it\", not stored). One that shrank while read is kept at\n"
+        "the size it had, padded with zeros, as tar does, when it is larger than a chunk (its\n"
+        "first chunks were on their way): as zeros stand for data, that leaves exit status 3.\n";
+
+struct create_ctx {
+	struct cli_excludes ex;
+	uint64_t changed; /* files that changed while read: exit status 1, as tar's */
+};
+
+static void create_problem(void *ctx, const char *path, zn_result r, const char *what)
+{
+	if (r == ZN_ERR_CHANGED)
+		((struct create_ctx *)ctx)->changed++;
+	cli_problem_cb(ctx, path, r, what);
+}
+
+static int create_filter(void *ctx, const char *rel, int is_dir)
+{
+	return cli_exclude_filter(&((struct create_ctx *)ctx)->ex, rel, is_dir);
+}
+
+/* Whether renaming a new file over the existing regular file out (lstat in st) can succeed:
+ * not in a sticky directory (/tmp) over another user's file, which the kernel refuses. */
+static int may_replace(const char *out, const struct stat *st)
+{
+	const char *slash = strrchr(out, '/');
+	char *dir = slash ? strndup(out, (size_t)(slash - out) + 1) : strdup(".");
+	struct stat dst;
+	int ok = !dir || stat(dir, &dst) || !(dst.st_mode & S_ISVTX) || geteuid() == 0 ||
+	         st->st_uid == geteuid() || dst.st_uid == geteuid();
+	free(dir);
+	return ok;
+}
+
+struct op {
+	const char *arg;
+	enum { OP_PATH, OP_CHDIR, OP_LIST } kind;
+};
+
+/* Replaces each OP_LIST op by the PATHs its file names, in place among the others. The names
+ * stay in memory (static, reachable) until the command ends. Returns 0 or an exit status. */
+static int read_lists(struct op **ops, int *nops, int null_sep)
+{
+	static struct op *out;
+	static char **bufs;
+	size_t n = 0, cap = (size_t)*nops + 16, nbufs = 0;
+	out = malloc(cap * sizeof(*out));
+	bufs = calloc((size_t)*nops, sizeof(*bufs));
+	if (!out || !bufs)
+		return EXIT_SYSTEM;
+	for (int i = 0; i < *nops; i++) {
+		struct op o = (*ops)[i];
+		if (o.kind != OP_LIST) {
+			out[n++] = o;
+			continue;
+		}
+		int std = !strcmp(o.arg, "-"), rc = 0;
+		size_t len;
+		char *buf = cli_read_list("create", o.arg, &len, &rc);
+		if (!buf)
+			return rc;
+		bufs[nbufs++] = buf;
+		char sep = null_sep ? '\0' : '\n';
+		uint64_t line = 1;
+		for (size_t at = 0; at < len; line++) {
+			char *end = memchr(buf + at, sep, len - at);
+			size_t stop = end ? (size_t)(end - buf) : len;
+			if (!null_sep && memchr(buf + at, '\0', stop - at)) {
+				cli_error("%s: line %llu: the name holds a NUL byte (--null reads "
+				          "names "
+				          "that end with one)",
+				          std ? "(standard input)" : o.arg,
+				          (unsigned long long)line);
+				return EXIT_DAMAGED;
+			}
+			buf[stop] = '\0';
+			if (stop > at) {
+				if (n == cap) {
+					struct op *no = realloc(out, (cap *= 2) * sizeof(*out));
+					if (!no)
+						return EXIT_SYSTEM;
+					out = no;
+				}
+				out[n++] = (struct op){buf + at, OP_PATH};
+			}
+			at = stop + 1;
+		}
+	}
+	if (n > INT_MAX) {
+		cli_error("create: more than %d PATHs", INT_MAX);
+		return EXIT_USAGE;
+	}
+	free(*ops);
+	*ops = out;
+	*nops = (int)n;
+	return 0;
+}
+
+int cmd_create(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	        {"output", required_argument, 0, 'o'},
+	        {"level", required_argument, 0, 'l'},
+	        {"threads", required_argument, 0, 'T'},
+	        {"chunk-size", required_argument, 0, OPT_CHUNK},
+	        {"memory", required_argument, 0, OPT_MEMORY},
+	        {"no-skip", no_argument, 0, OPT_NO_SKIP},
+	        {"digest", required_argument, 0, OPT_DIGEST},
+	        {"exclude", required_argument, 0, OPT_EXCLUDE},
+	        {"directory", required_argument, 0, 'C'},
+	        {"progress", no_argument, 0, OPT_PROGRESS},
+	        {"quiet", no_argument, 0, 'q'},
+	        {"help", no_argument, 0, 'h'},
+	        {"no-dedup", no_argument, 0, OPT_NO_DEDUP},
+	        {"one-file-system", no_argument, 0, OPT_ONE_FS},
+	        {"files-from", required_argument, 0, OPT_FILES_FROM},
+	        {"null", no_argument, 0, OPT_NULL},
+	        {"exclude-from", required_argument, 0, 'X'},
+	        {"no-recursion", no_argument, 0, OPT_NO_RECURSION},
+	        {"owner", required_argument, 0, OPT_OWNER},
+	        {"group", required_argument, 0, OPT_GROUP},
+	        {"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
+	        {"mode", required_argument, 0, OPT_MODE},
+	        {"mtime", required_argument, 0, OPT_MTIME},
+	        {"clamp-mtime", no_argument, 0, OPT_CLAMP},
+	        {"verbose", no_argument, 0, 'v'},
+	        {"exclude-vcs", no_argument, 0, OPT_EXCLUDE_VCS},
+	        {0, 0, 0, 0},
+	};
+	static struct cli_meta meta; /* static: its mode steps stay reachable to the end */
+	int clamp = 0;
+	struct zn_create_options opt;
+	zn_create_options_init(&opt);
+	const char *out = NULL;
+	/* PATHs and -C in command-line order: as with tar, each -C applies to the PATHs after it
+	 * and is relative to the directory of the one before. An op is a PATH, a directory when
+	 * it comes from -C, or a --files-from LIST until read_lists() puts its PATHs there. */
+	static struct op *ops; /* static: still reachable at any early exit, no leak to report */
+	ops = calloc((size_t)argc + 1, sizeof(*ops));
+	int nops = 0, npaths = 0, nlists = 0, null_sep = 0, chdir_failed = 0;
+	if (!ops)
+		return EXIT_SYSTEM;
+	static struct create_ctx cc; /* static: the patterns stay reachable to the end */
+	uint64_t v;
+	int memory_given = 0;
+	int c;
+	optind = 1;
+	/* "-": non-options come back in order (as argument 1), so -C can be positional. */
+	int verbose = 0;
+	while ((c = getopt_long(argc, argv, "-:o:l:T:C:X:vqh", lo, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			ops[nops++] = (struct op){optarg, OP_PATH};
+			npaths++;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'l':
+			if (cli_parse_uint(optarg, 1, 19, &v))
+				return cli_usage_error("create", "invalid level '%s' (1..19)",
+				                       optarg);
+			opt.level = (int)v;
+			break;
+		case 'T':
+			if (cli_parse_threads("create", optarg, &opt.threads))
+				return EXIT_USAGE;
+			break;
+		case OPT_CHUNK:
+			if (cli_parse_size(optarg, &v) || v < (64u << 10) || v > (256u << 20))
+				return cli_usage_error(
+				        "create", "invalid chunk size '%s' (64K..256M)", optarg);
+			opt.chunk_size = v;
+			break;
+		case OPT_MEMORY:
+			if (cli_parse_size(optarg, &v) || !v)
+				return cli_usage_error("create", "invalid memory size '%s'",
+				                       optarg);
+			opt.memory_limit = v;
+			memory_given = 1;
+			break;
+		case OPT_NO_SKIP:
+			opt.no_skip = 1;
+			break;
+		case OPT_NO_DEDUP:
+			opt.no_dedup = 1;
+			break;
+		case OPT_ONE_FS:
+			opt.one_file_system = 1;
+			break;
+		case OPT_NO_RECURSION:
+			opt.no_recursion = 1;
+			break;
+		case OPT_DIGEST:
+			if (!strcmp(optarg, "sha256"))
+				opt.digest = ZN_DIGEST_SHA256;
+			else if (!strcmp(optarg, "none"))
+				opt.digest = ZN_DIGEST_NONE;
+			else
+				return cli_usage_error("create", "unknown digest '%s'", optarg);
+			break;
+		case OPT_EXCLUDE_VCS: {
+			/* tar's list (exclude_vcs_files) */
+			static const char *const vcs[] = {
+			        "CVS",          ".cvsignore", "RCS",        "SCCS",
+			        ".svn",         ".git",       ".gitignore", ".gitattributes",
+			        ".gitmodules",  ".arch-ids",  "{arch}",     "=RELEASE-ID",
+			        "=meta-update", "=update",    ".bzr",       ".bzrignore",
+			        ".bzrtags",     ".hg",        ".hgignore",  ".hgtags",
+			        "_darcs"};
+			for (size_t i = 0; i < sizeof(vcs) / sizeof(vcs[0]); i++)
+				if (cli_exclude_add(&cc.ex, vcs[i]))
+					return EXIT_SYSTEM;
+			break;
+		}
+		case OPT_EXCLUDE:
+		case 'X': {
+			int rc = cli_exclude_option(&cc.ex, "create", c == 'X', optarg);
+			if (rc)
+				return rc;
+			break;
+		}
+		case 'C':
+			if (!*optarg)
+				return cli_usage_error("create", "empty DIR for -C");
+			ops[nops++] = (struct op){optarg, OP_CHDIR};
+			break;
+		case OPT_FILES_FROM:
+			ops[nops++] = (struct op){optarg, OP_LIST};
+			nlists++;
+			break;
+		case OPT_NULL:
+			null_sep = 1;
+			break;
+		case OPT_OWNER:
+		case OPT_GROUP: {
+			int rc = cli_meta_owner(&meta, optarg, c == OPT_GROUP);
+			if (rc)
+				return rc;
+			break;
+		}
+		case OPT_NUMERIC_OWNER:
+			meta.numeric_owner = 1;
+			break;
+		case OPT_MODE: {
+			int rc = cli_meta_mode(&meta, optarg);
+			if (rc)
+				return rc;
+			break;
+		}
+		case OPT_MTIME: {
+			int rc = cli_meta_mtime(&meta, optarg);
+			if (rc)
+				return rc;
+			break;
+		}
+		case OPT_CLAMP:
+			clamp = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case OPT_PROGRESS:
+			cli_progress = 1;
+			break;
+		case 'q':
+			cli_quiet = 1;
+			break;
+		case 'h':
+			fputs(create_help, stdout);
+			return EXIT_OK;
+		default:
+			return cli_option_error("create", c, argv);
+		}
+	}
+	if (clamp && !meta.mtime_policy)
+		return cli_usage_error("create", "--clamp-mtime needs --mtime DATE");
+	if (clamp)
+		meta.mtime_policy = MTIME_CLAMP;
+	if (!out)
+		return cli_usage_error("create", "missing -o OUT");
+	if (!*out)
+		return cli_usage_error("create", "empty OUT name");
+	for (int i = optind; i < argc; i++) { /* after "--" */
+		ops[nops++] = (struct op){argv[i], OP_PATH};
+		npaths++;
+	}
+	if (nlists) {
+		int rc = read_lists(&ops, &nops, null_sep);
+		if (rc)
+			return rc;
+	} else if (!npaths) { /* an empty LIST makes an empty archive, as with tar */
+		return cli_usage_error("create", "no input PATH given");
+	}
+	/* Without --memory the default grows with a large chunk size instead of refusing it. */
+	uint64_t need = zn_create_memory_min(opt.chunk_size);
+	if (!memory_given && opt.memory_limit < need)
+		opt.memory_limit = need;
+	if (opt.memory_limit < need)
+		return cli_usage_error("create",
+		                       "--memory must be at least %lluK for this chunk size "
+		                       "(4 buffers of input and compressed output)",
+		                       (unsigned long long)((need + 1023) >> 10));
+
+	/* A new or plain OUT is written under a temporary name beside it (cli_open_replacement)
+	 * and renamed on success, so a failed run never leaves a half-written archive under the
+	 * final name. Anything else (a device, a FIFO, a symlink, a file with other links) is
+	 * written in place, as tar does. Paths are resolved before -C. */
+	char *tmp = NULL;
+	int fd = 1;
+	struct stat ost;
+	int out_exists = lstat(out, &ost) == 0;
+	if (!strcmp(out, "-")) {
+		if (isatty(1))
+			return cli_usage_error("create",
+			                       "refusing to write an archive to a terminal");
+	} else if (out_exists && (!S_ISREG(ost.st_mode) || ost.st_nlink > 1)) {
+		if (S_ISDIR(ost.st_mode)) {
+			cli_error("%s: is a directory", out);
+			return EXIT_SYSTEM;
+		}
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+		if (fd < 0) {
+			cli_error("%s: cannot open: %s", out, strerror(errno));
+			return EXIT_SYSTEM;
+		}
+	} else if (out_exists && faccessat(AT_FDCWD, out, W_OK, AT_EACCESS) && errno == EACCES) {
+		cli_error("%s: cannot open: %s", out, strerror(errno)); /* read-only: as tar */
+		return EXIT_SYSTEM;
+	} else if (out_exists && !may_replace(out, &ost)) {
+		/* Another user's name: not followed if it became a symlink, and truncated only
+		 * once it is known to be the file that was looked at. */
+		fd = open(out, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+		struct stat now;
+		if (fd >= 0 && !fstat(fd, &now) &&
+		    (now.st_dev != ost.st_dev || now.st_ino != ost.st_ino)) {
+			cli_error("%s: replaced by another file meanwhile; not written", out);
+			close(fd);
+			return EXIT_SYSTEM;
+		}
+		if (fd >= 0 && ftruncate(fd, 0)) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd < 0) {
+			cli_error("%s: cannot open: %s", out, strerror(errno));
+			return EXIT_SYSTEM;
+		}
+	} else {
+		/* A file we may write in a directory we may not is written in place, as tar does
+		 * (a failure then leaves it incomplete): tmp stays NULL. */
+		fd = cli_open_replacement(out, out_exists ? &ost : NULL, &tmp);
+		if (fd < 0) {
+			cli_error("%s: cannot create: %s", out, strerror(errno));
+			return EXIT_SYSTEM;
+		}
+	}
+	struct zn_writer *w;
+	zn_result res = zn_writer_open(&w, fd, &opt);
+	struct stat sst;
+	if (res == ZN_ERR_INVALID_ARG && fd == 1 && !fstat(1, &sst) && S_ISREG(sst.st_mode)) {
+		/* The options were checked above: what the writer refuses is a file that does not
+		 * start where the archive would (zn_writer_open). */
+		off_t at = lseek(1, 0, SEEK_CUR);
+		cli_error(
+		        "standard output is a file already %lld bytes in: an archive must start at "
+		        "the beginning of its file (redirect with '>', not '>>')",
+		        (long long)(at > 0 ? at : sst.st_size));
+		return EXIT_USAGE;
+	}
+	if (res != ZN_OK) {
+		if (res == ZN_ERR_IO) /* the header could not be written */
+			cli_error("%s: write failed: %s",
+			          strcmp(out, "-") ? out : "(standard output)", strerror(errno));
+		else
+			cli_error("create: %s", zn_result_message(res));
+		goto fail_early;
+	}
+	/* Where -C options start, and where OUT's relative name is renamed at the end: O_PATH,
+	 * as a directory this user may search but not read is as good (fchdir takes it). */
+	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* If even that fails (a directory this user may not search), nothing is to be done there
+	 * at the end: a relative OUT could not have been made in it. */
+	zn_writer_set_hooks(w, create_problem, cc.ex.n ? create_filter : NULL,
+	                    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
+	if (verbose) /* as tar: the names go to stderr when the archive goes to stdout */
+		meta.verbose = strcmp(out, "-") ? stdout : stderr;
+	if (cli_meta_active(&meta))
+		zn_writer_set_meta_hook(w, cli_meta_hook, &meta);
+	if (out_exists && tmp) /* the old archive the new one replaces is not archived either */
+		zn_writer_skip_inode(w, (uint64_t)ost.st_dev, (uint64_t)ost.st_ino);
+	for (int i = 0; i < nops; i++) /* said once, as tar says it */
+		if (ops[i].kind == OP_PATH && ops[i].arg[0] == '/') {
+			cli_warn("removing leading '/' from stored paths");
+			break;
+		}
+	int moved = 0; /* a -C was taken */
+	for (int i = 0; i < nops && res == ZN_OK; i++) {
+		if (ops[i].kind == OP_PATH) {
+			res = zn_writer_add_path(w, ops[i].arg, NULL);
+		} else if ((moved = 1) && chdir(ops[i].arg)) {
+			cli_error("%s: cannot change directory: %s", ops[i].arg, strerror(errno));
+			res = ZN_ERR_IO; /* nothing half-done: the archive is not kept */
+			chdir_failed = 1;
+		}
+	}
+	zn_result fin = zn_writer_finish(w);
+	if (res == ZN_OK)
+		res = fin;
+	cli_progress_end();
+	struct zn_write_stats st;
+	zn_writer_stats(w, &st);
+	zn_writer_free(w);
+	if (moved && cwd >= 0 && fchdir(cwd)) {
+		cli_error("cannot return to the starting directory: %s", strerror(errno));
+		chdir_failed = 1; /* OUT's temporary name may be relative: not kept */
+	}
+	/* Complete: every byte of the archive was written (inputs that could not be read are
+	 * named above and left out; that alone does not cost the archive). */
+	int complete = st.complete && (res == ZN_OK || res == ZN_ERR_IO) && !chdir_failed;
+	int write_failed = !st.complete && st.write_errno;
+	if (write_failed)
+		cli_error("%s: write failed: %s", strcmp(out, "-") ? out : "(standard output)",
+		          strerror(st.write_errno));
+	if (tmp) {
+		if (close(fd) && complete) {
+			cli_error("%s: write failed: %s", out, strerror(errno));
+			complete = 0;
+			write_failed = 1;
+		}
+		if (complete && rename(tmp, out)) {
+			cli_error("%s: cannot rename: %s", out, strerror(errno));
+			complete = 0;
+			write_failed = 1;
+		}
+		if (!complete)
+			unlink(tmp);
+		cli_replacement_done(tmp);
+	} else if (fd != 1) {
+		close(fd);
+	}
+	if (write_failed || chdir_failed)
+		res = ZN_ERR_IO;
+	if (chdir_failed)
+		cli_error("%s: not written", out);
+	else if (write_failed)
+		; /* named above, with its errno */
+	else if (res != ZN_OK && res != ZN_ERR_IO)
+		cli_error("create: %s", zn_result_message(res));
+	else if (res == ZN_ERR_IO && complete)
+		cli_error("create: archive written; exit status 3 for the inputs named above");
+	else if (res == ZN_ERR_IO)
+		cli_error("create: I/O error");
+	else if (cc.changed) /* stored as read: the archive may hold a torn copy */
+		cli_error(
+		        "create: archive written; exit status 1: %llu %s changed or removed while "
+		        "read (named above)",
+		        (unsigned long long)cc.changed, cc.changed == 1 ? "file" : "files");
+	if (res == ZN_OK && cli_progress_enabled()) {
+		char dups[64] = "";
+		if (st.duplicates)
+			snprintf(dups, sizeof(dups), " (%llu identical files stored once)",
+			         (unsigned long long)st.duplicates);
+		fprintf(stderr, "%s: %llu entries%s, %.1f MB -> %.1f MB (%.1f%%)\n", cli_prog,
+		        (unsigned long long)st.entries, dups, (double)st.content_bytes / 1e6,
+		        (double)st.archive_bytes / 1e6,
+		        st.content_bytes
+		                ? 100.0 * (double)st.archive_bytes / (double)st.content_bytes
+		                : 0.0);
+	}
+	if (res == ZN_OK)
+		return cc.changed ? EXIT_DAMAGED : EXIT_OK;
+	return res == ZN_ERR_IO ? EXIT_SYSTEM : cli_exit_code(res);
+fail_early:
+	if (tmp) {
+		close(fd);
+		unlink(tmp);
+		cli_replacement_done(tmp);
+	}
+	return EXIT_SYSTEM;
+}

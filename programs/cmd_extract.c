@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_extract.c - `znippy extract`: entries into a directory, stopping cleanly on a signal. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum {
+	OPT_EXCLUDE = 1000,
+	OPT_PROGRESS,
+	OPT_OVERWRITE,
+	OPT_CHECK_DIGEST,
+	OPT_NUMERIC_OWNER,
+	OPT_NO_SPARSE,
+	OPT_STRIP,
+	OPT_SKIP_OLD,
+	OPT_NO_SAME_PERMS,
+	OPT_SAME_OWNER,
+	OPT_NO_SAME_OWNER,
+	OPT_NO_OVERWRITE_DIR,
+};
+
+static const char extract_help[] =
+        "Usage: znippy extract ARCHIVE [OPTIONS] [PATTERN...]\n"
+        "Extract all entries, or those whose path matches a PATTERN (a glob, or the path itself;\n"
+        "a directory's pattern selects everything below it; one ending in '/' names only\n"
+        "directories).\n"
+        "Paths that are absolute or contain '..' are refused, and no write ever follows a\n"
+        "symlink. Damaged files are named and left out; everything else is still extracted.\n"
+        "INT, TERM, HUP or PIPE stop it: files begun but not finished are removed, then it\n"
+        "dies of the signal.\n"
+        "\n"
+        "  -C, --directory DIR   extract into DIR (default: the current directory); a missing\n"
+        "                        DIR is created if its parent exists, as unzip -d does; a\n"
+        "                        second -C is relative to the one before, as tar's\n"
+        "  -T, --threads N       worker threads, 0..1024 (default or 0: one per CPU, as nproc;\n"
+        "                        at most 256 run)\n"
+        "      --overwrite       replace existing files and empty directories (default:\n"
+        "                        refuse); a file or link is replaced only by a complete,\n"
+        "                        checked new one (written as .znippy-*.part beside it, then\n"
+        "                        renamed), so damage, a full disk or a stop leaves the old one\n"
+        "      --skip-old-files  pass over files and links whose name exists already (as a\n"
+        "                        file, link or directory), silently, keeping what is there\n"
+        "                        (as tar)\n"
+        "      --check-digest    also check each file's SHA-256 before it is kept (every\n"
+        "                        block is always checked by its XXH3)\n"
+        "      --numeric-owner   owners by their stored ids; by default a stored user or group\n"
+        "                        name this system knows gives its id here, as with tar (owners\n"
+        "                        are applied when run as root)\n"
+        "      --no-same-owner   files owned by the user extracting them, as root too\n"
+        "      --same-owner      apply the stored owners when not run as root too (where the\n"
+        "                        system allows it)\n"
+        "  -k, --keep-old-files  as tar -k: an existing file is an error, not replaced (as by\n"
+        "                        default), and an existing directory keeps its mode and owner\n"
+        "                        (--no-overwrite-dir); it cancels --overwrite and\n"
+        "                        --skip-old-files given before it\n"
+        "      --no-overwrite-dir  a directory that exists keeps its own mode and owner and\n"
+        "                        gets the archive's times, as tar's (by default it gets all)\n"
+        "  -m, --touch           do not restore modification times, as tar -m\n"
+        "  -p, --preserve-permissions, --same-permissions\n"
+        "                        modes exactly as stored, set-id and sticky bits included (the\n"
+        "                        default when run as root; set-id bits only where the stored\n"
+        "                        owner and group are given too); otherwise, as tar, the umask\n"
+        "                        is taken off and those bits dropped\n"
+        "      --no-same-permissions  the umask taken off and those bits dropped, as root too\n"
+        "      --exclude GLOB    leave out what GLOB matches, and what is below a directory it\n"
+        "                        matches, as create's --exclude (and tar's); repeatable\n"
+        "  -X, --exclude-from FILE  --exclude each line of FILE\n"
+        "  -O, --to-stdout       write the selected files' contents to standard output, in\n"
+        "                        path order, instead of extracting (as tar -xO; checked as cat\n"
+        "                        checks them); with -v their names go to stderr\n"
+        "      --strip-components N  (0..4096)\n"
+        "                        leave the first N components off each path, as tar: 'a/b/c'\n"
+        "                        with 1 becomes 'b/c', and entries with no more components\n"
+        "                        than N are left out (PATTERNs match the stored paths)\n"
+        "      --no-sparse       write every byte; by default runs of zeros (whole aligned\n"
+        "                        64 KiB, or a file's zero end) are left as holes, as zstd -d\n"
+        "                        and cp --sparse=always leave them\n"
+        "  -v, --verbose         list the paths extracted, in the archive's order, once they\n"
+        "                        all are\n"
+        "      --progress        show a progress line on stderr\n"
+        "  -q, --quiet           no progress, no warnings\n"
+        "  -h, --help            this help\n"
+        "\n" STDIN_HELP EXIT_CODES_HELP;
+
+static void list_extracted(void *ctx, const char *path, size_t len)
+{
+	(void)ctx;
+	cli_put_escaped(stdout, path, len);
+	putchar('\n');
+}
+
+#ifdef ZN_TEST_HOOKS
+/* A test's (ZN_TEST_TRUNCATE_AT): the archive is cut short at the first progress report, as
+ * another program truncating it mid-extraction would. */
+static const char *truncate_path;
+static long long truncate_at;
+static void truncating_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	static atomic_int once;
+	if (!atomic_exchange(&once, 1) && truncate(truncate_path, (off_t)truncate_at))
+		cli_error("%s: truncate: %s", truncate_path, strerror(errno));
+	if (cli_progress_enabled())
+		cli_progress_cb(ctx, done, total);
+}
+#endif
+
+/* extract's problem hook: says whether the target directory itself failed (the library names
+ * it by the very string it was given), which needs no summary after it. */
+struct target_watch {
+	const char *dir;
+	int failed;
+	int hint; /* name --overwrite where a file was not overwritten (not after -k) */
+};
+
+static void watch_target(void *ctx, const char *path, zn_result r, const char *what)
+{
+	struct target_watch *tw = ctx;
+	tw->failed |= path == tw->dir;
+	if (cli_truncation_seen()) /* after that, what fails is said once, at the end */
+		return;
+	char buf[512];
+	if (r == ZN_ERR_EXISTS && tw->hint) {
+		snprintf(buf, sizeof(buf), "%s (use --overwrite)", what);
+		what = buf;
+	}
+	cli_problem_cb(NULL, path, r, what);
+}
+
+int cmd_extract(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	        {"directory", required_argument, 0, 'C'},
+	        {"threads", required_argument, 0, 'T'},
+	        {"overwrite", no_argument, 0, OPT_OVERWRITE},
+	        {"progress", no_argument, 0, OPT_PROGRESS},
+	        {"check-digest", no_argument, 0, OPT_CHECK_DIGEST},
+	        {"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
+	        {"no-sparse", no_argument, 0, OPT_NO_SPARSE},
+	        {"strip-components", required_argument, 0, OPT_STRIP},
+	        {"skip-old-files", no_argument, 0, OPT_SKIP_OLD},
+	        {"preserve-permissions", no_argument, 0, 'p'},
+	        {"same-permissions", no_argument, 0, 'p'},
+	        {"no-same-permissions", no_argument, 0, OPT_NO_SAME_PERMS},
+	        {"verbose", no_argument, 0, 'v'},
+	        {"same-owner", no_argument, 0, OPT_SAME_OWNER},
+	        {"no-same-owner", no_argument, 0, OPT_NO_SAME_OWNER},
+	        {"keep-old-files", no_argument, 0, 'k'},
+	        {"exclude", required_argument, 0, OPT_EXCLUDE},
+	        {"exclude-from", required_argument, 0, 'X'},
+	        {"to-stdout", no_argument, 0, 'O'},
+	        {"touch", no_argument, 0, 'm'},
+	        {"no-overwrite-dir", no_argument, 0, OPT_NO_OVERWRITE_DIR},
+	        {"quiet", no_argument, 0, 'q'},
+	        {"help", no_argument, 0, 'h'},
+	        {0, 0, 0, 0},
+	};
+	struct zn_extract_options opt;
+	zn_extract_options_init(&opt);
+	const char *dir = ".";
+	int c;
+	optind = 1;
+	static struct cli_excludes ex; /* static: the patterns stay reachable to the end */
+	int to_stdout = 0, keep_old = 0;
+	while ((c = getopt_long(argc, argv, ":C:T:X:Opkmvqh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'C': {
+			int rc = cli_take_dir("extract", &dir, optarg);
+			if (rc)
+				return rc;
+			break;
+		}
+		case 'T':
+			if (cli_parse_threads("extract", optarg, &opt.threads))
+				return EXIT_USAGE;
+			break;
+		case OPT_OVERWRITE:
+			opt.overwrite = 1;
+			break;
+		case OPT_CHECK_DIGEST:
+			opt.check_digest = 1;
+			break;
+		case OPT_NUMERIC_OWNER:
+			opt.numeric_owner = 1;
+			break;
+		case OPT_NO_SPARSE:
+			opt.sparse = 0;
+			break;
+		case OPT_SKIP_OLD:
+			opt.skip_existing = 1;
+			break;
+		case 'p':
+			opt.same_permissions = 1;
+			break;
+		case 'v':
+			opt.extracted = list_extracted;
+			break;
+		case OPT_SAME_OWNER:
+			opt.same_owner = 1;
+			break;
+		case OPT_NO_SAME_OWNER:
+			opt.same_owner = 0;
+			break;
+		case 'k':
+			keep_old = 1;
+			opt.overwrite = opt.skip_existing = 0;
+			opt.no_overwrite_dir =
+			        1; /* as tar -k: existing directories stay as they are */
+			break;
+		case 'O':
+			to_stdout = 1;
+			break;
+		case 'm':
+			opt.touch = 1;
+			break;
+		case OPT_NO_OVERWRITE_DIR:
+			opt.no_overwrite_dir = 1;
+			break;
+		case OPT_EXCLUDE:
+		case 'X': {
+			int rc = cli_exclude_option(&ex, "extract", c == 'X', optarg);
+			if (rc)
+				return rc;
+			break;
+		}
+		case OPT_NO_SAME_PERMS:
+			opt.same_permissions = 0;
+			break;
+		case OPT_STRIP: {
+			uint64_t v;
+			if (cli_parse_uint(optarg, 0, 4096, &v))
+				return cli_usage_error("extract",
+				                       "invalid number '%s' for "
+				                       "--strip-components (0..4096)",
+				                       optarg);
+			opt.strip_components = (unsigned)v;
+			break;
+		}
+		case OPT_PROGRESS:
+			cli_progress = 1;
+			break;
+		case 'q':
+			cli_quiet = 1;
+			break;
+		case 'h':
+			fputs(extract_help, stdout);
+			return EXIT_OK;
+		default:
+			return cli_option_error("extract", c, argv);
+		}
+	}
+	if (opt.overwrite && opt.skip_existing)
+		return cli_usage_error("extract", "--overwrite and --skip-old-files: choose one");
+	if (optind >= argc)
+		return cli_usage_error("extract", "missing ARCHIVE");
+	const char *path = argv[optind++];
+	struct zn_reader *r;
+	zn_result res = cli_open_archive(path, &r);
+	if (res != ZN_OK)
+		return cli_exit_code(res);
+	uint8_t *sel;
+	int missing = cli_select_kept(r, &ex, argv + optind, argc - optind, &sel);
+	if (missing < 0 || (optind < argc && missing == argc - optind)) { /* not even -C DIR */
+		free(sel);
+		zn_reader_close(r);
+		return missing < 0 ? EXIT_SYSTEM : EXIT_DAMAGED;
+	}
+	if (to_stdout) {
+		int rc = cli_extract_to_stdout(r, path, sel, opt.strip_components,
+		                               opt.extracted != NULL);
+		free(sel);
+		zn_reader_close(r);
+		return rc > EXIT_OK || !missing ? rc : EXIT_DAMAGED;
+	}
+	if (opt.check_digest) {
+		struct zn_archive_info in;
+		zn_reader_info(r, &in);
+		if (in.digest != ZN_DIGEST_SHA256)
+			cli_warn(
+			        "%s: has no file digests (made with --digest none): --check-digest "
+			        "adds nothing to the blocks' checks",
+			        path);
+	}
+	/* A signal stops the extraction rather than killing it halfway: files begun but not
+	 * finished are removed first, then the signal takes its course. So does the archive
+	 * shrinking under the reader (SIGBUS). */
+	opt.stop = cli_stop_flag();
+	cli_defer_signals();
+	const void *map;
+	uint64_t map_len;
+	zn_reader_mapping(r, &map, &map_len);
+	cli_survive_truncation(map, map_len);
+	/* A file over the file size limit (ulimit -f) fails with EFBIG and is named, as tar
+	 * names it, instead of killing the extraction halfway. */
+	signal(SIGXFSZ, SIG_IGN);
+	zn_progress_fn progress = cli_progress_enabled() ? cli_progress_cb : NULL;
+#ifdef ZN_TEST_HOOKS
+	if (getenv("ZN_TEST_TRUNCATE_AT")) { /* the archive cut there once data is written */
+		truncate_path = path;
+		truncate_at = strtoll(getenv("ZN_TEST_TRUNCATE_AT"), NULL, 10);
+		progress = truncating_progress;
+	}
+#endif
+	struct target_watch tw = {dir, 0, !opt.overwrite && !keep_old && !opt.skip_existing};
+	res = zn_extract(r, dir, sel, &opt, watch_target, progress, &tw);
+	cli_progress_end();
+	int truncated = cli_truncation_seen();
+	cli_end_deferred_signals();
+	free(sel);
+	zn_reader_close(r);
+	if (truncated) {
+		cli_error("%s: the archive shrank while being read (truncated or rewritten by "
+		          "another program); extraction stopped, and the files it had begun are "
+		          "removed",
+		          path);
+		return EXIT_SYSTEM;
+	}
+	if (res != ZN_OK) {
+		if (res == ZN_ERR_DAMAGED)
+			cli_error("%s: parts of the archive are damaged, or entries unsafe (see "
+			          "above)",
+			          path);
+		else if (res == ZN_ERR_IO && !tw.failed)
+			cli_error("%s: not everything could be extracted (see above)", path);
+		else if (!tw.failed)
+			cli_error("%s: %s", path, zn_result_message(res));
+		return cli_exit_code(res);
+	}
+	return missing ? EXIT_DAMAGED : EXIT_OK;
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_list.c - `znippy list`: names, long listings and JSON of an archive's entries. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+enum { OPT_EXCLUDE = 1000, OPT_JSON };
+
+static const char list_help[] =
+        "Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
+        "List all entries, or those whose path matches a PATTERN (as for extract), in path order.\n"
+        "Names are shown as UTF-8; backslash, tab, newline, other control characters,\n"
+        "bidirectional and zero-width marks, and bytes that are not UTF-8 are shown as C escapes\n"
+        "(\\\\, \\t, \\n, \\ooo).\n"
+        "\n"
+        "  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path; the\n"
+        "               stored size of a file packed with others is its share of their block,\n"
+        "               rounded down (0 for the smallest); a file stored once for identical ones\n"
+        "               has it with the first in path order, 0 with the others (-v, --verbose:\n"
+        "               the same, as tar -tv)\n"
+        "      --json   one JSON object per line with every field (exact bytes of names that are\n"
+        "               not UTF-8 in \"path_hex\"; a field a damaged index lost is left out, "
+        "where\n"
+        "               -l shows '?', or for a lost name the id; so are user and group names the\n"
+        "               archive does not hold)\n"
+        "      --exclude GLOB, -X FILE\n"
+        "               leave out what GLOB (each line of FILE) matches, as extract's\n"
+        "  -h, --help   this help\n"
+        "\n" STDIN_HELP EXIT_CODES_HELP;
+
+/* Seconds of an mtime in nanoseconds, rounded down (also before 1970), and the rest in *ns. */
+static time_t mtime_split(int64_t mtime_ns, long *ns)
+{
+	int64_t sec = mtime_ns / 1000000000, rest = mtime_ns % 1000000000;
+	if (rest < 0)
+		rest += 1000000000, sec--;
+	*ns = (long)rest;
+	return (time_t)sec;
+}
+
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		size_t k = c < 0x80         ? 1
+		           : (c >> 5) == 6  ? 2
+		           : (c >> 4) == 14 ? 3
+		           : (c >> 3) == 30 ? 4
+		                            : 0;
+		if (!k || i + k > n || (k == 2 && c < 0xc2) || c > 0xf4)
+			return 0;
+		for (size_t j = 1; j < k; j++)
+			if ((s[i + j] & 0xc0) != 0x80)
+				return 0;
+		/* No overlong forms, no surrogates, nothing above U+10FFFF (RFC 3629). */
+		unsigned char c1 = k > 1 ? s[i + 1] : 0;
+		if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) ||
+		    (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 > 0x8f))
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+static void put_json_str(FILE *f, const char *key, const char *s, size_t n)
+{
+	int ok = valid_utf8((const unsigned char *)s, n);
+	fprintf(f, "\"%s\":\"", key);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 32)
+			fprintf(f, "\\u%04x", ch);
+		else if (ch >= 0x80 && !ok)
+			fputs("\\ufffd", f);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+	if (!ok) {
+		fprintf(f, ",\"%s_hex\":\"", key);
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "%02x", (unsigned char)s[i]);
+		fputc('"', f);
+	}
+}
+
+static const char *type_name(uint32_t t)
+{
+	static const char *const names[] = {"file", "dir", "symlink", "hardlink"};
+	return t < 4 ? names[t] : "unknown";
+}
+
+static void mode_string(const struct zn_entry *e, char out[11])
+{
+	static const char tc[] = "-dlh";
+	out[0] = tc[e->type & 3];
+	const char *rwx = "rwxrwxrwx";
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = (e->mode & (0400u >> i)) ? rwx[i] : '-';
+	if (e->mode & 04000)
+		out[3] = (e->mode & 0100) ? 's' : 'S';
+	if (e->mode & 02000)
+		out[6] = (e->mode & 0010) ? 's' : 'S';
+	if (e->mode & 01000)
+		out[9] = (e->mode & 0001) ? 't' : 'T';
+	out[10] = 0;
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	        {"long", no_argument, 0, 'l'},
+	        {"json", no_argument, 0, OPT_JSON},
+	        {"verbose", no_argument, 0, 'v'},
+	        {"exclude", required_argument, 0, OPT_EXCLUDE},
+	        {"exclude-from", required_argument, 0, 'X'},
+	        {"help", no_argument, 0, 'h'},
+	        {0, 0, 0, 0},
+	};
+	int lng = 0, json = 0, c;
+	static struct cli_excludes ex; /* static: the patterns stay reachable to the end */
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":lvX:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+		case 'v':
+			lng = 1;
+			break;
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_EXCLUDE:
+		case 'X': {
+			int rc = cli_exclude_option(&ex, "list", c == 'X', optarg);
+			if (rc)
+				return rc;
+			break;
+		}
+		case 'h':
+			fputs(list_help, stdout);
+			return EXIT_OK;
+		default:
+			return cli_option_error("list", c, argv);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("list", "missing ARCHIVE");
+	const char *path = argv[optind++];
+	struct zn_reader *r;
+	zn_result res = cli_open_archive(path, &r);
+	if (res != ZN_OK)
+		return cli_exit_code(res);
+	uint64_t n = zn_reader_count(r);
+	uint8_t *sel;
+	int bad = 0, missing = cli_select_kept(r, &ex, argv + optind, argc - optind, &sel);
+	if (missing < 0) {
+		free(sel);
+		zn_reader_close(r);
+		return EXIT_SYSTEM;
+	}
+	FILE *f = stdout;
+	/* A file stored once for several: the first row in path order has its share of the
+	 * block, the others none, so the column adds up to the archive's data. */
+	uint8_t *copy = (json || lng) ? malloc(n + 1) : NULL;
+	if (copy)
+		zn_reader_copies(r, copy);
+	/* Unreadable rows come in runs (a damaged page of the index holds many): one line a run. */
+	uint64_t run_from = 0, run_len = 0, nlost = 0;
+	zn_result run_res = ZN_OK;
+	for (uint64_t i = 0; i <= n; i++) {
+		if (i < n && sel && !sel[i])
+			continue;
+		struct zn_entry e;
+		unsigned lost = 0; /* fields lost to index damage: shown as '?', left out of JSON */
+		res = i < n ? zn_reader_entry_lost(r, i, &e, &lost) : ZN_OK;
+		nlost += lost != 0;
+		if (run_len && (res == ZN_OK || res != run_res || i != run_from + run_len)) {
+			if (run_len == 1)
+				cli_error("%s: entry %llu: %s", path, (unsigned long long)run_from,
+				          zn_result_message(run_res));
+			else
+				cli_error("%s: entries %llu-%llu: %s", path,
+				          (unsigned long long)run_from,
+				          (unsigned long long)(run_from + run_len - 1),
+				          zn_result_message(run_res));
+			run_len = 0;
+		}
+		if (i == n)
+			break;
+		if (res != ZN_OK) {
+			if (!run_len) {
+				run_from = i;
+				run_res = res;
+			}
+			run_len++;
+			bad = 1;
+			continue;
+		}
+		if (copy && copy[i])
+			e.stored_size = 0;
+		if (json) {
+			fputc('{', f);
+			put_json_str(f, "path", e.path, e.path_len);
+			fprintf(f, ",\"type\":\"%s\"", type_name(e.type));
+			if (!(lost & ZN_LOST_MODE))
+				fprintf(f, ",\"mode\":\"%04o\"", e.mode);
+			if (!(lost & ZN_LOST_OWNER))
+				fprintf(f, ",\"uid\":%u,\"gid\":%u", e.uid, e.gid);
+			/* A name never stored (--numeric-owner) is left out, as one that was lost.
+			 */
+			if (e.uname_len) {
+				fputc(',', f);
+				put_json_str(f, "user", e.uname, e.uname_len);
+			}
+			if (e.gname_len) {
+				fputc(',', f);
+				put_json_str(f, "group", e.gname, e.gname_len);
+			}
+			fprintf(f, ",\"size\":%llu,\"stored\":%llu", (unsigned long long)e.size,
+			        (unsigned long long)e.stored_size);
+			/* The time as a string too: mtime_ns is above 2^53, where readers that hold
+			 * JSON numbers as doubles (jq 1.6, JavaScript) round it. */
+			long ns;
+			time_t t = mtime_split(e.mtime_ns, &ns);
+			struct tm tm;
+			char tbuf[64];
+			if (!(lost & ZN_LOST_MTIME)) {
+				fprintf(f, ",\"mtime_ns\":%lld", (long long)e.mtime_ns);
+				if (gmtime_r(&t, &tm) &&
+				    strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm))
+					fprintf(f, ",\"mtime\":\"%s.%09ldZ\"", tbuf, ns);
+			}
+			if (e.link) {
+				fputc(',', f);
+				put_json_str(f, "link", e.link, e.link_len);
+			}
+			if (e.has_digest) {
+				fputs(",\"sha256\":\"", f);
+				for (int k = 0; k < 32; k++)
+					fprintf(f, "%02x", e.sha256[k]);
+				fputc('"', f);
+			}
+			fputs("}\n", f);
+		} else if (lng) {
+			char ms[11], tbuf[32] = "\?\?\?\?-\?\?-\?\? \?\?:\?\?";
+			mode_string(&e, ms);
+			if (lost & ZN_LOST_MODE)
+				memset(ms + 1, '?', 9);
+			long ns;
+			time_t t = mtime_split(e.mtime_ns, &ns);
+			struct tm tm;
+			localtime_r(&t, &tm);
+			if (!(lost & ZN_LOST_MTIME))
+				strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M", &tm);
+			/* user/group, each its name when the archive has one, else its number (as
+			 * tar); names come from the archive, so control characters become '?'. */
+			char owner[160];
+			size_t o = 0;
+			for (int g = 0; g < 2; g++) {
+				const char *nm = g ? e.gname : e.uname;
+				size_t nl = g ? e.gname_len : e.uname_len;
+				if (g)
+					owner[o++] = '/';
+				if (!nl && (lost & ZN_LOST_OWNER)) {
+					owner[o++] = '?';
+					continue;
+				}
+				if (!nl) {
+					o += (size_t)snprintf(owner + o, sizeof(owner) - o, "%u",
+					                      g ? e.gid : e.uid);
+					continue;
+				}
+				for (size_t k = 0; k < nl && k < 60; k++)
+					owner[o++] = (unsigned char)nm[k] < 32 || nm[k] == 127
+					                     ? '?'
+					                     : nm[k];
+			}
+			owner[o] = 0;
+			fprintf(f, "%s %-17s %12llu %12llu %s ", ms, owner,
+			        (unsigned long long)e.size, (unsigned long long)e.stored_size,
+			        tbuf);
+			cli_put_escaped(f, e.path, e.path_len);
+			if (e.link) {
+				fputs(e.type == ZN_TYPE_SYMLINK ? " -> " : " link to ", f);
+				cli_put_escaped(f, e.link, e.link_len);
+			}
+			fputc('\n', f);
+		} else {
+			cli_put_escaped(f, e.path, e.path_len);
+			fputc('\n', f);
+		}
+	}
+	free(sel);
+	free(copy);
+	zn_reader_close(r);
+	if (nlost)
+		cli_error("%s: index damaged: %llu %s listed without the mode, owner, time or "
+		          "digest the index lost%s",
+		          path, (unsigned long long)nlost, nlost == 1 ? "entry" : "entries",
+		          lng || json ? " ('?', or left out of --json)" : "");
+	bad |= nlost != 0;
+	if (fflush(f) || ferror(f)) {
+		cli_error("write error on standard output: %s", strerror(errno ? errno : EIO));
+		return EXIT_SYSTEM;
+	}
+	return (missing || bad) ? EXIT_DAMAGED : EXIT_OK;
+}
