@@ -207,269 +207,315 @@ static int read_lists(struct op **ops, int *nops, int null_sep)
 	return 0;
 }
 
-int cmd_create(int argc, char **argv)
-{
-	static const struct option lo[] = {
-	        {"output", required_argument, 0, 'o'},
-	        {"level", required_argument, 0, 'l'},
-	        {"threads", required_argument, 0, 'T'},
-	        {"chunk-size", required_argument, 0, OPT_CHUNK},
-	        {"memory", required_argument, 0, OPT_MEMORY},
-	        {"no-skip", no_argument, 0, OPT_NO_SKIP},
-	        {"digest", required_argument, 0, OPT_DIGEST},
-	        {"exclude", required_argument, 0, OPT_EXCLUDE},
-	        {"directory", required_argument, 0, 'C'},
-	        {"progress", no_argument, 0, OPT_PROGRESS},
-	        {"quiet", no_argument, 0, 'q'},
-	        {"help", no_argument, 0, 'h'},
-	        {"no-dedup", no_argument, 0, OPT_NO_DEDUP},
-	        {"one-file-system", no_argument, 0, OPT_ONE_FS},
-	        {"files-from", required_argument, 0, OPT_FILES_FROM},
-	        {"null", no_argument, 0, OPT_NULL},
-	        {"exclude-from", required_argument, 0, 'X'},
-	        {"no-recursion", no_argument, 0, OPT_NO_RECURSION},
-	        {"owner", required_argument, 0, OPT_OWNER},
-	        {"group", required_argument, 0, OPT_GROUP},
-	        {"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
-	        {"mode", required_argument, 0, OPT_MODE},
-	        {"mtime", required_argument, 0, OPT_MTIME},
-	        {"clamp-mtime", no_argument, 0, OPT_CLAMP},
-	        {"verbose", no_argument, 0, 'v'},
-	        {"exclude-vcs", no_argument, 0, OPT_EXCLUDE_VCS},
-	        {0, 0, 0, 0},
-	};
-	static struct cli_meta meta; /* static: its mode steps stay reachable to the end */
-	int clamp = 0;
+/* "-": non-options come back in order (as argument 1), so -C can be positional. */
+static const char create_shortopts[] = "-:o:l:T:C:X:vqh";
+static const struct option create_options[] = {
+        {"output", required_argument, 0, 'o'},
+        {"level", required_argument, 0, 'l'},
+        {"threads", required_argument, 0, 'T'},
+        {"chunk-size", required_argument, 0, OPT_CHUNK},
+        {"memory", required_argument, 0, OPT_MEMORY},
+        {"no-skip", no_argument, 0, OPT_NO_SKIP},
+        {"digest", required_argument, 0, OPT_DIGEST},
+        {"exclude", required_argument, 0, OPT_EXCLUDE},
+        {"directory", required_argument, 0, 'C'},
+        {"progress", no_argument, 0, OPT_PROGRESS},
+        {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},
+        {"no-dedup", no_argument, 0, OPT_NO_DEDUP},
+        {"one-file-system", no_argument, 0, OPT_ONE_FS},
+        {"files-from", required_argument, 0, OPT_FILES_FROM},
+        {"null", no_argument, 0, OPT_NULL},
+        {"exclude-from", required_argument, 0, 'X'},
+        {"no-recursion", no_argument, 0, OPT_NO_RECURSION},
+        {"owner", required_argument, 0, OPT_OWNER},
+        {"group", required_argument, 0, OPT_GROUP},
+        {"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
+        {"mode", required_argument, 0, OPT_MODE},
+        {"mtime", required_argument, 0, OPT_MTIME},
+        {"clamp-mtime", no_argument, 0, OPT_CLAMP},
+        {"verbose", no_argument, 0, 'v'},
+        {"exclude-vcs", no_argument, 0, OPT_EXCLUDE_VCS},
+        {0, 0, 0, 0},
+};
+
+/* What the command line asks for. Static where it holds patterns and names: they stay reachable
+ * until the command ends (no leak to report at an early exit). */
+struct create_args {
 	struct zn_create_options opt;
-	zn_create_options_init(&opt);
-	const char *out = NULL;
+	const char *out;
 	/* PATHs and -C in command-line order: as with tar, each -C applies to the PATHs after it
 	 * and is relative to the directory of the one before. An op is a PATH, a directory when
 	 * it comes from -C, or a --files-from LIST until read_lists() puts its PATHs there. */
-	static struct op *ops; /* static: still reachable at any early exit, no leak to report */
-	ops = calloc((size_t)argc + 1, sizeof(*ops));
-	int nops = 0, npaths = 0, nlists = 0, null_sep = 0, chdir_failed = 0;
-	if (!ops)
-		return EXIT_SYSTEM;
-	static struct create_ctx cc; /* static: the patterns stay reachable to the end */
+	struct op *ops;
+	int nops, npaths, nlists, null_sep;
+	int memory_given, clamp, verbose;
+	struct cli_meta meta;
+	struct create_ctx cc; /* the hooks' context */
+};
+
+/* tar's list of version control files and directories (exclude_vcs_files). */
+static int exclude_vcs(struct cli_excludes *x)
+{
+	static const char *const vcs[] = {"CVS",          ".cvsignore",     "RCS",
+	                                  "SCCS",         ".svn",           ".git",
+	                                  ".gitignore",   ".gitattributes", ".gitmodules",
+	                                  ".arch-ids",    "{arch}",         "=RELEASE-ID",
+	                                  "=meta-update", "=update",        ".bzr",
+	                                  ".bzrignore",   ".bzrtags",       ".hg",
+	                                  ".hgignore",    ".hgtags",        "_darcs"};
+	for (size_t i = 0; i < sizeof(vcs) / sizeof(vcs[0]); i++)
+		if (cli_exclude_add(x, vcs[i]))
+			return EXIT_SYSTEM;
+	return 0;
+}
+
+/* The options that change the stored metadata (cli_meta.c). Returns 0, -1 for an option that is
+ * not one of them, or the exit status. */
+static int create_meta_option(struct create_args *a, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_OWNER:
+	case OPT_GROUP:
+		return cli_meta_owner(&a->meta, arg, c == OPT_GROUP);
+	case OPT_NUMERIC_OWNER:
+		a->meta.numeric_owner = 1;
+		return 0;
+	case OPT_MODE:
+		return cli_meta_mode(&a->meta, arg);
+	case OPT_MTIME:
+		return cli_meta_mtime(&a->meta, arg);
+	case OPT_CLAMP:
+		a->clamp = 1;
+		return 0;
+	}
+	return -1;
+}
+
+/* The options of how the archive is made. Returns as create_meta_option. */
+static int create_pack_option(struct create_args *a, int c, const char *arg)
+{
 	uint64_t v;
-	int memory_given = 0;
+	switch (c) {
+	case 'l':
+		if (cli_parse_uint(arg, 1, 19, &v))
+			return cli_usage_error("create", "invalid level '%s' (1..19)", arg);
+		a->opt.level = (int)v;
+		return 0;
+	case 'T':
+		return cli_parse_threads("create", arg, &a->opt.threads) ? EXIT_USAGE : 0;
+	case OPT_CHUNK:
+		if (cli_parse_size(arg, &v) || v < (64u << 10) || v > (256u << 20))
+			return cli_usage_error("create", "invalid chunk size '%s' (64K..256M)",
+			                       arg);
+		a->opt.chunk_size = v;
+		return 0;
+	case OPT_MEMORY:
+		if (cli_parse_size(arg, &v) || !v)
+			return cli_usage_error("create", "invalid memory size '%s'", arg);
+		a->opt.memory_limit = v;
+		a->memory_given = 1;
+		return 0;
+	case OPT_NO_SKIP:
+		a->opt.no_skip = 1;
+		return 0;
+	case OPT_NO_DEDUP:
+		a->opt.no_dedup = 1;
+		return 0;
+	case OPT_DIGEST:
+		if (!strcmp(arg, "sha256"))
+			a->opt.digest = ZN_DIGEST_SHA256;
+		else if (!strcmp(arg, "none"))
+			a->opt.digest = ZN_DIGEST_NONE;
+		else
+			return cli_usage_error("create", "unknown digest '%s'", arg);
+		return 0;
+	}
+	return create_meta_option(a, c, arg);
+}
+
+/* One option (or, as 1, a PATH). Returns 0 to go on, or the exit status. */
+static int create_option(struct create_args *a, int c, char *arg, char **argv)
+{
+	switch (c) {
+	case 1:
+		a->ops[a->nops++] = (struct op){arg, OP_PATH};
+		a->npaths++;
+		return 0;
+	case 'o':
+		a->out = arg;
+		return 0;
+	case 'C':
+		if (!*arg)
+			return cli_usage_error("create", "empty DIR for -C");
+		a->ops[a->nops++] = (struct op){arg, OP_CHDIR};
+		return 0;
+	case OPT_FILES_FROM:
+		a->ops[a->nops++] = (struct op){arg, OP_LIST};
+		a->nlists++;
+		return 0;
+	case OPT_NULL:
+		a->null_sep = 1;
+		return 0;
+	case OPT_ONE_FS:
+		a->opt.one_file_system = 1;
+		return 0;
+	case OPT_NO_RECURSION:
+		a->opt.no_recursion = 1;
+		return 0;
+	case OPT_EXCLUDE_VCS:
+		return exclude_vcs(&a->cc.ex);
+	case OPT_EXCLUDE:
+	case 'X':
+		return cli_exclude_option(&a->cc.ex, "create", c == 'X', arg);
+	case 'v':
+		a->verbose = 1;
+		return 0;
+	case OPT_PROGRESS:
+		cli_progress = 1;
+		return 0;
+	case 'q':
+		cli_quiet = 1;
+		return 0;
+	case 'h':
+		fputs(create_help, stdout);
+		return EXIT_OK; /* the caller stops at 'h' */
+	}
+	int rc = create_pack_option(a, c, arg);
+	return rc >= 0 ? rc : cli_option_error("create", c, argv);
+}
+
+/* The command line into *a. Returns -1 to go on, or the exit status (help, a usage error). */
+static int parse_create_args(int argc, char **argv, struct create_args *a)
+{
+	zn_create_options_init(&a->opt);
+	a->ops = calloc((size_t)argc + 1, sizeof(*a->ops));
+	if (!a->ops)
+		return EXIT_SYSTEM;
 	int c;
 	optind = 1;
-	/* "-": non-options come back in order (as argument 1), so -C can be positional. */
-	int verbose = 0;
-	while ((c = getopt_long(argc, argv, "-:o:l:T:C:X:vqh", lo, NULL)) != -1) {
-		switch (c) {
-		case 1:
-			ops[nops++] = (struct op){optarg, OP_PATH};
-			npaths++;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'l':
-			if (cli_parse_uint(optarg, 1, 19, &v))
-				return cli_usage_error("create", "invalid level '%s' (1..19)",
-				                       optarg);
-			opt.level = (int)v;
-			break;
-		case 'T':
-			if (cli_parse_threads("create", optarg, &opt.threads))
-				return EXIT_USAGE;
-			break;
-		case OPT_CHUNK:
-			if (cli_parse_size(optarg, &v) || v < (64u << 10) || v > (256u << 20))
-				return cli_usage_error(
-				        "create", "invalid chunk size '%s' (64K..256M)", optarg);
-			opt.chunk_size = v;
-			break;
-		case OPT_MEMORY:
-			if (cli_parse_size(optarg, &v) || !v)
-				return cli_usage_error("create", "invalid memory size '%s'",
-				                       optarg);
-			opt.memory_limit = v;
-			memory_given = 1;
-			break;
-		case OPT_NO_SKIP:
-			opt.no_skip = 1;
-			break;
-		case OPT_NO_DEDUP:
-			opt.no_dedup = 1;
-			break;
-		case OPT_ONE_FS:
-			opt.one_file_system = 1;
-			break;
-		case OPT_NO_RECURSION:
-			opt.no_recursion = 1;
-			break;
-		case OPT_DIGEST:
-			if (!strcmp(optarg, "sha256"))
-				opt.digest = ZN_DIGEST_SHA256;
-			else if (!strcmp(optarg, "none"))
-				opt.digest = ZN_DIGEST_NONE;
-			else
-				return cli_usage_error("create", "unknown digest '%s'", optarg);
-			break;
-		case OPT_EXCLUDE_VCS: {
-			/* tar's list (exclude_vcs_files) */
-			static const char *const vcs[] = {
-			        "CVS",          ".cvsignore", "RCS",        "SCCS",
-			        ".svn",         ".git",       ".gitignore", ".gitattributes",
-			        ".gitmodules",  ".arch-ids",  "{arch}",     "=RELEASE-ID",
-			        "=meta-update", "=update",    ".bzr",       ".bzrignore",
-			        ".bzrtags",     ".hg",        ".hgignore",  ".hgtags",
-			        "_darcs"};
-			for (size_t i = 0; i < sizeof(vcs) / sizeof(vcs[0]); i++)
-				if (cli_exclude_add(&cc.ex, vcs[i]))
-					return EXIT_SYSTEM;
-			break;
-		}
-		case OPT_EXCLUDE:
-		case 'X': {
-			int rc = cli_exclude_option(&cc.ex, "create", c == 'X', optarg);
-			if (rc)
-				return rc;
-			break;
-		}
-		case 'C':
-			if (!*optarg)
-				return cli_usage_error("create", "empty DIR for -C");
-			ops[nops++] = (struct op){optarg, OP_CHDIR};
-			break;
-		case OPT_FILES_FROM:
-			ops[nops++] = (struct op){optarg, OP_LIST};
-			nlists++;
-			break;
-		case OPT_NULL:
-			null_sep = 1;
-			break;
-		case OPT_OWNER:
-		case OPT_GROUP: {
-			int rc = cli_meta_owner(&meta, optarg, c == OPT_GROUP);
-			if (rc)
-				return rc;
-			break;
-		}
-		case OPT_NUMERIC_OWNER:
-			meta.numeric_owner = 1;
-			break;
-		case OPT_MODE: {
-			int rc = cli_meta_mode(&meta, optarg);
-			if (rc)
-				return rc;
-			break;
-		}
-		case OPT_MTIME: {
-			int rc = cli_meta_mtime(&meta, optarg);
-			if (rc)
-				return rc;
-			break;
-		}
-		case OPT_CLAMP:
-			clamp = 1;
-			break;
-		case 'v':
-			verbose = 1;
-			break;
-		case OPT_PROGRESS:
-			cli_progress = 1;
-			break;
-		case 'q':
-			cli_quiet = 1;
-			break;
-		case 'h':
-			fputs(create_help, stdout);
-			return EXIT_OK;
-		default:
-			return cli_option_error("create", c, argv);
-		}
+	while ((c = getopt_long(argc, argv, create_shortopts, create_options, NULL)) != -1) {
+		int rc = create_option(a, c, optarg, argv);
+		if (rc || c == 'h')
+			return rc;
 	}
-	if (clamp && !meta.mtime_policy)
+	if (a->clamp && !a->meta.mtime_policy)
 		return cli_usage_error("create", "--clamp-mtime needs --mtime DATE");
-	if (clamp)
-		meta.mtime_policy = MTIME_CLAMP;
-	if (!out)
+	if (a->clamp)
+		a->meta.mtime_policy = MTIME_CLAMP;
+	if (!a->out)
 		return cli_usage_error("create", "missing -o OUT");
-	if (!*out)
+	if (!*a->out)
 		return cli_usage_error("create", "empty OUT name");
 	for (int i = optind; i < argc; i++) { /* after "--" */
-		ops[nops++] = (struct op){argv[i], OP_PATH};
-		npaths++;
+		a->ops[a->nops++] = (struct op){argv[i], OP_PATH};
+		a->npaths++;
 	}
-	if (nlists) {
-		int rc = read_lists(&ops, &nops, null_sep);
+	if (a->nlists) {
+		int rc = read_lists(&a->ops, &a->nops, a->null_sep);
 		if (rc)
 			return rc;
-	} else if (!npaths) { /* an empty LIST makes an empty archive, as with tar */
+	} else if (!a->npaths) { /* an empty LIST makes an empty archive, as with tar */
 		return cli_usage_error("create", "no input PATH given");
 	}
 	/* Without --memory the default grows with a large chunk size instead of refusing it. */
-	uint64_t need = zn_create_memory_min(opt.chunk_size);
-	if (!memory_given && opt.memory_limit < need)
-		opt.memory_limit = need;
-	if (opt.memory_limit < need)
+	uint64_t need = zn_create_memory_min(a->opt.chunk_size);
+	if (!a->memory_given && a->opt.memory_limit < need)
+		a->opt.memory_limit = need;
+	if (a->opt.memory_limit < need)
 		return cli_usage_error("create",
 		                       "--memory must be at least %lluK for this chunk size "
 		                       "(4 buffers of input and compressed output)",
 		                       (unsigned long long)((need + 1023) >> 10));
+	return -1;
+}
 
-	/* A new or plain OUT is written under a temporary name beside it (cli_open_replacement)
-	 * and renamed on success, so a failed run never leaves a half-written archive under the
-	 * final name. Anything else (a device, a FIFO, a symlink, a file with other links) is
-	 * written in place, as tar does. Paths are resolved before -C. */
-	char *tmp = NULL;
-	int fd = 1;
-	struct stat ost;
-	int out_exists = lstat(out, &ost) == 0;
-	if (!strcmp(out, "-")) {
+/* The archive's file: fd, and tmp (malloc'd) while it is written under a temporary name beside
+ * OUT; the old OUT's lstat in st if `exists`. */
+struct output {
+	const char *name;
+	int fd;
+	char *tmp;
+	int exists;
+	struct stat st;
+};
+
+/* OUT another user owns in a sticky directory: written in place, not followed if it became a
+ * symlink, and truncated only once it is known to be the file that was looked at. */
+static int open_in_place(struct output *o)
+{
+	o->fd = open(o->name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	struct stat now;
+	if (o->fd >= 0 && !fstat(o->fd, &now) &&
+	    (now.st_dev != o->st.st_dev || now.st_ino != o->st.st_ino)) {
+		cli_error("%s: replaced by another file meanwhile; not written", o->name);
+		close(o->fd);
+		return EXIT_SYSTEM;
+	}
+	if (o->fd >= 0 && ftruncate(o->fd, 0)) {
+		close(o->fd);
+		o->fd = -1;
+	}
+	if (o->fd < 0) {
+		cli_error("%s: cannot open: %s", o->name, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	return 0;
+}
+
+/* A new or plain OUT is written under a temporary name beside it (cli_open_replacement) and
+ * renamed on success, so a failed run never leaves a half-written archive under the final name.
+ * Anything else (a device, a FIFO, a symlink, a file with other links) is written in place, as
+ * tar does. Paths are resolved before -C. Returns 0 or the exit status. */
+static int open_output(struct output *o)
+{
+	o->fd = 1;
+	o->tmp = NULL;
+	o->exists = lstat(o->name, &o->st) == 0;
+	if (!strcmp(o->name, "-")) {
 		if (isatty(1))
 			return cli_usage_error("create",
 			                       "refusing to write an archive to a terminal");
-	} else if (out_exists && (!S_ISREG(ost.st_mode) || ost.st_nlink > 1)) {
-		if (S_ISDIR(ost.st_mode)) {
-			cli_error("%s: is a directory", out);
+	} else if (o->exists && (!S_ISREG(o->st.st_mode) || o->st.st_nlink > 1)) {
+		if (S_ISDIR(o->st.st_mode)) {
+			cli_error("%s: is a directory", o->name);
 			return EXIT_SYSTEM;
 		}
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
-		if (fd < 0) {
-			cli_error("%s: cannot open: %s", out, strerror(errno));
+		o->fd = open(o->name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+		if (o->fd < 0) {
+			cli_error("%s: cannot open: %s", o->name, strerror(errno));
 			return EXIT_SYSTEM;
 		}
-	} else if (out_exists && faccessat(AT_FDCWD, out, W_OK, AT_EACCESS) && errno == EACCES) {
-		cli_error("%s: cannot open: %s", out, strerror(errno)); /* read-only: as tar */
+	} else if (o->exists && faccessat(AT_FDCWD, o->name, W_OK, AT_EACCESS) && errno == EACCES) {
+		cli_error("%s: cannot open: %s", o->name, strerror(errno)); /* read-only: as tar */
 		return EXIT_SYSTEM;
-	} else if (out_exists && !may_replace(out, &ost)) {
-		/* Another user's name: not followed if it became a symlink, and truncated only
-		 * once it is known to be the file that was looked at. */
-		fd = open(out, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-		struct stat now;
-		if (fd >= 0 && !fstat(fd, &now) &&
-		    (now.st_dev != ost.st_dev || now.st_ino != ost.st_ino)) {
-			cli_error("%s: replaced by another file meanwhile; not written", out);
-			close(fd);
-			return EXIT_SYSTEM;
-		}
-		if (fd >= 0 && ftruncate(fd, 0)) {
-			close(fd);
-			fd = -1;
-		}
-		if (fd < 0) {
-			cli_error("%s: cannot open: %s", out, strerror(errno));
-			return EXIT_SYSTEM;
-		}
+	} else if (o->exists && !may_replace(o->name, &o->st)) {
+		return open_in_place(o);
 	} else {
 		/* A file we may write in a directory we may not is written in place, as tar does
 		 * (a failure then leaves it incomplete): tmp stays NULL. */
-		fd = cli_open_replacement(out, out_exists ? &ost : NULL, &tmp);
-		if (fd < 0) {
-			cli_error("%s: cannot create: %s", out, strerror(errno));
+		o->fd = cli_open_replacement(o->name, o->exists ? &o->st : NULL, &o->tmp);
+		if (o->fd < 0) {
+			cli_error("%s: cannot create: %s", o->name, strerror(errno));
 			return EXIT_SYSTEM;
 		}
 	}
+	return 0;
+}
+
+static const char *output_name(const struct output *o)
+{
+	return strcmp(o->name, "-") ? o->name : "(standard output)";
+}
+
+/* The writer on o->fd, or NULL with the problem said and *rc the exit status. */
+static struct zn_writer *open_writer(struct create_args *a, const struct output *o, int *rc)
+{
 	struct zn_writer *w;
-	zn_result res = zn_writer_open(&w, fd, &opt);
+	zn_result res = zn_writer_open(&w, o->fd, &a->opt);
 	struct stat sst;
-	if (res == ZN_ERR_INVALID_ARG && fd == 1 && !fstat(1, &sst) && S_ISREG(sst.st_mode)) {
+	*rc = EXIT_SYSTEM;
+	if (res == ZN_ERR_INVALID_ARG && o->fd == 1 && !fstat(1, &sst) && S_ISREG(sst.st_mode)) {
 		/* The options were checked above: what the writer refuses is a file that does not
 		 * start where the archive would (zn_writer_open). */
 		off_t at = lseek(1, 0, SEEK_CUR);
@@ -477,83 +523,110 @@ int cmd_create(int argc, char **argv)
 		        "standard output is a file already %lld bytes in: an archive must start at "
 		        "the beginning of its file (redirect with '>', not '>>')",
 		        (long long)(at > 0 ? at : sst.st_size));
-		return EXIT_USAGE;
+		*rc = EXIT_USAGE;
+		return NULL;
 	}
-	if (res != ZN_OK) {
-		if (res == ZN_ERR_IO) /* the header could not be written */
-			cli_error("%s: write failed: %s",
-			          strcmp(out, "-") ? out : "(standard output)", strerror(errno));
-		else
-			cli_error("create: %s", zn_result_message(res));
-		goto fail_early;
-	}
+	if (res == ZN_ERR_IO) /* the header could not be written */
+		cli_error("%s: write failed: %s", output_name(o), strerror(errno));
+	else if (res != ZN_OK)
+		cli_error("create: %s", zn_result_message(res));
+	if (res != ZN_OK)
+		return NULL;
+	zn_writer_set_hooks(w, create_problem, a->cc.ex.n ? create_filter : NULL,
+	                    cli_progress_enabled() ? cli_progress_cb : NULL, &a->cc);
+	if (a->verbose) /* as tar: the names go to stderr when the archive goes to stdout */
+		a->meta.verbose = strcmp(o->name, "-") ? stdout : stderr;
+	if (cli_meta_active(&a->meta))
+		zn_writer_set_meta_hook(w, cli_meta_hook, &a->meta);
+	if (o->exists && o->tmp) /* the old archive the new one replaces is not archived either */
+		zn_writer_skip_inode(w, (uint64_t)o->st.st_dev, (uint64_t)o->st.st_ino);
+	return w;
+}
+
+/* The PATHs, each after the -C options before it. Returns the first error; *chdir_failed when
+ * a -C could not be taken or the starting directory not returned to. */
+static zn_result add_paths(struct zn_writer *w, const struct create_args *a, int *chdir_failed)
+{
 	/* Where -C options start, and where OUT's relative name is renamed at the end: O_PATH,
-	 * as a directory this user may search but not read is as good (fchdir takes it). */
+	 * as a directory this user may search but not read is as good (fchdir takes it). If even
+	 * that fails (a directory this user may not search), nothing is to be done there at the
+	 * end: a relative OUT could not have been made in it. */
 	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	/* If even that fails (a directory this user may not search), nothing is to be done there
-	 * at the end: a relative OUT could not have been made in it. */
-	zn_writer_set_hooks(w, create_problem, cc.ex.n ? create_filter : NULL,
-	                    cli_progress_enabled() ? cli_progress_cb : NULL, &cc);
-	if (verbose) /* as tar: the names go to stderr when the archive goes to stdout */
-		meta.verbose = strcmp(out, "-") ? stdout : stderr;
-	if (cli_meta_active(&meta))
-		zn_writer_set_meta_hook(w, cli_meta_hook, &meta);
-	if (out_exists && tmp) /* the old archive the new one replaces is not archived either */
-		zn_writer_skip_inode(w, (uint64_t)ost.st_dev, (uint64_t)ost.st_ino);
-	for (int i = 0; i < nops; i++) /* said once, as tar says it */
-		if (ops[i].kind == OP_PATH && ops[i].arg[0] == '/') {
+	for (int i = 0; i < a->nops; i++) /* said once, as tar says it */
+		if (a->ops[i].kind == OP_PATH && a->ops[i].arg[0] == '/') {
 			cli_warn("removing leading '/' from stored paths");
 			break;
 		}
+	zn_result res = ZN_OK;
 	int moved = 0; /* a -C was taken */
-	for (int i = 0; i < nops && res == ZN_OK; i++) {
-		if (ops[i].kind == OP_PATH) {
-			res = zn_writer_add_path(w, ops[i].arg, NULL);
-		} else if ((moved = 1) && chdir(ops[i].arg)) {
-			cli_error("%s: cannot change directory: %s", ops[i].arg, strerror(errno));
+	for (int i = 0; i < a->nops && res == ZN_OK; i++) {
+		if (a->ops[i].kind == OP_PATH) {
+			res = zn_writer_add_path(w, a->ops[i].arg, NULL);
+		} else if ((moved = 1) && chdir(a->ops[i].arg)) {
+			cli_error("%s: cannot change directory: %s", a->ops[i].arg,
+			          strerror(errno));
 			res = ZN_ERR_IO; /* nothing half-done: the archive is not kept */
-			chdir_failed = 1;
+			*chdir_failed = 1;
 		}
 	}
 	zn_result fin = zn_writer_finish(w);
 	if (res == ZN_OK)
 		res = fin;
-	cli_progress_end();
-	struct zn_write_stats st;
-	zn_writer_stats(w, &st);
-	zn_writer_free(w);
 	if (moved && cwd >= 0 && fchdir(cwd)) {
 		cli_error("cannot return to the starting directory: %s", strerror(errno));
-		chdir_failed = 1; /* OUT's temporary name may be relative: not kept */
+		*chdir_failed = 1; /* OUT's temporary name may be relative: not kept */
 	}
-	/* Complete: every byte of the archive was written (inputs that could not be read are
-	 * named above and left out; that alone does not cost the archive). */
-	int complete = st.complete && (res == ZN_OK || res == ZN_ERR_IO) && !chdir_failed;
-	int write_failed = !st.complete && st.write_errno;
-	if (write_failed)
-		cli_error("%s: write failed: %s", strcmp(out, "-") ? out : "(standard output)",
-		          strerror(st.write_errno));
-	if (tmp) {
-		if (close(fd) && complete) {
-			cli_error("%s: write failed: %s", out, strerror(errno));
-			complete = 0;
-			write_failed = 1;
+	if (cwd >= 0)
+		close(cwd);
+	return res;
+}
+
+/* Closes the output and, when the archive is complete, renames it into place (else removes
+ * it). Returns whether that failed (said). */
+static int close_output(struct output *o, int *complete)
+{
+	int failed = 0;
+	if (o->tmp) {
+		if (close(o->fd) && *complete) {
+			cli_error("%s: write failed: %s", o->name, strerror(errno));
+			*complete = 0;
+			failed = 1;
 		}
-		if (complete && rename(tmp, out)) {
-			cli_error("%s: cannot rename: %s", out, strerror(errno));
-			complete = 0;
-			write_failed = 1;
+		if (*complete && rename(o->tmp, o->name)) {
+			cli_error("%s: cannot rename: %s", o->name, strerror(errno));
+			*complete = 0;
+			failed = 1;
 		}
-		if (!complete)
-			unlink(tmp);
-		cli_replacement_done(tmp);
-	} else if (fd != 1) {
-		close(fd);
+		if (!*complete)
+			unlink(o->tmp);
+		cli_replacement_done(o->tmp);
+	} else if (o->fd != 1) {
+		close(o->fd);
 	}
-	if (write_failed || chdir_failed)
-		res = ZN_ERR_IO;
+	return failed;
+}
+
+/* The closing line on stderr with the progress line: entries, sizes and ratio. */
+static void say_written(const struct zn_write_stats *st)
+{
+	char dups[64] = "";
+	if (st->duplicates)
+		snprintf(dups, sizeof(dups), " (%llu identical files stored once)",
+		         (unsigned long long)st->duplicates);
+	fprintf(stderr, "%s: %llu entries%s, %.1f MB -> %.1f MB (%.1f%%)\n", cli_prog,
+	        (unsigned long long)st->entries, dups, (double)st->content_bytes / 1e6,
+	        (double)st->archive_bytes / 1e6,
+	        st->content_bytes ? 100.0 * (double)st->archive_bytes / (double)st->content_bytes
+	                          : 0.0);
+}
+
+/* What the run comes to: the message for it (problems with inputs were named as they came) and
+ * the exit status. */
+static int create_status(zn_result res, int complete, int write_failed, int chdir_failed,
+                         const struct output *o, uint64_t changed)
+{
 	if (chdir_failed)
-		cli_error("%s: not written", out);
+		cli_error("%s: not written", o->name);
 	else if (write_failed)
 		; /* named above, with its errno */
 	else if (res != ZN_OK && res != ZN_ERR_IO)
@@ -562,31 +635,52 @@ int cmd_create(int argc, char **argv)
 		cli_error("create: archive written; exit status 3 for the inputs named above");
 	else if (res == ZN_ERR_IO)
 		cli_error("create: I/O error");
-	else if (cc.changed) /* stored as read: the archive may hold a torn copy */
+	else if (changed) /* stored as read: the archive may hold a torn copy */
 		cli_error(
 		        "create: archive written; exit status 1: %llu %s changed or removed while "
 		        "read (named above)",
-		        (unsigned long long)cc.changed, cc.changed == 1 ? "file" : "files");
-	if (res == ZN_OK && cli_progress_enabled()) {
-		char dups[64] = "";
-		if (st.duplicates)
-			snprintf(dups, sizeof(dups), " (%llu identical files stored once)",
-			         (unsigned long long)st.duplicates);
-		fprintf(stderr, "%s: %llu entries%s, %.1f MB -> %.1f MB (%.1f%%)\n", cli_prog,
-		        (unsigned long long)st.entries, dups, (double)st.content_bytes / 1e6,
-		        (double)st.archive_bytes / 1e6,
-		        st.content_bytes
-		                ? 100.0 * (double)st.archive_bytes / (double)st.content_bytes
-		                : 0.0);
-	}
+		        (unsigned long long)changed, changed == 1 ? "file" : "files");
 	if (res == ZN_OK)
-		return cc.changed ? EXIT_DAMAGED : EXIT_OK;
+		return changed ? EXIT_DAMAGED : EXIT_OK;
 	return res == ZN_ERR_IO ? EXIT_SYSTEM : cli_exit_code(res);
-fail_early:
-	if (tmp) {
-		close(fd);
-		unlink(tmp);
-		cli_replacement_done(tmp);
+}
+
+int cmd_create(int argc, char **argv)
+{
+	static struct create_args a; /* static: see struct create_args */
+	int rc = parse_create_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	struct output o = {.name = a.out};
+	rc = open_output(&o);
+	if (rc)
+		return rc;
+	struct zn_writer *w = open_writer(&a, &o, &rc);
+	if (!w) {
+		if (o.tmp) {
+			close(o.fd);
+			unlink(o.tmp);
+			cli_replacement_done(o.tmp);
+		}
+		return rc;
 	}
-	return EXIT_SYSTEM;
+	int chdir_failed = 0;
+	zn_result res = add_paths(w, &a, &chdir_failed);
+	cli_progress_end();
+	struct zn_write_stats st;
+	zn_writer_stats(w, &st);
+	zn_writer_free(w);
+	/* Complete: every byte of the archive was written (inputs that could not be read are
+	 * named above and left out; that alone does not cost the archive). */
+	int complete = st.complete && (res == ZN_OK || res == ZN_ERR_IO) && !chdir_failed;
+	int write_failed = !st.complete && st.write_errno;
+	if (write_failed)
+		cli_error("%s: write failed: %s", output_name(&o), strerror(st.write_errno));
+	write_failed |= close_output(&o, &complete);
+	if (write_failed || chdir_failed)
+		res = ZN_ERR_IO;
+	rc = create_status(res, complete, write_failed, chdir_failed, &o, a.cc.changed);
+	if (res == ZN_OK && cli_progress_enabled())
+		say_written(&st);
+	return rc;
 }

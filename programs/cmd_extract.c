@@ -132,164 +132,153 @@ static void watch_target(void *ctx, const char *path, zn_result r, const char *w
 	cli_problem_cb(NULL, path, r, what);
 }
 
-int cmd_extract(int argc, char **argv)
-{
-	static const struct option lo[] = {
-	        {"directory", required_argument, 0, 'C'},
-	        {"threads", required_argument, 0, 'T'},
-	        {"overwrite", no_argument, 0, OPT_OVERWRITE},
-	        {"progress", no_argument, 0, OPT_PROGRESS},
-	        {"check-digest", no_argument, 0, OPT_CHECK_DIGEST},
-	        {"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
-	        {"no-sparse", no_argument, 0, OPT_NO_SPARSE},
-	        {"strip-components", required_argument, 0, OPT_STRIP},
-	        {"skip-old-files", no_argument, 0, OPT_SKIP_OLD},
-	        {"preserve-permissions", no_argument, 0, 'p'},
-	        {"same-permissions", no_argument, 0, 'p'},
-	        {"no-same-permissions", no_argument, 0, OPT_NO_SAME_PERMS},
-	        {"verbose", no_argument, 0, 'v'},
-	        {"same-owner", no_argument, 0, OPT_SAME_OWNER},
-	        {"no-same-owner", no_argument, 0, OPT_NO_SAME_OWNER},
-	        {"keep-old-files", no_argument, 0, 'k'},
-	        {"exclude", required_argument, 0, OPT_EXCLUDE},
-	        {"exclude-from", required_argument, 0, 'X'},
-	        {"to-stdout", no_argument, 0, 'O'},
-	        {"touch", no_argument, 0, 'm'},
-	        {"no-overwrite-dir", no_argument, 0, OPT_NO_OVERWRITE_DIR},
-	        {"quiet", no_argument, 0, 'q'},
-	        {"help", no_argument, 0, 'h'},
-	        {0, 0, 0, 0},
-	};
+static const char extract_shortopts[] = ":C:T:X:Opkmvqh";
+static const struct option extract_options[] = {
+        {"directory", required_argument, 0, 'C'},
+        {"threads", required_argument, 0, 'T'},
+        {"overwrite", no_argument, 0, OPT_OVERWRITE},
+        {"progress", no_argument, 0, OPT_PROGRESS},
+        {"check-digest", no_argument, 0, OPT_CHECK_DIGEST},
+        {"numeric-owner", no_argument, 0, OPT_NUMERIC_OWNER},
+        {"no-sparse", no_argument, 0, OPT_NO_SPARSE},
+        {"strip-components", required_argument, 0, OPT_STRIP},
+        {"skip-old-files", no_argument, 0, OPT_SKIP_OLD},
+        {"preserve-permissions", no_argument, 0, 'p'},
+        {"same-permissions", no_argument, 0, 'p'},
+        {"no-same-permissions", no_argument, 0, OPT_NO_SAME_PERMS},
+        {"verbose", no_argument, 0, 'v'},
+        {"same-owner", no_argument, 0, OPT_SAME_OWNER},
+        {"no-same-owner", no_argument, 0, OPT_NO_SAME_OWNER},
+        {"keep-old-files", no_argument, 0, 'k'},
+        {"exclude", required_argument, 0, OPT_EXCLUDE},
+        {"exclude-from", required_argument, 0, 'X'},
+        {"to-stdout", no_argument, 0, 'O'},
+        {"touch", no_argument, 0, 'm'},
+        {"no-overwrite-dir", no_argument, 0, OPT_NO_OVERWRITE_DIR},
+        {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+};
+
+struct extract_args {
 	struct zn_extract_options opt;
-	zn_extract_options_init(&opt);
-	const char *dir = ".";
+	const char *dir;
+	struct cli_excludes ex; /* static (the patterns stay reachable to the end) */
+	int to_stdout, keep_old;
+};
+
+/* The options that say what becomes of existing files and of owners and modes. Returns 0, -1 for
+ * an option that is not one of them, or the exit status. */
+static int extract_policy_option(struct extract_args *a, int c)
+{
+	switch (c) {
+	case OPT_OVERWRITE:
+		a->opt.overwrite = 1;
+		return 0;
+	case OPT_SKIP_OLD:
+		a->opt.skip_existing = 1;
+		return 0;
+	case 'k':
+		a->keep_old = 1;
+		a->opt.overwrite = a->opt.skip_existing = 0;
+		a->opt.no_overwrite_dir = 1; /* as tar -k: existing directories stay as they are */
+		return 0;
+	case OPT_NO_OVERWRITE_DIR:
+		a->opt.no_overwrite_dir = 1;
+		return 0;
+	case OPT_NUMERIC_OWNER:
+		a->opt.numeric_owner = 1;
+		return 0;
+	case OPT_SAME_OWNER:
+		a->opt.same_owner = 1;
+		return 0;
+	case OPT_NO_SAME_OWNER:
+		a->opt.same_owner = 0;
+		return 0;
+	case 'p':
+		a->opt.same_permissions = 1;
+		return 0;
+	case OPT_NO_SAME_PERMS:
+		a->opt.same_permissions = 0;
+		return 0;
+	case 'm':
+		a->opt.touch = 1;
+		return 0;
+	}
+	return -1;
+}
+
+/* One option. Returns 0 to go on, or the exit status. */
+static int extract_option(struct extract_args *a, int c, const char *arg, char **argv)
+{
+	uint64_t v;
+	switch (c) {
+	case 'C':
+		return cli_take_dir("extract", &a->dir, arg);
+	case 'T':
+		return cli_parse_threads("extract", arg, &a->opt.threads) ? EXIT_USAGE : 0;
+	case OPT_CHECK_DIGEST:
+		a->opt.check_digest = 1;
+		return 0;
+	case OPT_NO_SPARSE:
+		a->opt.sparse = 0;
+		return 0;
+	case 'v':
+		a->opt.extracted = list_extracted;
+		return 0;
+	case 'O':
+		a->to_stdout = 1;
+		return 0;
+	case OPT_EXCLUDE:
+	case 'X':
+		return cli_exclude_option(&a->ex, "extract", c == 'X', arg);
+	case OPT_STRIP:
+		if (cli_parse_uint(arg, 0, 4096, &v))
+			return cli_usage_error(
+			        "extract", "invalid number '%s' for --strip-components (0..4096)",
+			        arg);
+		a->opt.strip_components = (unsigned)v;
+		return 0;
+	case OPT_PROGRESS:
+		cli_progress = 1;
+		return 0;
+	case 'q':
+		cli_quiet = 1;
+		return 0;
+	case 'h':
+		fputs(extract_help, stdout);
+		return EXIT_OK; /* the caller stops at 'h' */
+	}
+	int rc = extract_policy_option(a, c);
+	return rc >= 0 ? rc : cli_option_error("extract", c, argv);
+}
+
+/* The options into *a, up to optind. Returns -1 to go on, or the exit status. */
+static int parse_extract_args(int argc, char **argv, struct extract_args *a)
+{
+	zn_extract_options_init(&a->opt);
+	a->dir = ".";
 	int c;
 	optind = 1;
-	static struct cli_excludes ex; /* static: the patterns stay reachable to the end */
-	int to_stdout = 0, keep_old = 0;
-	while ((c = getopt_long(argc, argv, ":C:T:X:Opkmvqh", lo, NULL)) != -1) {
-		switch (c) {
-		case 'C': {
-			int rc = cli_take_dir("extract", &dir, optarg);
-			if (rc)
-				return rc;
-			break;
-		}
-		case 'T':
-			if (cli_parse_threads("extract", optarg, &opt.threads))
-				return EXIT_USAGE;
-			break;
-		case OPT_OVERWRITE:
-			opt.overwrite = 1;
-			break;
-		case OPT_CHECK_DIGEST:
-			opt.check_digest = 1;
-			break;
-		case OPT_NUMERIC_OWNER:
-			opt.numeric_owner = 1;
-			break;
-		case OPT_NO_SPARSE:
-			opt.sparse = 0;
-			break;
-		case OPT_SKIP_OLD:
-			opt.skip_existing = 1;
-			break;
-		case 'p':
-			opt.same_permissions = 1;
-			break;
-		case 'v':
-			opt.extracted = list_extracted;
-			break;
-		case OPT_SAME_OWNER:
-			opt.same_owner = 1;
-			break;
-		case OPT_NO_SAME_OWNER:
-			opt.same_owner = 0;
-			break;
-		case 'k':
-			keep_old = 1;
-			opt.overwrite = opt.skip_existing = 0;
-			opt.no_overwrite_dir =
-			        1; /* as tar -k: existing directories stay as they are */
-			break;
-		case 'O':
-			to_stdout = 1;
-			break;
-		case 'm':
-			opt.touch = 1;
-			break;
-		case OPT_NO_OVERWRITE_DIR:
-			opt.no_overwrite_dir = 1;
-			break;
-		case OPT_EXCLUDE:
-		case 'X': {
-			int rc = cli_exclude_option(&ex, "extract", c == 'X', optarg);
-			if (rc)
-				return rc;
-			break;
-		}
-		case OPT_NO_SAME_PERMS:
-			opt.same_permissions = 0;
-			break;
-		case OPT_STRIP: {
-			uint64_t v;
-			if (cli_parse_uint(optarg, 0, 4096, &v))
-				return cli_usage_error("extract",
-				                       "invalid number '%s' for "
-				                       "--strip-components (0..4096)",
-				                       optarg);
-			opt.strip_components = (unsigned)v;
-			break;
-		}
-		case OPT_PROGRESS:
-			cli_progress = 1;
-			break;
-		case 'q':
-			cli_quiet = 1;
-			break;
-		case 'h':
-			fputs(extract_help, stdout);
-			return EXIT_OK;
-		default:
-			return cli_option_error("extract", c, argv);
-		}
+	while ((c = getopt_long(argc, argv, extract_shortopts, extract_options, NULL)) != -1) {
+		int rc = extract_option(a, c, optarg, argv);
+		if (rc || c == 'h')
+			return rc;
 	}
-	if (opt.overwrite && opt.skip_existing)
+	if (a->opt.overwrite && a->opt.skip_existing)
 		return cli_usage_error("extract", "--overwrite and --skip-old-files: choose one");
 	if (optind >= argc)
 		return cli_usage_error("extract", "missing ARCHIVE");
-	const char *path = argv[optind++];
-	struct zn_reader *r;
-	zn_result res = cli_open_archive(path, &r);
-	if (res != ZN_OK)
-		return cli_exit_code(res);
-	uint8_t *sel;
-	int missing = cli_select_kept(r, &ex, argv + optind, argc - optind, &sel);
-	if (missing < 0 || (optind < argc && missing == argc - optind)) { /* not even -C DIR */
-		free(sel);
-		zn_reader_close(r);
-		return missing < 0 ? EXIT_SYSTEM : EXIT_DAMAGED;
-	}
-	if (to_stdout) {
-		int rc = cli_extract_to_stdout(r, path, sel, opt.strip_components,
-		                               opt.extracted != NULL);
-		free(sel);
-		zn_reader_close(r);
-		return rc > EXIT_OK || !missing ? rc : EXIT_DAMAGED;
-	}
-	if (opt.check_digest) {
-		struct zn_archive_info in;
-		zn_reader_info(r, &in);
-		if (in.digest != ZN_DIGEST_SHA256)
-			cli_warn(
-			        "%s: has no file digests (made with --digest none): --check-digest "
-			        "adds nothing to the blocks' checks",
-			        path);
-	}
-	/* A signal stops the extraction rather than killing it halfway: files begun but not
-	 * finished are removed first, then the signal takes its course. So does the archive
-	 * shrinking under the reader (SIGBUS). */
-	opt.stop = cli_stop_flag();
+	return -1;
+}
+
+/* zn_extract with the signals deferred: a signal stops the extraction rather than killing it
+ * halfway (files begun but not finished are removed first, then the signal takes its course), and
+ * so does the archive shrinking under the reader (SIGBUS: *truncated). */
+static zn_result extract_stoppable(struct zn_reader *r, const char *path, const uint8_t *sel,
+                                   struct extract_args *a, struct target_watch *tw, int *truncated)
+{
+	a->opt.stop = cli_stop_flag();
 	cli_defer_signals();
 	const void *map;
 	uint64_t map_len;
@@ -305,14 +294,21 @@ int cmd_extract(int argc, char **argv)
 		truncate_at = strtoll(getenv("ZN_TEST_TRUNCATE_AT"), NULL, 10);
 		progress = truncating_progress;
 	}
+#else
+	(void)path;
 #endif
-	struct target_watch tw = {dir, 0, !opt.overwrite && !keep_old && !opt.skip_existing};
-	res = zn_extract(r, dir, sel, &opt, watch_target, progress, &tw);
+	zn_result res = zn_extract(r, a->dir, sel, &a->opt, watch_target, progress, tw);
 	cli_progress_end();
-	int truncated = cli_truncation_seen();
+	*truncated = cli_truncation_seen();
 	cli_end_deferred_signals();
-	free(sel);
-	zn_reader_close(r);
+	return res;
+}
+
+/* The closing message for what zn_extract returned (its problems were named as they came), and
+ * the exit status. */
+static int extract_status(const char *path, zn_result res, int truncated,
+                          const struct target_watch *tw, int missing)
+{
 	if (truncated) {
 		cli_error("%s: the archive shrank while being read (truncated or rewritten by "
 		          "another program); extraction stopped, and the files it had begun are "
@@ -320,16 +316,57 @@ int cmd_extract(int argc, char **argv)
 		          path);
 		return EXIT_SYSTEM;
 	}
-	if (res != ZN_OK) {
-		if (res == ZN_ERR_DAMAGED)
-			cli_error("%s: parts of the archive are damaged, or entries unsafe (see "
-			          "above)",
-			          path);
-		else if (res == ZN_ERR_IO && !tw.failed)
-			cli_error("%s: not everything could be extracted (see above)", path);
-		else if (!tw.failed)
-			cli_error("%s: %s", path, zn_result_message(res));
+	if (res == ZN_OK)
+		return missing ? EXIT_DAMAGED : EXIT_OK;
+	if (res == ZN_ERR_DAMAGED)
+		cli_error("%s: parts of the archive are damaged, or entries unsafe (see above)",
+		          path);
+	else if (res == ZN_ERR_IO && !tw->failed)
+		cli_error("%s: not everything could be extracted (see above)", path);
+	else if (!tw->failed)
+		cli_error("%s: %s", path, zn_result_message(res));
+	return cli_exit_code(res);
+}
+
+int cmd_extract(int argc, char **argv)
+{
+	static struct extract_args a; /* static: see struct extract_args */
+	int rc = parse_extract_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	const char *path = argv[optind++];
+	struct zn_reader *r;
+	zn_result res = cli_open_archive(path, &r);
+	if (res != ZN_OK)
 		return cli_exit_code(res);
+	uint8_t *sel;
+	int missing = cli_select_kept(r, &a.ex, argv + optind, argc - optind, &sel);
+	if (missing < 0 || (optind < argc && missing == argc - optind)) { /* not even -C DIR */
+		free(sel);
+		zn_reader_close(r);
+		return missing < 0 ? EXIT_SYSTEM : EXIT_DAMAGED;
 	}
-	return missing ? EXIT_DAMAGED : EXIT_OK;
+	if (a.to_stdout) {
+		rc = cli_extract_to_stdout(r, path, sel, a.opt.strip_components,
+		                           a.opt.extracted != NULL);
+		free(sel);
+		zn_reader_close(r);
+		return rc > EXIT_OK || !missing ? rc : EXIT_DAMAGED;
+	}
+	if (a.opt.check_digest) {
+		struct zn_archive_info in;
+		zn_reader_info(r, &in);
+		if (in.digest != ZN_DIGEST_SHA256)
+			cli_warn(
+			        "%s: has no file digests (made with --digest none): --check-digest "
+			        "adds nothing to the blocks' checks",
+			        path);
+	}
+	struct target_watch tw = {a.dir, 0,
+	                          !a.opt.overwrite && !a.keep_old && !a.opt.skip_existing};
+	int truncated;
+	res = extract_stoppable(r, path, sel, &a, &tw, &truncated);
+	free(sel);
+	zn_reader_close(r);
+	return extract_status(path, res, truncated, &tw, missing);
 }

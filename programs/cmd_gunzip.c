@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,7 @@ static const char gunzip_help[] =
 
 struct out;
 struct opts {
-	int to_stdout, keep, force, test, list, name;
+	int to_stdout, keep, force, test, list, name, recursive;
 	const char *out_path;
 	struct out *out; /* -o: opened once, renamed into place at the end */
 };
@@ -145,9 +146,176 @@ static int too_short(const uint8_t *in, size_t len)
 static uint64_t last_in, last_out, last_headers;
 static int last_garbage; /* it ended at trailing garbage: last_in is where that starts */
 
+/* One decode_fd: its input (mapped, or read into buf), its output, and for pass_plain where the
+ * members it decoded ended. */
+struct decode {
+	struct zn_inflater *d;
+	int in_fd, out_fd;
+	const char *name, *out_name;
+	uint8_t *map, *buf; /* one of the two holds the input */
+	size_t map_len, buf_cap, have, pos, released;
+	off_t start; /* a mapped file's offset where decoding started */
+	int eof, first;
+	/* pass_plain, in stream positions (from where decoding started): buf[0], the end of the
+	 * last block, the end of the last member checked (of `members`) */
+	uint64_t base, block_end, member_end, members;
+};
+
+/* The input of s: a regular file is mapped and decoded in place, from its offset (standard input
+ * may be a file already read in part: { read line; zcat; } < f), anything else read in 1 MiB
+ * pieces. Returns an exit code. */
+static int open_input(struct decode *s)
+{
+	struct stat st;
+	s->buf_cap = 1 << 20;
+	if (fstat(s->in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (s->start = lseek(s->in_fd, 0, SEEK_CUR)) >= 0 && st.st_size > s->start) {
+		s->map_len = (size_t)st.st_size;
+		s->map = mmap(NULL, s->map_len, PROT_READ, MAP_PRIVATE, s->in_fd, 0);
+		if (s->map == MAP_FAILED)
+			s->map = NULL;
+		else
+			madvise(s->map, s->map_len, MADV_SEQUENTIAL);
+	}
+	if (s->map) {
+		s->have = s->map_len;
+		s->released = (size_t)s->start & ~(size_t)4095;
+		s->pos = (size_t)s->start;
+		s->eof = 1;
+		return EXIT_OK;
+	}
+	s->start = 0;
+	if (!(s->buf = malloc(s->buf_cap))) {
+		cli_error("%s: out of memory", s->name);
+		return EXIT_SYSTEM;
+	}
+	return EXIT_OK;
+}
+
+/* Whether the next step must read more: the input at hand is used up, or at the start it is too
+ * short to decide on (too_short). */
+static int needs_read(const struct decode *s)
+{
+	return !s->map && !s->eof &&
+	       (s->pos == s->have ||
+	        (s->first && s->have < s->buf_cap && too_short(s->buf + s->pos, s->have - s->pos)));
+}
+
+/* Reads more of a piped input behind what is kept of it. Returns -1 to go on, or an exit code. */
+static int read_more(struct decode *s)
+{
+	size_t keep = s->pos;
+	if (pass_plain && !s->first) {
+		uint64_t at = zn_inflate_stream_bit_position(s->d) / 8;
+		at = at > s->base + 2 ? at - 2 : s->base;
+		/* The decoder holds a few bytes at most (its bit buffer, a stage under 4 KiB); the
+		 * bound only makes sure reads stay large. */
+		if (s->pos - (size_t)(at - s->base) < s->buf_cap / 2)
+			keep = (size_t)(at - s->base);
+	}
+	memmove(s->buf, s->buf + keep, s->have - keep);
+	s->base += keep, s->have -= keep, s->pos -= keep;
+	for (;;) {
+		ssize_t n = read(s->in_fd, s->buf + s->have, s->buf_cap - s->have);
+		if (n >= 0) {
+			s->have += (size_t)n;
+			s->eof = n == 0;
+			return -1;
+		}
+		if (errno == EINTR)
+			continue;
+		/* A parent left the pipe non-blocking: block, as gzip does. */
+		int fl = fcntl(s->in_fd, F_GETFL);
+		if (errno == EAGAIN && fl >= 0 && (fl & O_NONBLOCK) &&
+		    !fcntl(s->in_fd, F_SETFL, fl & ~O_NONBLOCK))
+			continue;
+		cli_error("%s: read error: %s", s->name, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+}
+
+/* zcat -f, once the decoder stopped (r, done) or the input at hand ended: if no further member
+ * follows the last one, everything after it (zero padding included, a lone 0x1f at the end too)
+ * is copied as it is, as gzip does. Returns -1 to go on decoding, or the exit code. */
+static int copy_after_members(struct decode *s, const uint8_t *in, zn_result r, int done)
+{
+	if (zn_inflate_stream_members(s->d) != s->members) { /* a trailer checked out */
+		s->members = zn_inflate_stream_members(s->d);
+		s->member_end = s->block_end + 8;
+	}
+	if (zn_inflate_stream_at_block_end(s->d))
+		s->block_end = (zn_inflate_stream_bit_position(s->d) + 7) / 8;
+	/* The stream position where the input at hand ends. */
+	uint64_t end = s->map ? (uint64_t)(s->have - (size_t)s->start) : s->base + s->have;
+	if (!s->members || !(r == ZN_ERR_TRAILING_GARBAGE || (r == ZN_OK && done) ||
+	                     (r == ZN_ERR_TRUNCATED && s->eof && end == s->member_end + 1)))
+		return -1;
+	/* Without -f a lone 0x1f would be the start of a member cut short. */
+	uint64_t from = s->map || s->member_end >= s->base ? s->member_end : s->base;
+	size_t at = s->map ? (size_t)from + (size_t)s->start : (size_t)(from - s->base);
+	int rc = copy_plain(s->in_fd, from - s->member_end, in, at, s->have, s->eof, s->buf,
+	                    s->buf_cap, s->out_fd, s->name, s->out_name);
+	s->pos = s->have;
+	return rc;
+}
+
+/* One call of the decoder on the input at hand, its output written. Returns -1 to go on, or the
+ * exit code the stream ends with. */
+static int decode_step(struct decode *s)
+{
+	const uint8_t *in = s->map ? s->map : s->buf;
+	if (s->first && pass_plain &&
+	    (s->have - s->pos < 2 || in[s->pos] != 0x1f || in[s->pos + 1] != 0x8b)) {
+		int rc = copy_plain(s->in_fd, 0, in, s->pos, s->have, s->eof, s->buf, s->buf_cap,
+		                    s->out_fd, s->name, s->out_name);
+		s->pos = s->have;
+		return rc;
+	}
+	size_t used, olen;
+	const void *o;
+	int done;
+	if (s->first)
+		last_headers = gz_header_len(in + s->pos, s->have - s->pos, NULL) + 8;
+	s->first = 0;
+	zn_result r = zn_inflate_stream(s->d, in + s->pos, s->have - s->pos, s->eof, &used, &o,
+	                                &olen, &done);
+	s->pos += used;
+	last_in += used;
+	last_out += olen;
+	if (s->map && s->pos - s->released >= (64u << 20)) {
+		/* Input already decoded is not needed again: drop it from the process's memory, so
+		 * that a big file does not count against its limit. */
+		size_t upto = s->pos & ~(size_t)((1u << 20) - 1);
+		madvise(s->map + s->released, upto - s->released, MADV_DONTNEED);
+		s->released = upto;
+	}
+	if (olen && s->out_fd >= 0 && cli_write_all(s->out_fd, o, olen)) {
+		cli_error("%s: write error: %s", s->out_name, strerror(errno));
+		write_failed = 1;
+		return EXIT_SYSTEM;
+	}
+	int rc = pass_plain ? copy_after_members(s, in, r, done) : -1;
+	if (rc >= 0)
+		return rc;
+	if (r == ZN_ERR_TRAILING_GARBAGE) {
+		/* From a pipe the decoder may have taken some of the garbage in an earlier call:
+		 * the compressed size is where the garbage starts. */
+		zn_inflate_stream_position(s->d, &last_in, NULL);
+		last_garbage = 1;
+		cli_warn("%s: decompression OK, trailing garbage ignored", s->name);
+		return EXIT_OK;
+	}
+	if (r != ZN_OK) {
+		uint64_t at;
+		zn_inflate_stream_position(s->d, &at, NULL);
+		report(s->name, r, at + (uint64_t)s->start); /* from the file's start */
+		return cli_exit_code(r);
+	}
+	return done ? EXIT_OK : -1;
+}
+
 /*
- * Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). A regular file is mapped and
- * decoded in place; anything else is read in 1 MiB pieces. Returns an exit code.
+ * Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). Returns an exit code.
  *
  * zcat -f (pass_plain) copies input that does not start with a gzip member as it is, and, once
  * no further member follows, everything after the last member: zero padding, trailing garbage,
@@ -166,151 +334,27 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 	write_failed = 0;
 	last_in = last_out = last_headers = 0;
 	last_garbage = 0;
-	struct stat st;
-	uint8_t *map = NULL, *buf = NULL;
-	size_t map_len = 0, buf_cap = 1 << 20, have = 0, pos = 0, released = 0;
-	int eof = 0, rc = EXIT_OK, first = 1;
-	/* pass_plain, in stream positions (from where decoding started): buf[0], the end of the
-	 * last block, the end of the last member checked (of `members`) */
-	uint64_t base = 0, block_end = 0, member_end = 0, members = 0;
+	struct decode s = {.d = d,
+	                   .in_fd = in_fd,
+	                   .out_fd = out_fd,
+	                   .name = name,
+	                   .out_name = out_name,
+	                   .first = 1};
 	zn_result r = zn_inflate_stream_reset(d);
 	if (r != ZN_OK) {
 		cli_error("%s: %s", name, zn_result_message(r));
 		return cli_exit_code(r);
 	}
-	/* Standard input may be a file already read in part ({ read line; zcat; } < f): decoding
-	 * starts at its offset and leaves the offset after what was decoded, as gzip does. */
-	off_t start = 0;
-	if (fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (start = lseek(in_fd, 0, SEEK_CUR)) >= 0 && st.st_size > start) {
-		map_len = (size_t)st.st_size;
-		map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, in_fd, 0);
-		if (map == MAP_FAILED)
-			map = NULL;
-		else
-			madvise(map, map_len, MADV_SEQUENTIAL);
+	int rc = open_input(&s);
+	if (rc == EXIT_OK)
+		do
+			rc = needs_read(&s) ? read_more(&s) : decode_step(&s);
+		while (rc < 0);
+	if (s.map) {
+		munmap(s.map, s.map_len);
+		lseek(in_fd, (off_t)s.pos, SEEK_SET); /* after what was decoded */
 	}
-	if (map) {
-		have = map_len;
-		released = (size_t)start & ~(size_t)4095;
-		pos = (size_t)start;
-		eof = 1;
-	} else {
-		buf = malloc(buf_cap);
-		if (!buf) {
-			cli_error("%s: out of memory", name);
-			return EXIT_SYSTEM;
-		}
-	}
-	for (;;) {
-		const uint8_t *in = map ? map : buf;
-		if (!map && !eof &&
-		    (pos == have || (first && have < buf_cap && too_short(in + pos, have - pos)))) {
-			size_t keep = pos;
-			if (pass_plain && !first) {
-				uint64_t at = zn_inflate_stream_bit_position(d) / 8;
-				at = at > base + 2 ? at - 2 : base;
-				/* The decoder holds a few bytes at most (its bit buffer, a stage
-				 * under 4 KiB); the bound only makes sure reads stay large. */
-				if (pos - (size_t)(at - base) < buf_cap / 2)
-					keep = (size_t)(at - base);
-			}
-			memmove(buf, buf + keep, have - keep);
-			base += keep, have -= keep, pos -= keep;
-			ssize_t n = read(in_fd, buf + have, buf_cap - have);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				/* A parent left the pipe non-blocking: block, as gzip does. */
-				int fl = fcntl(in_fd, F_GETFL);
-				if (errno == EAGAIN && fl >= 0 && (fl & O_NONBLOCK) &&
-				    !fcntl(in_fd, F_SETFL, fl & ~O_NONBLOCK))
-					continue;
-				cli_error("%s: read error: %s", name, strerror(errno));
-				rc = EXIT_SYSTEM;
-				break;
-			}
-			have += (size_t)n;
-			eof = n == 0;
-			continue;
-		}
-		if (first && pass_plain &&
-		    (have - pos < 2 || in[pos] != 0x1f || in[pos + 1] != 0x8b)) {
-			rc = copy_plain(in_fd, 0, in, pos, have, eof, buf, buf_cap, out_fd, name,
-			                out_name);
-			pos = have;
-			break;
-		}
-		size_t used, olen;
-		const void *o;
-		int done;
-		if (first)
-			last_headers = gz_header_len(in + pos, have - pos, NULL) + 8;
-		first = 0;
-		r = zn_inflate_stream(d, in + pos, have - pos, eof, &used, &o, &olen, &done);
-		pos += used;
-		last_in += used;
-		last_out += olen;
-		if (map && pos - released >= (64u << 20)) {
-			/* Input already decoded is not needed again: drop it from the process's
-			 * memory, so that a big file does not count against its limit. */
-			size_t upto = pos & ~(size_t)((1u << 20) - 1);
-			madvise(map + released, upto - released, MADV_DONTNEED);
-			released = upto;
-		}
-		if (olen && out_fd >= 0 && cli_write_all(out_fd, o, olen)) {
-			cli_error("%s: write error: %s", out_name, strerror(errno));
-			write_failed = 1;
-			rc = EXIT_SYSTEM;
-			break;
-		}
-		if (pass_plain) {
-			if (zn_inflate_stream_members(d) != members) { /* a trailer checked out */
-				members = zn_inflate_stream_members(d);
-				member_end = block_end + 8;
-			}
-			if (zn_inflate_stream_at_block_end(d))
-				block_end = (zn_inflate_stream_bit_position(d) + 7) / 8;
-			/* The stream position where the input at hand ends. */
-			uint64_t end = map ? (uint64_t)(have - (size_t)start) : base + have;
-			if (members && (r == ZN_ERR_TRAILING_GARBAGE || (r == ZN_OK && done) ||
-			                (r == ZN_ERR_TRUNCATED && eof && end == member_end + 1))) {
-				/* zcat -f: what follows the last member is copied as it is, zero
-				 * padding included, as gzip does; a lone 0x1f after it too (without
-				 * -f, the start of a member cut short). */
-				uint64_t from = map || member_end >= base ? member_end : base;
-				size_t at =
-				        map ? (size_t)from + (size_t)start : (size_t)(from - base);
-				rc = copy_plain(in_fd, from - member_end, in, at, have, eof, buf,
-				                buf_cap, out_fd, name, out_name);
-				pos = have;
-				break;
-			}
-		}
-		if (r == ZN_ERR_TRAILING_GARBAGE) {
-			/* From a pipe the decoder may have taken some of the garbage in an
-			 * earlier call: the compressed size is where the garbage starts. */
-			zn_inflate_stream_position(d, &last_in, NULL);
-			last_garbage = 1;
-			cli_warn("%s: decompression OK, trailing garbage ignored", name);
-			break;
-		}
-		if (r != ZN_OK) {
-			uint64_t at;
-			zn_inflate_stream_position(d, &at, NULL);
-			report(name, r,
-			       at + (map ? (uint64_t)start : 0)); /* from the file's start */
-			rc = cli_exit_code(r);
-			break;
-		}
-		if (done)
-			break;
-	}
-	if (map) {
-		munmap(map, map_len);
-		lseek(in_fd, (off_t)pos, SEEK_SET); /* after what was decoded */
-	}
-	free(buf);
+	free(s.buf);
 	return rc;
 }
 
@@ -727,165 +771,220 @@ static int do_tree(struct zn_inflater *d, const char *dir, const struct opts *op
 	return rc;
 }
 
+/* gzip's options. The table is gzip's, and is read by hand (parse_gunzip_args), not by
+ * getopt: gzip takes options after FILEs too, and -S/-o glued to their value. */
+static const char gunzip_shortopts[] = "cdkftqnrlvNS:o:hV";
+static const struct option gunzip_options[] = {
+        {"stdout", no_argument, 0, 'c'},
+        {"to-stdout", no_argument, 0, 'c'},
+        {"decompress", no_argument, 0, 'd'},
+        {"keep", no_argument, 0, 'k'},
+        {"force", no_argument, 0, 'f'},
+        {"test", no_argument, 0, 't'},
+        {"quiet", no_argument, 0, 'q'},
+        {"no-name", no_argument, 0, 'n'},
+        {"name", no_argument, 0, 'N'},
+        {"recursive", no_argument, 0, 'r'},
+        {"list", no_argument, 0, 'l'},
+        {"verbose", no_argument, 0, 'v'},
+        {"suffix", required_argument, 0, 'S'},
+        {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0},
+};
+
+/* One option, by its letter. Returns -1 to go on, or the exit status (help, version). */
+static int gunzip_option(struct opts *op, int letter, const char *arg)
+{
+	switch (letter) {
+	case 'c':
+		op->to_stdout = 1;
+		break;
+	case 'k':
+		op->keep = 1;
+		break;
+	case 'f':
+		op->force = 1;
+		break;
+	case 't':
+		op->test = 1;
+		break;
+	case 'q':
+		cli_quiet = 1;
+		break;
+	case 'n':
+		op->name = 0;
+		break;
+	case 'N':
+		op->name = 1;
+		break;
+	case 'r':
+		op->recursive = 1;
+		break;
+	case 'l':
+		op->list = 1;
+		break;
+	case 'v':
+		verbose = 1;
+		break;
+	case 'S':
+		user_suffix = arg;
+		break;
+	case 'o':
+		op->out_path = arg;
+		break;
+	case 'h':
+		fputs(gunzip_help, stdout);
+		return EXIT_OK;
+	case 'V':
+		cli_print_version();
+		return EXIT_OK;
+	}
+	return -1; /* and 'd', as gzip -d: decompressing is all this does */
+}
+
+/* A long option ("--name" or "--name=VALUE"), its value the next argument if it takes one and
+ * has none of its own (*i then moves on). Returns as gunzip_option. */
+static int gunzip_long_option(struct opts *op, const char *cmd, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i] + 2, *eq = strchr(a, '=');
+	size_t n = eq ? (size_t)(eq - a) : strlen(a);
+	const struct option *o = gunzip_options;
+	while (o->name && (strlen(o->name) != n || strncmp(o->name, a, n)))
+		o++;
+	if (!o->name || (eq && o->has_arg == no_argument))
+		return cli_usage_error(cmd, "unknown option '%s'", argv[*i]);
+	const char *arg = eq ? eq + 1 : NULL;
+	if (o->has_arg == required_argument && !arg && *i + 1 >= argc)
+		return cli_usage_error(cmd, "option requires an argument -- '%c'", o->val);
+	if (o->has_arg == required_argument && !arg)
+		arg = argv[++*i];
+	return gunzip_option(op, o->val, arg);
+}
+
+/* A group of short options ("-kv", "-S.zz", "-S .zz"). Returns as gunzip_option. */
+static int gunzip_short_options(struct opts *op, const char *cmd, int argc, char **argv, int *i)
+{
+	for (const char *p = argv[*i] + 1; *p; p++) {
+		const char *in = strchr(gunzip_shortopts, *p);
+		if (!in || *p == ':')
+			return cli_usage_error(cmd, "unknown option '-%c'", *p);
+		if (in[1] != ':') {
+			int rc = gunzip_option(op, *p, NULL);
+			if (rc >= 0)
+				return rc;
+			continue;
+		}
+		/* The rest of the word is the value, or else the next argument. */
+		if (!p[1] && *i + 1 >= argc)
+			return cli_usage_error(cmd, "option requires an argument -- '%c'", *p);
+		return gunzip_option(op, *p, p[1] ? p + 1 : argv[++*i]);
+	}
+	return -1;
+}
+
+/* The command line: options into *op, FILEs into files[*nfiles] in order (gzip takes options
+ * after FILEs too). Returns -1 to go on, or the exit status. */
+static int parse_gunzip_args(int argc, char **argv, const char *cmd, struct opts *op, char **files,
+                             int *nfiles)
+{
+	int only_files = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int rc = -1;
+		if (only_files || a[0] != '-' || !strcmp(a, "-"))
+			files[(*nfiles)++] = argv[i];
+		else if (!strcmp(a, "--"))
+			only_files = 1;
+		else if (a[1] == '-')
+			rc = gunzip_long_option(op, cmd, argc, argv, &i);
+		else
+			rc = gunzip_short_options(op, cmd, argc, argv, &i);
+		if (rc >= 0)
+			return rc;
+	}
+	if (user_suffix && (!*user_suffix || strchr(user_suffix, '/')))
+		return cli_usage_error(cmd, "invalid suffix '%s'", user_suffix);
+	if (*nfiles == 0)
+		files[(*nfiles)++] = "-";
+	if (op->out_path && !strcmp(op->out_path, "-")) { /* -o -: standard output, as -c */
+		op->out_path = NULL;
+		op->to_stdout = 1;
+	}
+	if (op->out_path && op->to_stdout)
+		return cli_usage_error(cmd, "-c and -o OUT: choose one");
+	return -1;
+}
+
+/* As gzip: NAME that does not exist, without a known suffix, is NAME with the first of them (-S
+ * SUF first) that exists. Returns that name (malloc'd), or NULL: NAME as it is. */
+static char *with_suffix(const char *name)
+{
+	char *gz = NULL, *known = output_name(name);
+	struct stat st;
+	if (strcmp(name, "-") && !known && lstat(name, &st) && errno == ENOENT) {
+		const char *try[] = {user_suffix, ".gz", ".z", ".taz", ".tgz", "-gz", "-z", "_z"};
+		for (size_t k = 0; k < sizeof(try) / sizeof(try[0]) && !gz; k++) {
+			if (!try[k] || !(gz = malloc(strlen(name) + strlen(try[k]) + 1)))
+				continue;
+			strcpy(gz, name);
+			strcat(gz, try[k]);
+			if (lstat(gz, &st)) {
+				free(gz);
+				gz = NULL;
+			}
+		}
+	}
+	free(known);
+	return gz;
+}
+
+/* Each FILE in turn (a directory's files with -r), until the shared output fails. Returns the
+ * worst exit status. */
+static int gunzip_files(struct zn_inflater *d, char **files, int nfiles, const struct opts *op)
+{
+	int rc = EXIT_OK;
+	for (int i = 0; i < nfiles && !shared_out_failed; i++) {
+		char *gz = with_suffix(files[i]);
+		struct stat st;
+		int frc;
+		if (op->recursive && !gz && !lstat(files[i], &st) && S_ISDIR(st.st_mode))
+			frc = do_tree(d, files[i], op);
+		else
+			frc = do_file(d, gz ? gz : files[i], op);
+		free(gz);
+		if (frc > rc)
+			rc = frc;
+	}
+	return rc;
+}
+
 int cmd_gunzip(int argc, char **argv, int zcat)
 {
 	struct opts op = {.to_stdout = zcat};
 	struct out out;
 	const char *cmd = zcat ? "zcat" : "gunzip";
-	int nfiles = 0, only_files = 0, recursive = 0;
+	int nfiles = 0;
 	char **files = calloc((size_t)argc + 1, sizeof(char *));
 	if (!files)
 		return EXIT_SYSTEM;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (only_files || a[0] != '-' || !strcmp(a, "-")) {
-			files[nfiles++] = argv[i];
-			continue;
-		}
-		if (!strcmp(a, "--")) {
-			only_files = 1;
-		} else if (!strcmp(a, "--help")) {
-			fputs(gunzip_help, stdout);
-			free(files);
-			return EXIT_OK;
-		} else if (!strcmp(a, "--version")) {
-			cli_print_version();
-			free(files);
-			return EXIT_OK;
-		} else if (!strcmp(a, "--stdout") || !strcmp(a, "--to-stdout")) {
-			op.to_stdout = 1;
-		} else if (!strcmp(a, "--keep")) {
-			op.keep = 1;
-		} else if (!strcmp(a, "--force")) {
-			op.force = 1;
-		} else if (!strcmp(a, "--test")) {
-			op.test = 1;
-		} else if (!strcmp(a, "--quiet")) {
-			cli_quiet = 1;
-		} else if (!strcmp(a, "--name")) {
-			op.name = 1;
-		} else if (!strcmp(a, "--verbose")) {
-			verbose = 1;
-		} else if (!strcmp(a, "--list")) {
-			op.list = 1;
-		} else if (!strcmp(a, "--recursive")) {
-			recursive = 1;
-		} else if (!strcmp(a, "--suffix") || !strncmp(a, "--suffix=", 9)) {
-			if (a[8] == '=')
-				user_suffix = a + 9;
-			else if (i + 1 < argc)
-				user_suffix = argv[++i];
-			else
-				goto missing_suffix;
-		} else if (!strcmp(a, "--no-name")) {
-			op.name = 0;
-		} else if (!strcmp(a, "--decompress")) {
-		} else if (!strcmp(a, "--output") || !strncmp(a, "--output=", 9)) {
-			if (a[8] == '=')
-				op.out_path = a + 9;
-			else if (i + 1 < argc)
-				op.out_path = argv[++i];
-			else
-				goto missing;
-		} else if (a[1] == '-') {
-			free(files);
-			return cli_usage_error(cmd, "unknown option '%s'", a);
-		} else {
-			for (const char *p = a + 1; *p; p++) {
-				switch (*p) {
-				case 'c':
-					op.to_stdout = 1;
-					break;
-				case 'k':
-					op.keep = 1;
-					break;
-				case 'f':
-					op.force = 1;
-					break;
-				case 't':
-					op.test = 1;
-					break;
-				case 'q':
-					cli_quiet = 1;
-					break;
-				case 'd':
-					break; /* gzip -d */
-				case 'n':
-					op.name = 0;
-					break;
-				case 'r':
-					recursive = 1;
-					break;
-				case 'l':
-					op.list = 1;
-					break;
-				case 'v':
-					verbose = 1;
-					break;
-				case 'N':
-					op.name = 1;
-					break;
-				case 'S':
-					if (p[1])
-						user_suffix = p + 1;
-					else if (i + 1 < argc)
-						user_suffix = argv[++i];
-					else
-						goto missing_suffix;
-					p = " ";
-					break;
-				case 'h':
-					fputs(gunzip_help, stdout);
-					free(files);
-					return EXIT_OK;
-				case 'V':
-					cli_print_version();
-					free(files);
-					return EXIT_OK;
-				case 'o':
-					if (p[1])
-						op.out_path = p + 1;
-					else if (i + 1 < argc)
-						op.out_path = argv[++i];
-					else
-						goto missing;
-					p = " "; /* the rest of the word was the argument */
-					break;
-				default:
-					free(files);
-					return cli_usage_error(cmd, "unknown option '-%c'", *p);
-				}
-				if (*p == ' ')
-					break;
-			}
-		}
-	}
-	if (user_suffix && (!*user_suffix || strchr(user_suffix, '/'))) {
+	int rc = parse_gunzip_args(argc, argv, cmd, &op, files, &nfiles);
+	if (rc >= 0) {
 		free(files);
-		return cli_usage_error(cmd, "invalid suffix '%s'", user_suffix);
-	}
-	if (nfiles == 0)
-		files[nfiles++] = "-";
-	if (op.out_path && !strcmp(op.out_path, "-")) { /* -o -: standard output, as -c */
-		op.out_path = NULL;
-		op.to_stdout = 1;
-	}
-	if (op.out_path && op.to_stdout) {
-		free(files);
-		return cli_usage_error(cmd, "-c and -o OUT: choose one");
+		return rc;
 	}
 	pass_plain = op.force && !op.test && !op.list && op.to_stdout;
 	if (op.out_path && !op.test) {
-		int orc = out_open(&out, op.out_path, op.force, 1);
-		if (orc != EXIT_OK) {
+		rc = out_open(&out, op.out_path, op.force, 1);
+		if (rc != EXIT_OK) {
 			free(files);
-			return orc;
+			return rc;
 		}
 		op.out = &out;
 	}
 	struct zn_inflater *d;
 	zn_result r = zn_inflater_new(&d, ZN_FORMAT_GZIP);
-	int rc = EXIT_OK;
 	if (r != ZN_OK) {
 		cli_error("%s", zn_result_message(r));
 		rc = cli_exit_code(r);
@@ -894,36 +993,7 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 		 * per block costs little beside decoding it (zcat -f of `seq 1 3000000`
 		 * gzipped: 0.03 s, as without). */
 		zn_inflate_stream_set_block_stops(d, pass_plain);
-	}
-	for (int i = 0; r == ZN_OK && i < nfiles && !shared_out_failed; i++) {
-		/* As gzip: NAME that does not exist, without a known suffix, is NAME with the first
-		 * of them (-S SUF first) that exists. */
-		char *gz = NULL, *known = output_name(files[i]);
-		struct stat st;
-		if (strcmp(files[i], "-") && !known && lstat(files[i], &st) && errno == ENOENT) {
-			const char *try[] = {user_suffix, ".gz", ".z", ".taz",
-			                     ".tgz",      "-gz", "-z", "_z"};
-			for (size_t k = 0; k < sizeof(try) / sizeof(try[0]) && !gz; k++) {
-				if (!try[k] ||
-				    !(gz = malloc(strlen(files[i]) + strlen(try[k]) + 1)))
-					continue;
-				strcpy(gz, files[i]);
-				strcat(gz, try[k]);
-				if (lstat(gz, &st)) {
-					free(gz);
-					gz = NULL;
-				}
-			}
-		}
-		free(known);
-		int frc;
-		if (recursive && !gz && !lstat(files[i], &st) && S_ISDIR(st.st_mode))
-			frc = do_tree(d, files[i], &op);
-		else
-			frc = do_file(d, gz ? gz : files[i], &op);
-		free(gz);
-		if (frc > rc)
-			rc = frc;
+		rc = gunzip_files(d, files, nfiles, &op);
 	}
 	zn_inflater_free(d);
 	if (op.list && nfiles > 1 && listed.files && !cli_quiet) /* as gzip: for FILEs given */
@@ -933,10 +1003,4 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 		rc = out_close(op.out, rc, op.force);
 	free(files);
 	return rc;
-missing:
-	free(files);
-	return cli_usage_error(cmd, "option requires an argument -- 'o'");
-missing_suffix:
-	free(files);
-	return cli_usage_error(cmd, "option requires an argument -- 'S'");
 }

@@ -112,42 +112,205 @@ static void mode_string(const struct zn_entry *e, char out[11])
 	out[10] = 0;
 }
 
+/* One row of --json: every field the index holds. */
+static void print_json_row(FILE *f, const struct zn_entry *e, unsigned lost)
+{
+	fputc('{', f);
+	put_json_str(f, "path", e->path, e->path_len);
+	fprintf(f, ",\"type\":\"%s\"", type_name(e->type));
+	if (!(lost & ZN_LOST_MODE))
+		fprintf(f, ",\"mode\":\"%04o\"", e->mode);
+	if (!(lost & ZN_LOST_OWNER))
+		fprintf(f, ",\"uid\":%u,\"gid\":%u", e->uid, e->gid);
+	/* A name never stored (--numeric-owner) is left out, as one that was lost. */
+	if (e->uname_len) {
+		fputc(',', f);
+		put_json_str(f, "user", e->uname, e->uname_len);
+	}
+	if (e->gname_len) {
+		fputc(',', f);
+		put_json_str(f, "group", e->gname, e->gname_len);
+	}
+	fprintf(f, ",\"size\":%llu,\"stored\":%llu", (unsigned long long)e->size,
+	        (unsigned long long)e->stored_size);
+	/* The time as a string too: mtime_ns is above 2^53, where readers that hold JSON numbers
+	 * as doubles (jq 1.6, JavaScript) round it. */
+	long ns;
+	time_t t = mtime_split(e->mtime_ns, &ns);
+	struct tm tm;
+	char tbuf[64];
+	if (!(lost & ZN_LOST_MTIME)) {
+		fprintf(f, ",\"mtime_ns\":%lld", (long long)e->mtime_ns);
+		if (gmtime_r(&t, &tm) && strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm))
+			fprintf(f, ",\"mtime\":\"%s.%09ldZ\"", tbuf, ns);
+	}
+	if (e->link) {
+		fputc(',', f);
+		put_json_str(f, "link", e->link, e->link_len);
+	}
+	if (e->has_digest) {
+		fputs(",\"sha256\":\"", f);
+		for (int k = 0; k < 32; k++)
+			fprintf(f, "%02x", e->sha256[k]);
+		fputc('"', f);
+	}
+	fputc('}', f);
+}
+
+/* -l's owner column: user/group, each its name when the archive has one, else its number (as
+ * tar); names come from the archive, so control characters become '?'. */
+static void owner_column(const struct zn_entry *e, unsigned lost, char owner[160])
+{
+	size_t o = 0;
+	for (int g = 0; g < 2; g++) {
+		const char *nm = g ? e->gname : e->uname;
+		size_t nl = g ? e->gname_len : e->uname_len;
+		if (g)
+			owner[o++] = '/';
+		if (!nl && (lost & ZN_LOST_OWNER)) {
+			owner[o++] = '?';
+			continue;
+		}
+		if (!nl) {
+			o += (size_t)snprintf(owner + o, 160 - o, "%u", g ? e->gid : e->uid);
+			continue;
+		}
+		for (size_t k = 0; k < nl && k < 60; k++)
+			owner[o++] = (unsigned char)nm[k] < 32 || nm[k] == 127 ? '?' : nm[k];
+	}
+	owner[o] = 0;
+}
+
+/* One row of -l: type and mode, owner, size, stored size, mtime, path (and link). */
+static void print_long_row(FILE *f, const struct zn_entry *e, unsigned lost)
+{
+	char ms[11], tbuf[32] = "\?\?\?\?-\?\?-\?\? \?\?:\?\?";
+	mode_string(e, ms);
+	if (lost & ZN_LOST_MODE)
+		memset(ms + 1, '?', 9);
+	long ns;
+	time_t t = mtime_split(e->mtime_ns, &ns);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	if (!(lost & ZN_LOST_MTIME))
+		strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M", &tm);
+	char owner[160];
+	owner_column(e, lost, owner);
+	fprintf(f, "%s %-17s %12llu %12llu %s ", ms, owner, (unsigned long long)e->size,
+	        (unsigned long long)e->stored_size, tbuf);
+	cli_put_escaped(f, e->path, e->path_len);
+	if (e->link) {
+		fputs(e->type == ZN_TYPE_SYMLINK ? " -> " : " link to ", f);
+		cli_put_escaped(f, e->link, e->link_len);
+	}
+}
+
+enum list_format { LIST_NAMES, LIST_LONG, LIST_JSON };
+
+/* Unreadable rows come in runs (a damaged page of the index holds many): one line a run. */
+struct bad_run {
+	uint64_t from, len;
+	zn_result res;
+};
+
+/* Says the run that ends before row i (with result res: ZN_OK for a readable row), if any. */
+static void end_run(struct bad_run *b, const char *path, uint64_t i, zn_result res)
+{
+	if (!b->len || (res != ZN_OK && res == b->res && i == b->from + b->len))
+		return;
+	if (b->len == 1)
+		cli_error("%s: entry %llu: %s", path, (unsigned long long)b->from,
+		          zn_result_message(b->res));
+	else
+		cli_error("%s: entries %llu-%llu: %s", path, (unsigned long long)b->from,
+		          (unsigned long long)(b->from + b->len - 1), zn_result_message(b->res));
+	b->len = 0;
+}
+
+/* The selected rows (sel NULL: all) on f. Returns whether a row could not be read (said); the
+ * rows that lost fields to index damage are counted in *nlost. */
+static int list_rows(struct zn_reader *r, const char *path, const uint8_t *sel,
+                     enum list_format fmt, FILE *f, uint64_t *nlost)
+{
+	uint64_t n = zn_reader_count(r);
+	/* A file stored once for several: the first row in path order has its share of the
+	 * block, the others none, so the column adds up to the archive's data. */
+	uint8_t *copy = fmt != LIST_NAMES ? malloc(n + 1) : NULL;
+	if (copy)
+		zn_reader_copies(r, copy);
+	struct bad_run run = {0, 0, ZN_OK};
+	int bad = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		if (sel && !sel[i])
+			continue;
+		struct zn_entry e;
+		unsigned lost = 0; /* fields lost to index damage: shown as '?', left out of JSON */
+		zn_result res = zn_reader_entry_lost(r, i, &e, &lost);
+		*nlost += lost != 0;
+		end_run(&run, path, i, res);
+		if (res != ZN_OK) {
+			if (!run.len) {
+				run.from = i;
+				run.res = res;
+			}
+			run.len++;
+			bad = 1;
+			continue;
+		}
+		if (copy && copy[i])
+			e.stored_size = 0;
+		if (fmt == LIST_JSON)
+			print_json_row(f, &e, lost);
+		else if (fmt == LIST_LONG)
+			print_long_row(f, &e, lost);
+		else
+			cli_put_escaped(f, e.path, e.path_len);
+		fputc('\n', f);
+	}
+	end_run(&run, path, n, ZN_OK);
+	free(copy);
+	return bad;
+}
+
+static const char list_shortopts[] = ":lvX:h";
+static const struct option list_options[] = {
+        {"long", no_argument, 0, 'l'},
+        {"json", no_argument, 0, OPT_JSON},
+        {"verbose", no_argument, 0, 'v'},
+        {"exclude", required_argument, 0, OPT_EXCLUDE},
+        {"exclude-from", required_argument, 0, 'X'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+};
+
 int cmd_list(int argc, char **argv)
 {
-	static const struct option lo[] = {
-	        {"long", no_argument, 0, 'l'},
-	        {"json", no_argument, 0, OPT_JSON},
-	        {"verbose", no_argument, 0, 'v'},
-	        {"exclude", required_argument, 0, OPT_EXCLUDE},
-	        {"exclude-from", required_argument, 0, 'X'},
-	        {"help", no_argument, 0, 'h'},
-	        {0, 0, 0, 0},
-	};
-	int lng = 0, json = 0, c;
+	enum list_format fmt = LIST_NAMES;
+	int c;
 	static struct cli_excludes ex; /* static: the patterns stay reachable to the end */
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":lvX:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, list_shortopts, list_options, NULL)) != -1) {
+		int rc = 0;
 		switch (c) {
 		case 'l':
 		case 'v':
-			lng = 1;
+			fmt = fmt == LIST_JSON ? LIST_JSON : LIST_LONG;
 			break;
 		case OPT_JSON:
-			json = 1;
+			fmt = LIST_JSON;
 			break;
 		case OPT_EXCLUDE:
-		case 'X': {
-			int rc = cli_exclude_option(&ex, "list", c == 'X', optarg);
-			if (rc)
-				return rc;
+		case 'X':
+			rc = cli_exclude_option(&ex, "list", c == 'X', optarg);
 			break;
-		}
 		case 'h':
 			fputs(list_help, stdout);
 			return EXIT_OK;
 		default:
 			return cli_option_error("list", c, argv);
 		}
+		if (rc)
+			return rc;
 	}
 	if (optind >= argc)
 		return cli_usage_error("list", "missing ARCHIVE");
@@ -156,156 +319,24 @@ int cmd_list(int argc, char **argv)
 	zn_result res = cli_open_archive(path, &r);
 	if (res != ZN_OK)
 		return cli_exit_code(res);
-	uint64_t n = zn_reader_count(r);
 	uint8_t *sel;
-	int bad = 0, missing = cli_select_kept(r, &ex, argv + optind, argc - optind, &sel);
+	int missing = cli_select_kept(r, &ex, argv + optind, argc - optind, &sel);
 	if (missing < 0) {
 		free(sel);
 		zn_reader_close(r);
 		return EXIT_SYSTEM;
 	}
-	FILE *f = stdout;
-	/* A file stored once for several: the first row in path order has its share of the
-	 * block, the others none, so the column adds up to the archive's data. */
-	uint8_t *copy = (json || lng) ? malloc(n + 1) : NULL;
-	if (copy)
-		zn_reader_copies(r, copy);
-	/* Unreadable rows come in runs (a damaged page of the index holds many): one line a run. */
-	uint64_t run_from = 0, run_len = 0, nlost = 0;
-	zn_result run_res = ZN_OK;
-	for (uint64_t i = 0; i <= n; i++) {
-		if (i < n && sel && !sel[i])
-			continue;
-		struct zn_entry e;
-		unsigned lost = 0; /* fields lost to index damage: shown as '?', left out of JSON */
-		res = i < n ? zn_reader_entry_lost(r, i, &e, &lost) : ZN_OK;
-		nlost += lost != 0;
-		if (run_len && (res == ZN_OK || res != run_res || i != run_from + run_len)) {
-			if (run_len == 1)
-				cli_error("%s: entry %llu: %s", path, (unsigned long long)run_from,
-				          zn_result_message(run_res));
-			else
-				cli_error("%s: entries %llu-%llu: %s", path,
-				          (unsigned long long)run_from,
-				          (unsigned long long)(run_from + run_len - 1),
-				          zn_result_message(run_res));
-			run_len = 0;
-		}
-		if (i == n)
-			break;
-		if (res != ZN_OK) {
-			if (!run_len) {
-				run_from = i;
-				run_res = res;
-			}
-			run_len++;
-			bad = 1;
-			continue;
-		}
-		if (copy && copy[i])
-			e.stored_size = 0;
-		if (json) {
-			fputc('{', f);
-			put_json_str(f, "path", e.path, e.path_len);
-			fprintf(f, ",\"type\":\"%s\"", type_name(e.type));
-			if (!(lost & ZN_LOST_MODE))
-				fprintf(f, ",\"mode\":\"%04o\"", e.mode);
-			if (!(lost & ZN_LOST_OWNER))
-				fprintf(f, ",\"uid\":%u,\"gid\":%u", e.uid, e.gid);
-			/* A name never stored (--numeric-owner) is left out, as one that was lost.
-			 */
-			if (e.uname_len) {
-				fputc(',', f);
-				put_json_str(f, "user", e.uname, e.uname_len);
-			}
-			if (e.gname_len) {
-				fputc(',', f);
-				put_json_str(f, "group", e.gname, e.gname_len);
-			}
-			fprintf(f, ",\"size\":%llu,\"stored\":%llu", (unsigned long long)e.size,
-			        (unsigned long long)e.stored_size);
-			/* The time as a string too: mtime_ns is above 2^53, where readers that hold
-			 * JSON numbers as doubles (jq 1.6, JavaScript) round it. */
-			long ns;
-			time_t t = mtime_split(e.mtime_ns, &ns);
-			struct tm tm;
-			char tbuf[64];
-			if (!(lost & ZN_LOST_MTIME)) {
-				fprintf(f, ",\"mtime_ns\":%lld", (long long)e.mtime_ns);
-				if (gmtime_r(&t, &tm) &&
-				    strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm))
-					fprintf(f, ",\"mtime\":\"%s.%09ldZ\"", tbuf, ns);
-			}
-			if (e.link) {
-				fputc(',', f);
-				put_json_str(f, "link", e.link, e.link_len);
-			}
-			if (e.has_digest) {
-				fputs(",\"sha256\":\"", f);
-				for (int k = 0; k < 32; k++)
-					fprintf(f, "%02x", e.sha256[k]);
-				fputc('"', f);
-			}
-			fputs("}\n", f);
-		} else if (lng) {
-			char ms[11], tbuf[32] = "\?\?\?\?-\?\?-\?\? \?\?:\?\?";
-			mode_string(&e, ms);
-			if (lost & ZN_LOST_MODE)
-				memset(ms + 1, '?', 9);
-			long ns;
-			time_t t = mtime_split(e.mtime_ns, &ns);
-			struct tm tm;
-			localtime_r(&t, &tm);
-			if (!(lost & ZN_LOST_MTIME))
-				strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M", &tm);
-			/* user/group, each its name when the archive has one, else its number (as
-			 * tar); names come from the archive, so control characters become '?'. */
-			char owner[160];
-			size_t o = 0;
-			for (int g = 0; g < 2; g++) {
-				const char *nm = g ? e.gname : e.uname;
-				size_t nl = g ? e.gname_len : e.uname_len;
-				if (g)
-					owner[o++] = '/';
-				if (!nl && (lost & ZN_LOST_OWNER)) {
-					owner[o++] = '?';
-					continue;
-				}
-				if (!nl) {
-					o += (size_t)snprintf(owner + o, sizeof(owner) - o, "%u",
-					                      g ? e.gid : e.uid);
-					continue;
-				}
-				for (size_t k = 0; k < nl && k < 60; k++)
-					owner[o++] = (unsigned char)nm[k] < 32 || nm[k] == 127
-					                     ? '?'
-					                     : nm[k];
-			}
-			owner[o] = 0;
-			fprintf(f, "%s %-17s %12llu %12llu %s ", ms, owner,
-			        (unsigned long long)e.size, (unsigned long long)e.stored_size,
-			        tbuf);
-			cli_put_escaped(f, e.path, e.path_len);
-			if (e.link) {
-				fputs(e.type == ZN_TYPE_SYMLINK ? " -> " : " link to ", f);
-				cli_put_escaped(f, e.link, e.link_len);
-			}
-			fputc('\n', f);
-		} else {
-			cli_put_escaped(f, e.path, e.path_len);
-			fputc('\n', f);
-		}
-	}
+	uint64_t nlost = 0;
+	int bad = list_rows(r, path, sel, fmt, stdout, &nlost);
 	free(sel);
-	free(copy);
 	zn_reader_close(r);
 	if (nlost)
 		cli_error("%s: index damaged: %llu %s listed without the mode, owner, time or "
 		          "digest the index lost%s",
 		          path, (unsigned long long)nlost, nlost == 1 ? "entry" : "entries",
-		          lng || json ? " ('?', or left out of --json)" : "");
+		          fmt != LIST_NAMES ? " ('?', or left out of --json)" : "");
 	bad |= nlost != 0;
-	if (fflush(f) || ferror(f)) {
+	if (fflush(stdout) || ferror(stdout)) {
 		cli_error("write error on standard output: %s", strerror(errno ? errno : EIO));
 		return EXIT_SYSTEM;
 	}
