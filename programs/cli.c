@@ -199,9 +199,10 @@ int cli_take_dir(const char *cmd, const char **dir, const char *arg)
 int cli_parse_threads(const char *cmd, const char *arg, unsigned *out)
 {
 	uint64_t v;
-	if (cli_parse_uint(arg, 0, 1024, &v))
+	if (cli_parse_uint(arg, 0, UINT64_MAX, &v))
 		return cli_usage_error(cmd, "invalid thread count '%s'", arg);
-	*out = (unsigned)v;
+	/* More than the library runs are taken as that many, as zstd -T and xz -T take them. */
+	*out = v > ZN_THREADS_MAX ? ZN_THREADS_MAX : (unsigned)v;
 	return 0;
 }
 

@@ -17,6 +17,14 @@ enum {
 	EXIT_SYSTEM = 3,  /* I/O or system error */
 };
 
+#define CLI_STR_(x) #x
+#define CLI_STR(x)  CLI_STR_(x) /* a number's macro as a string, for help texts */
+
+/* -T's line in the help of create, extract and verify. */
+#define THREADS_HELP(indent)                                                                       \
+	"worker threads (default or 0: one per CPU, as nproc;\n" indent                            \
+	"more than " CLI_STR(ZN_THREADS_MAX) " count as " CLI_STR(ZN_THREADS_MAX) ")\n"
+
 #define EXIT_CODES_HELP                                                                            \
 	"Exit status: 0 success, 1 damaged or invalid input, 2 usage error, 3 I/O or system "      \
 	"error.\n"
@@ -44,7 +52,8 @@ int cli_exit_code(zn_result r);
 int cli_parse_size(const char *s, uint64_t *out);
 /* Unsigned integer in [lo, hi]; returns 0 on success. */
 int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
-/* -T N of cmd into *out; 0, or the usage error said (EXIT_USAGE). */
+/* -T N of cmd into *out: any number, more than ZN_THREADS_MAX taken as ZN_THREADS_MAX (0: one per
+ * CPU); 0, or the usage error said (EXIT_USAGE). */
 int cli_parse_threads(const char *cmd, const char *arg, unsigned *out);
 /* -C DIR for extract and diff into *dir: not empty, and one after another is relative to it, as
  * tar takes them (the string is kept, in a static, to the end of the process). 0, or the exit

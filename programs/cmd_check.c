@@ -15,12 +15,11 @@ static const char verify_help[] =
         "Decode every block and check every block checksum and every file's SHA-256, writing\n"
         "nothing. Each damaged file is named on stderr.\n"
         "\n"
-        "  -T, --threads N   worker threads, 0..1024 (default or 0: one per CPU, as nproc; at\n"
-        "                    most 256 run)\n"
-        "      --progress    show a progress line on stderr\n"
-        "  -q, --quiet       no summary line, no warnings\n"
-        "  -h, --help        this help\n"
-        "\n" STDIN_HELP EXIT_CODES_HELP;
+        "  -T, --threads N   " THREADS_HELP(
+                "                    ") "      --progress    show a progress line on stderr\n"
+                                        "  -q, --quiet       no summary line, no warnings\n"
+                                        "  -h, --help        this help\n"
+                                        "\n" STDIN_HELP EXIT_CODES_HELP;
 
 int cmd_verify(int argc, char **argv)
 {

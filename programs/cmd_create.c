@@ -31,7 +31,18 @@ enum {
 	OPT_MTIME,
 	OPT_CLAMP,
 	OPT_EXCLUDE_VCS,
+	OPT_ULTRA,
 };
+
+/* The numbers create's help gives are the library's. */
+_Static_assert(ZN_LEVEL_MIN == 1 && ZN_LEVEL_DEFAULT == 3 && ZN_LEVEL_MAX == 22,
+               "create's help: levels 1..22, default 3");
+_Static_assert(ZN_CHUNK_SIZE_MIN == 64 << 10 && ZN_CHUNK_SIZE_MAX == 256 << 20 &&
+                       ZN_CHUNK_SIZE_DEFAULT == 1 << 20,
+               "create's help: chunk size 64K..256M, default 1M");
+
+/* The highest level without --ultra, as zstd's (ZSTDCLI_CLEVEL_MAX). */
+#define LEVEL_MAX_NO_ULTRA 19
 
 static const char create_help[] =
         "Usage: znippy create -o OUT [OPTIONS] PATH...    (or --files-from LIST)\n"
@@ -46,72 +57,127 @@ static const char create_help[] =
         "directory is written in place); an OUT this user may not write is refused.\n"
         "\n"
         "  -o, --output OUT      archive to write ('-' for standard output)\n"
-        "  -l, --level N         zstd level 1..19 (default 3)\n"
-        "  -T, --threads N       worker threads, 0..1024 (default or 0: one per CPU, as nproc;\n"
-        "                        at most 256 run)\n"
-        "      --chunk-size SIZE block size, 64K..256M (default 1M); small files are packed\n"
-        "                        together into blocks of this size, larger files cut into chunks\n"
-        "      --memory SIZE     bound on pipeline buffers: at least 4 x (chunk + its compressed\n"
-        "                        bound), about 8 x the chunk size (default 256M, or that);\n"
-        "                        each thread's zstd context comes on top (1M chunks: 1.3 MB at\n"
-        "                        level 3, 13 MB at 9 to 12, 18 MB at 19)\n"
-        "      --no-skip         compress known-compressed types too (jar, png, gz, ...)\n"
-        "      --digest KIND     per-file digest: sha256 (default) or none\n"
-        "      --no-dedup        store every file's bytes; by default a file whose content\n"
-        "                        equals an earlier one's is stored once (compared byte for byte\n"
-        "                        or by SHA-256; not with --digest none)\n"
-        "      --exclude GLOB    leave out what GLOB matches: the stored path or any tail of it\n"
-        "                        from a '/' on (\"b\", \"*.o\", \"a/b\"), with its contents if a\n"
-        "                        directory, as tar does; a leading '/' or './' anchors it to\n"
-        "                        the start of the stored path (\"./build\" is the top one\n"
-        "                        only), a trailing '/' matches directories only;\n"
-        "                        repeatable\n"
-        "  -X, --exclude-from FILE\n"
-        "                        --exclude each line of FILE ('-': standard input) but empty\n"
-        "                        ones, as tar -X\n"
-        "      --exclude-vcs     leave out version control files and directories, as tar's\n"
-        "                        (.git, .gitignore, .svn, .hg, .bzr, CVS, _darcs, ...)\n"
-        "      --one-file-system stay on the file system of each directory walked, as tar:\n"
-        "                        a mount point is stored as an empty directory (PATHs given\n"
-        "                        are always stored)\n"
-        "  -C, --directory DIR   change to DIR for the PATHs after it (as tar: may be repeated,\n"
-        "                        each relative to the one before)\n"
-        "      --files-from LIST take PATHs from the file LIST ('-': standard input; opened\n"
-        "                        from the starting directory), one per line, in this place\n"
-        "                        among the PATHs and -C options; every line but an empty one\n"
-        "                        is a PATH as it stands (none is an option); may be repeated\n"
-        "      --null            LIST names end with a NUL byte, not a newline (find -print0)\n"
-        "      --no-recursion    a directory PATH is stored alone, not what is in it (as tar;\n"
-        "                        for lists made by find)\n"
-        "\n"
-        "Metadata stored, as tar's options change it (for archives that are the same from any\n"
-        "machine, e.g. --owner 0 --group 0 --numeric-owner --mode go-w,a+rX\n"
-        "--mtime @$SOURCE_DATE_EPOCH --clamp-mtime):\n"
-        "      --owner NAME[:ID] store every entry as owned by NAME (a name this system knows,\n"
-        "                        or a number, which takes the name this system gives it)\n"
-        "      --group NAME[:ID] the same for the group\n"
-        "      --numeric-owner   store ids only, no user or group names\n"
-        "      --mode CHANGES    change every mode as chmod would: octal, or symbolic\n"
-        "                        ([ugoa...][+-=][rwxXst...|u|g|o], or [+-=]OCTAL; comma-\n"
-        "                        separated: 'go-w,a+rX', 'g=u')\n"
-        "      --mtime DATE      store DATE as every entry's modification time: @SECONDS[.FRAC],\n"
-        "                        YYYY-MM-DD[THH:MM[:SS[.FRAC]]][Z|+HH:MM] (local time without a\n"
-        "                        zone), or a FILE's time (a name starting with '/' or '.')\n"
-        "      --clamp-mtime     with --mtime: only times later than DATE become DATE\n"
-        "\n"
-        "  -v, --verbose         list the stored paths, in path order, once the data is written\n"
-        "                        (on standard output; on stderr with -o -)\n"
-        "      --progress        show a progress line on stderr (default: when stderr is a tty)\n"
-        "  -q, --quiet           no progress, no warnings\n"
-        "  -h, --help            this help\n"
-        "\n" EXIT_CODES_HELP
-        "An unreadable input is reported and leaves exit status 3; the archive holds the rest, as\n"
-        "it does without devices, FIFOs and sockets, which it cannot hold (named; exit status 3).\n"
-        "A file that changed while it was read is stored as read, named with tar's warning, and\n"
-        "leaves exit status 1, as with tar; so does one removed after its directory was read\n"
-        "(\"file removed before we read it\", not stored). One that shrank while read is kept at\n"
-        "the size it had, padded with zeros, as tar does, when it is larger than a chunk (its\n"
-        "first chunks were on their way): as zeros stand for data, that leaves exit status 3.\n";
+        "  -l, --level N         zstd level 1..19 (default 3); 20..22 with --ultra (without\n"
+        "                        it, as zstd: 19, with a warning)\n"
+        "      --ultra           allow levels 20..22, as zstd --ultra (slower, and more\n"
+        "                        memory for each thread's zstd context)\n"
+        "  -T, --threads N       " THREADS_HELP(
+                "                        ") "      --chunk-size SIZE block size, 64K..256M "
+                                            "(default 1M); small files are packed\n"
+                                            "                        together into blocks of this "
+                                            "size, larger files cut into chunks\n"
+                                            "      --memory SIZE     bound on pipeline buffers: at "
+                                            "least 4 x (chunk + its compressed\n"
+                                            "                        bound), about 8 x the chunk "
+                                            "size (default 256M, or that);\n"
+                                            "                        each thread's zstd context "
+                                            "comes on top (1M chunks: 1.3 MB at\n"
+                                            "                        level 3, 13 MB at 9 to 12, 18 "
+                                            "MB at 19)\n"
+                                            "      --no-skip         compress known-compressed "
+                                            "types too (jar, png, gz, ...)\n"
+                                            "      --digest KIND     per-file digest: sha256 "
+                                            "(default) or none\n"
+                                            "      --no-dedup        store every file's bytes; by "
+                                            "default a file whose content\n"
+                                            "                        equals an earlier one's is "
+                                            "stored once (compared byte for byte\n"
+                                            "                        or by SHA-256; not with "
+                                            "--digest none)\n"
+                                            "      --exclude GLOB    leave out what GLOB matches: "
+                                            "the stored path or any tail of it\n"
+                                            "                        from a '/' on (\"b\", "
+                                            "\"*.o\", \"a/b\"), with its contents if a\n"
+                                            "                        directory, as tar does; a "
+                                            "leading '/' or './' anchors it to\n"
+                                            "                        the start of the stored path "
+                                            "(\"./build\" is the top one\n"
+                                            "                        only), a trailing '/' matches "
+                                            "directories only;\n"
+                                            "                        repeatable\n"
+                                            "  -X, --exclude-from FILE\n"
+                                            "                        --exclude each line of FILE "
+                                            "('-': standard input) but empty\n"
+                                            "                        ones, as tar -X\n"
+                                            "      --exclude-vcs     leave out version control "
+                                            "files and directories, as tar's\n"
+                                            "                        (.git, .gitignore, .svn, .hg, "
+                                            ".bzr, CVS, _darcs, ...)\n"
+                                            "      --one-file-system stay on the file system of "
+                                            "each directory walked, as tar:\n"
+                                            "                        a mount point is stored as an "
+                                            "empty directory (PATHs given\n"
+                                            "                        are always stored)\n"
+                                            "  -C, --directory DIR   change to DIR for the PATHs "
+                                            "after it (as tar: may be repeated,\n"
+                                            "                        each relative to the one "
+                                            "before)\n"
+                                            "      --files-from LIST take PATHs from the file LIST "
+                                            "('-': standard input; opened\n"
+                                            "                        from the starting directory), "
+                                            "one per line, in this place\n"
+                                            "                        among the PATHs and -C "
+                                            "options; every line but an empty one\n"
+                                            "                        is a PATH as it stands (none "
+                                            "is an option); may be repeated\n"
+                                            "      --null            LIST names end with a NUL "
+                                            "byte, not a newline (find -print0)\n"
+                                            "      --no-recursion    a directory PATH is stored "
+                                            "alone, not what is in it (as tar;\n"
+                                            "                        for lists made by find)\n"
+                                            "\n"
+                                            "Metadata stored, as tar's options change it (for "
+                                            "archives that are the same from any\n"
+                                            "machine, e.g. --owner 0 --group 0 --numeric-owner "
+                                            "--mode go-w,a+rX\n"
+                                            "--mtime @$SOURCE_DATE_EPOCH --clamp-mtime):\n"
+                                            "      --owner NAME[:ID] store every entry as owned by "
+                                            "NAME (a name this system knows,\n"
+                                            "                        or a number, which takes the "
+                                            "name this system gives it)\n"
+                                            "      --group NAME[:ID] the same for the group\n"
+                                            "      --numeric-owner   store ids only, no user or "
+                                            "group names\n"
+                                            "      --mode CHANGES    change every mode as chmod "
+                                            "would: octal, or symbolic\n"
+                                            "                        "
+                                            "([ugoa...][+-=][rwxXst...|u|g|o], or [+-=]OCTAL; "
+                                            "comma-\n"
+                                            "                        separated: 'go-w,a+rX', "
+                                            "'g=u')\n"
+                                            "      --mtime DATE      store DATE as every entry's "
+                                            "modification time: @SECONDS[.FRAC],\n"
+                                            "                        "
+                                            "YYYY-MM-DD[THH:MM[:SS[.FRAC]]][Z|+HH:MM] (local time "
+                                            "without a\n"
+                                            "                        zone), or a FILE's time (a "
+                                            "name starting with '/' or '.')\n"
+                                            "      --clamp-mtime     with --mtime: only times "
+                                            "later than DATE become DATE\n"
+                                            "\n"
+                                            "  -v, --verbose         list the stored paths, in "
+                                            "path order, once the data is written\n"
+                                            "                        (on standard output; on "
+                                            "stderr with -o -)\n"
+                                            "      --progress        show a progress line on "
+                                            "stderr (default: when stderr is a tty)\n"
+                                            "  -q, --quiet           no progress, no warnings\n"
+                                            "  -h, --help            this help\n"
+                                            "\n" EXIT_CODES_HELP
+                                            "An unreadable input is reported and leaves exit "
+                                            "status 3; the archive holds the rest, as\n"
+                                            "it does without devices, FIFOs and sockets, which it "
+                                            "cannot hold (named; exit status 3).\n"
+                                            "A file that changed while it was read is stored as "
+                                            "read, named with tar's warning, and\n"
+                                            "leaves exit status 1, as with tar; so does one "
+                                            "removed after its directory was read\n"
+                                            "(\"file removed before we read it\", not stored). One "
+                                            "that shrank while read is kept at\n"
+                                            "the size it had, padded with zeros, as tar does, when "
+                                            "it is larger than a chunk (its\n"
+                                            "first chunks were on their way): as zeros stand for "
+                                            "data, that leaves exit status 3.\n";
 
 struct create_ctx {
 	struct cli_excludes ex;
@@ -236,6 +302,7 @@ static const struct option create_options[] = {
         {"clamp-mtime", no_argument, 0, OPT_CLAMP},
         {"verbose", no_argument, 0, 'v'},
         {"exclude-vcs", no_argument, 0, OPT_EXCLUDE_VCS},
+        {"ultra", no_argument, 0, OPT_ULTRA},
         {0, 0, 0, 0},
 };
 
@@ -249,7 +316,7 @@ struct create_args {
 	 * it comes from -C, or a --files-from LIST until read_lists() puts its PATHs there. */
 	struct op *ops;
 	int nops, npaths, nlists, null_sep;
-	int memory_given, clamp, verbose;
+	int memory_given, clamp, verbose, ultra;
 	struct cli_meta meta;
 	struct create_ctx cc; /* the hooks' context */
 };
@@ -298,16 +365,23 @@ static int create_pack_option(struct create_args *a, int c, const char *arg)
 	uint64_t v;
 	switch (c) {
 	case 'l':
-		if (cli_parse_uint(arg, 1, 19, &v))
-			return cli_usage_error("create", "invalid level '%s' (1..19)", arg);
+		if (cli_parse_uint(arg, ZN_LEVEL_MIN, ZN_LEVEL_MAX, &v))
+			return cli_usage_error(
+			        "create", "invalid level '%s' (%d..%d, or %d..%d with --ultra)",
+			        arg, ZN_LEVEL_MIN, LEVEL_MAX_NO_ULTRA, LEVEL_MAX_NO_ULTRA + 1,
+			        ZN_LEVEL_MAX);
 		a->opt.level = (int)v;
+		return 0;
+	case OPT_ULTRA:
+		a->ultra = 1;
 		return 0;
 	case 'T':
 		return cli_parse_threads("create", arg, &a->opt.threads) ? EXIT_USAGE : 0;
 	case OPT_CHUNK:
-		if (cli_parse_size(arg, &v) || v < (64u << 10) || v > (256u << 20))
-			return cli_usage_error("create", "invalid chunk size '%s' (64K..256M)",
-			                       arg);
+		if (cli_parse_size(arg, &v) || v < ZN_CHUNK_SIZE_MIN || v > ZN_CHUNK_SIZE_MAX)
+			return cli_usage_error("create", "invalid chunk size '%s' (%lluK..%lluM)",
+			                       arg, (unsigned long long)(ZN_CHUNK_SIZE_MIN >> 10),
+			                       (unsigned long long)(ZN_CHUNK_SIZE_MAX >> 20));
 		a->opt.chunk_size = v;
 		return 0;
 	case OPT_MEMORY:
@@ -403,6 +477,10 @@ static int parse_create_args(int argc, char **argv, struct create_args *a)
 		return cli_usage_error("create", "--clamp-mtime needs --mtime DATE");
 	if (a->clamp)
 		a->meta.mtime_policy = MTIME_CLAMP;
+	if (a->opt.level > LEVEL_MAX_NO_ULTRA && !a->ultra) { /* as zstd */
+		cli_warn("level %d needs --ultra: level %d", a->opt.level, LEVEL_MAX_NO_ULTRA);
+		a->opt.level = LEVEL_MAX_NO_ULTRA;
+	}
 	if (!a->out)
 		return cli_usage_error("create", "missing -o OUT");
 	if (!*a->out)

@@ -86,6 +86,24 @@ mkdir -p "$T/self" && printf 'x\n' >"$T/self/x"
 check "the archive is not archived into itself" test "$("$Z" list "$T/self/self.zn")" = x
 
 
+# ---- levels and threads: the library's limits, as zstd takes them ----------------------------------------------
+code 0 "-l 20 without --ultra: as zstd, level 19" "$Z" create -o "$T/l20.zn" -l 20 -C "$S" hello.txt
+check "...with a warning" grep -qx "znippy: warning: level 20 needs --ultra: level 19" "$T/stderr"
+check "...and the archive says level 19" grep -q "zstd level 19 " <("$Z" info "$T/l20.zn")
+code 0 "-q -l 22: no warning" "$Z" create -q -o "$T/l22.zn" -l 22 -C "$S" hello.txt
+check "...(none)" test ! -s "$T/stderr"
+code 0 "--ultra -l 22" "$Z" create -q --ultra -o "$T/u22.zn" -l 22 -C "$S" hello.txt numbers.txt
+check "...the archive says level 22" grep -q "zstd level 22 " <("$Z" info "$T/u22.zn")
+check "...and reads back" cmp <("$Z" cat "$T/u22.zn" numbers.txt) "$S/numbers.txt"
+for l in 0 23 -1 x; do code 2 "-l $l" "$Z" create -q --ultra -o "$T/bad.zn" -l "$l" -C "$S" hello.txt; done
+check "...named with the range" grep -qx "znippy create: invalid level 'x' (1..19, or 20..22 with --ultra)" "$T/stderr"
+code 0 "-T 100000: more threads than the library runs count as its most" \
+	"$Z" create -q -T 100000 -o "$T/tmany.zn" --chunk-size 64K -C "$S" .
+check "...the same archive as -T 1" cmp "$T/t1.zn" "$T/tmany.zn"
+code 0 "extract -T 100000" "$Z" extract -q -T 100000 "$T/tmany.zn" -C "$T/tmany"
+code 0 "verify -T 100000" "$Z" verify -q -T 100000 "$T/tmany.zn"
+for t in -1 1x 99999999999999999999; do code 2 "-T $t" "$Z" create -q -T "$t" -o "$T/bad.zn" -C "$S" hello.txt; done
+
 # ---- --one-file-system: a mount point below a PATH is stored empty (as root, where tmpfs mounts) ---
 M=$T/ofs
 mkdir -p "$M/t/mnt" && printf 'here\n' >"$M/t/here"
