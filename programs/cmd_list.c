@@ -10,27 +10,32 @@
 
 enum { OPT_EXCLUDE = 1000, OPT_JSON };
 
+/* clang-format off */
 static const char list_help[] =
-        "Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
-        "List all entries, or those whose path matches a PATTERN (as for extract), in path order.\n"
-        "Names are shown as UTF-8; backslash, tab, newline, other control characters,\n"
-        "bidirectional and zero-width marks, and bytes that are not UTF-8 are shown as C escapes\n"
-        "(\\\\, \\t, \\n, \\ooo).\n"
-        "\n"
-        "  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path; the\n"
-        "               stored size of a file packed with others is its share of their block,\n"
-        "               rounded down (0 for the smallest); a file stored once for identical ones\n"
-        "               has it with the first in path order, 0 with the others (-v, --verbose:\n"
-        "               the same, as tar -tv)\n"
-        "      --json   one JSON object per line with every field (exact bytes of names that are\n"
-        "               not UTF-8 in \"path_hex\"; a field a damaged index lost is left out, "
-        "where\n"
-        "               -l shows '?', or for a lost name the id; so are user and group names the\n"
-        "               archive does not hold)\n"
-        "      --exclude GLOB, -X FILE\n"
-        "               leave out what GLOB (each line of FILE) matches, as extract's\n"
-        "  -h, --help   this help\n"
-        "\n" STDIN_HELP EXIT_CODES_HELP;
+	"Usage: znippy list ARCHIVE [OPTIONS] [PATTERN...]\n"
+	"List all entries, or those whose path matches a PATTERN (as for extract), in path order.\n"
+	"Names are shown as UTF-8; backslash, tab, newline, other control characters,\n"
+	"bidirectional and zero-width marks, and bytes that are not UTF-8 are shown as C escapes\n"
+	"(\\\\, \\t, \\n, \\ooo).\n"
+	"\n"
+	"  -l, --long   type and mode, owner, size, stored (compressed) size, mtime, path; the\n"
+	"               stored size of a file packed with others is its share of their block,\n"
+	"               rounded down (0 for the smallest); a file stored once for identical ones\n"
+	"               has it with the first in path order, 0 with the others (-v, --verbose:\n"
+	"               the same, as tar -tv)\n"
+	"      --json[=lines|array]\n"
+	"               every field of each entry as JSON (exact bytes of names that are not\n"
+	"               UTF-8 in \"path_hex\"; a field a damaged index lost is left out, where -l\n"
+	"               shows '?', or for a lost name the id; so are user and group names the\n"
+	"               archive does not hold): by default JSON Lines, an object per line, as jq\n"
+	"               reads them (znippy list --json A | jq -r 'select(.size > 1e6) | .path');\n"
+	"               with =array one JSON array, for readers of one document (python3 -m\n"
+	"               json.tool)\n"
+	"      --exclude GLOB, -X FILE\n"
+	"               leave out what GLOB (each line of FILE) matches, as extract's\n"
+	"  -h, --help   this help\n"
+	"\n" STDIN_HELP EXIT_CODES_HELP;
+/* clang-format on */
 
 /* Seconds of an mtime in nanoseconds, rounded down (also before 1970), and the rest in *ns. */
 static time_t mtime_split(int64_t mtime_ns, long *ns)
@@ -205,7 +210,7 @@ static void print_long_row(FILE *f, const struct zn_entry *e, unsigned lost)
 	}
 }
 
-enum list_format { LIST_NAMES, LIST_LONG, LIST_JSON };
+enum list_format { LIST_NAMES, LIST_LONG, LIST_JSON, LIST_JSON_ARRAY };
 
 /* Unreadable rows come in runs (a damaged page of the index holds many): one line a run. */
 struct bad_run {
@@ -236,6 +241,7 @@ static int list_rows(struct zn_reader *r, const char *path, const uint8_t *sel,
 	/* A file stored once for several: the first row in path order has its share of the
 	 * block, the others none, so the column adds up to the archive's data. */
 	uint8_t *copy = fmt != LIST_NAMES ? malloc(n + 1) : NULL;
+	uint64_t rows = 0;
 	if (copy)
 		zn_reader_copies(r, copy);
 	struct bad_run run = {0, 0, ZN_OK};
@@ -259,23 +265,41 @@ static int list_rows(struct zn_reader *r, const char *path, const uint8_t *sel,
 		}
 		if (copy && copy[i])
 			e.stored_size = 0;
-		if (fmt == LIST_JSON)
+		if (fmt == LIST_JSON_ARRAY) /* "[\n{...},\n{...}\n]" */
+			fputs(rows ? ",\n" : "[\n", f);
+		if (fmt == LIST_JSON || fmt == LIST_JSON_ARRAY)
 			print_json_row(f, &e, lost);
 		else if (fmt == LIST_LONG)
 			print_long_row(f, &e, lost);
 		else
 			cli_put_escaped(f, e.path, e.path_len);
-		fputc('\n', f);
+		if (fmt != LIST_JSON_ARRAY)
+			fputc('\n', f);
+		rows++;
 	}
 	end_run(&run, path, n, ZN_OK);
+	if (fmt == LIST_JSON_ARRAY)
+		fputs(rows ? "\n]\n" : "[]\n", f);
 	free(copy);
 	return bad;
+}
+
+/* --json's FORMAT: JSON Lines (the default), or one array. 0, or the usage error said. */
+static int json_format(const char *arg, enum list_format *fmt)
+{
+	if (!arg || !strcmp(arg, "lines"))
+		*fmt = LIST_JSON;
+	else if (!strcmp(arg, "array"))
+		*fmt = LIST_JSON_ARRAY;
+	else
+		return cli_usage_error("list", "invalid --json format '%s' (lines or array)", arg);
+	return 0;
 }
 
 static const char list_shortopts[] = ":lvX:h";
 static const struct option list_options[] = {
         {"long", no_argument, 0, 'l'},
-        {"json", no_argument, 0, OPT_JSON},
+        {"json", optional_argument, 0, OPT_JSON},
         {"verbose", no_argument, 0, 'v'},
         {"exclude", required_argument, 0, OPT_EXCLUDE},
         {"exclude-from", required_argument, 0, 'X'},
@@ -294,10 +318,10 @@ int cmd_list(int argc, char **argv)
 		switch (c) {
 		case 'l':
 		case 'v':
-			fmt = fmt == LIST_JSON ? LIST_JSON : LIST_LONG;
+			fmt = fmt >= LIST_JSON ? fmt : LIST_LONG;
 			break;
 		case OPT_JSON:
-			fmt = LIST_JSON;
+			rc = json_format(optarg, &fmt);
 			break;
 		case OPT_EXCLUDE:
 		case 'X':

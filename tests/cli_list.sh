@@ -28,6 +28,23 @@ assert any(r["type"] == "hardlink" for r in rows)
 assert all(len(r["sha256"]) == 64 for r in rows if r["type"] == "file")
 ' "$T/list.json"
 fi
+check "list --json=lines is --json" cmp "$T/list.json" <("$Z" list --json=lines "$A")
+check "list --json=array: one JSON document, which python3 -m json.tool takes" \
+	sh -c '"$1" list --json=array "$2" | python3 -m json.tool >/dev/null' - "$Z" "$A"
+check "...whose elements are --json's lines" python3 -c '
+import json, subprocess, sys
+rows = json.loads(subprocess.run([sys.argv[1], "list", "--json=array", sys.argv[2]], capture_output=True).stdout)
+assert rows == [json.loads(l) for l in open(sys.argv[3])], "array and lines differ"
+' "$Z" "$A" "$T/list.json"
+check "...while json.tool refuses JSON Lines of several rows (hence =array)" \
+	sh -c '! python3 -m json.tool <"$1" >/dev/null 2>&1' - "$T/list.json"
+check "list --json=array of nothing is []" test "$("$Z" list --json=array --exclude '*' "$A")" = "[]"
+code 2 "list --json=yaml" "$Z" list --json=yaml "$A"
+if command -v jq >/dev/null; then
+	ex=$("$Z" list --help | grep -o "jq -r '[^']*'" | sed "s/^jq -r //; s/'//g")
+	check "the jq example of list's help: the files over 1 MB" \
+		test "$("$Z" list --json "$A" | jq -r "$ex" | sort | tr '\n' ' ')" = "hardlink-to-numbers "
+fi
 
 
 # ---- random access and patterns ---------------------------------------------------------------------
