@@ -25,106 +25,72 @@ enum {
 	OPT_NO_OVERWRITE_DIR,
 };
 
+/* clang-format off */
 static const char extract_help[] =
-        "Usage: znippy extract ARCHIVE [OPTIONS] [PATTERN...]\n"
-        "Extract all entries, or those whose path matches a PATTERN (a glob, or the path itself;\n"
-        "a directory's pattern selects everything below it; one ending in '/' names only\n"
-        "directories).\n"
-        "Paths that are absolute or contain '..' are refused, and no write ever follows a\n"
-        "symlink. Damaged files are named and left out; everything else is still extracted.\n"
-        "INT, TERM, HUP or PIPE stop it: files begun but not finished are removed, then it\n"
-        "dies of the signal.\n"
-        "\n"
-        "  -C, --directory DIR   extract into DIR (default: the current directory); a missing\n"
-        "                        DIR is created if its parent exists, as unzip -d does; a\n"
-        "                        second -C is relative to the one before, as tar's\n"
-        "  -T, --threads N       " THREADS_HELP(
-                "                        ") "      --overwrite       replace existing files and "
-                                            "empty directories (default:\n"
-                                            "                        refuse); a file or link is "
-                                            "replaced only by a complete,\n"
-                                            "                        checked new one (written as "
-                                            ".znippy-*.part beside it, then\n"
-                                            "                        renamed), so damage, a full "
-                                            "disk or a stop leaves the old one\n"
-                                            "      --skip-old-files  pass over files and links "
-                                            "whose name exists already (as a\n"
-                                            "                        file, link or directory), "
-                                            "silently, keeping what is there\n"
-                                            "                        (as tar)\n"
-                                            "      --check-digest    also check each file's "
-                                            "SHA-256 before it is kept (every\n"
-                                            "                        block is always checked by "
-                                            "its XXH3)\n"
-                                            "      --numeric-owner   owners by their stored ids; "
-                                            "by default a stored user or group\n"
-                                            "                        name this system knows gives "
-                                            "its id here, as with tar (owners\n"
-                                            "                        are applied when run as "
-                                            "root)\n"
-                                            "      --no-same-owner   files owned by the user "
-                                            "extracting them, as root too\n"
-                                            "      --same-owner      apply the stored owners when "
-                                            "not run as root too (where the\n"
-                                            "                        system allows it)\n"
-                                            "  -k, --keep-old-files  as tar -k: an existing file "
-                                            "is an error, not replaced (as by\n"
-                                            "                        default), and an existing "
-                                            "directory keeps its mode and owner\n"
-                                            "                        (--no-overwrite-dir); it "
-                                            "cancels --overwrite and\n"
-                                            "                        --skip-old-files given before "
-                                            "it\n"
-                                            "      --no-overwrite-dir  a directory that exists "
-                                            "keeps its own mode and owner and\n"
-                                            "                        gets the archive's times, as "
-                                            "tar's (by default it gets all)\n"
-                                            "  -m, --touch           do not restore modification "
-                                            "times, as tar -m\n"
-                                            "  -p, --preserve-permissions, --same-permissions\n"
-                                            "                        modes exactly as stored, "
-                                            "set-id and sticky bits included (the\n"
-                                            "                        default when run as root; "
-                                            "set-id bits only where the stored\n"
-                                            "                        owner and group are given "
-                                            "too); otherwise, as tar, the umask\n"
-                                            "                        is taken off and those bits "
-                                            "dropped\n"
-                                            "      --no-same-permissions  the umask taken off and "
-                                            "those bits dropped, as root too\n"
-                                            "      --exclude GLOB    leave out what GLOB matches, "
-                                            "and what is below a directory it\n"
-                                            "                        matches, as create's "
-                                            "--exclude (and tar's); repeatable\n"
-                                            "  -X, --exclude-from FILE  --exclude each line of "
-                                            "FILE\n"
-                                            "  -O, --to-stdout       write the selected files' "
-                                            "contents to standard output, in\n"
-                                            "                        path order, instead of "
-                                            "extracting (as tar -xO; checked as cat\n"
-                                            "                        checks them); with -v their "
-                                            "names go to stderr\n"
-                                            "      --strip-components N  (0..4096)\n"
-                                            "                        leave the first N components "
-                                            "off each path, as tar: 'a/b/c'\n"
-                                            "                        with 1 becomes 'b/c', and "
-                                            "entries with no more components\n"
-                                            "                        than N are left out (PATTERNs "
-                                            "match the stored paths)\n"
-                                            "      --no-sparse       write every byte; by default "
-                                            "runs of zeros (whole aligned\n"
-                                            "                        64 KiB, or a file's zero end) "
-                                            "are left as holes, as zstd -d\n"
-                                            "                        and cp --sparse=always leave "
-                                            "them\n"
-                                            "  -v, --verbose         list the paths extracted, in "
-                                            "the archive's order, once they\n"
-                                            "                        all are\n"
-                                            "      --progress        show a progress line on "
-                                            "stderr\n"
-                                            "  -q, --quiet           no progress, no warnings\n"
-                                            "  -h, --help            this help\n"
-                                            "\n" STDIN_HELP EXIT_CODES_HELP;
+	"Usage: znippy extract ARCHIVE [OPTIONS] [PATTERN...]\n"
+	"Extract all entries, or those whose path matches a PATTERN (a glob, or the path itself;\n"
+	"a directory's pattern selects everything below it; one ending in '/' names only\n"
+	"directories).\n"
+	"Paths that are absolute or contain '..' are refused, and no write ever follows a\n"
+	"symlink. Damaged files are named and left out; everything else is still extracted.\n"
+	"An existing file or link is kept, not overwritten, unless --overwrite (or, without an\n"
+	"error, --skip-old-files): the first is named, or with several one line says how many\n"
+	"(-v names each), and the exit status is 3, as for tar -k.\n"
+	"INT, TERM, HUP or PIPE stop it: files begun but not finished are removed, then it\n"
+	"dies of the signal.\n"
+	"\n"
+	"  -C, --directory DIR   extract into DIR (default: the current directory); a missing\n"
+	"                        DIR is created if its parent exists, as unzip -d does; a\n"
+	"                        second -C is relative to the one before, as tar's\n"
+	"  -T, --threads N       " THREADS_HELP("                        ")
+	"      --overwrite       replace existing files and empty directories (default:\n"
+	"                        refuse); a file or link is replaced only by a complete,\n"
+	"                        checked new one (written as .znippy-*.part beside it, then\n"
+	"                        renamed), so damage, a full disk or a stop leaves the old one\n"
+	"      --skip-old-files  pass over files and links whose name exists already (as a\n"
+	"                        file, link or directory), silently, keeping what is there\n"
+	"                        (as tar)\n"
+	"      --check-digest    also check each file's SHA-256 before it is kept (every\n"
+	"                        block is always checked by its XXH3)\n"
+	"      --numeric-owner   owners by their stored ids; by default a stored user or group\n"
+	"                        name this system knows gives its id here, as with tar (owners\n"
+	"                        are applied when run as root)\n"
+	"      --no-same-owner   files owned by the user extracting them, as root too\n"
+	"      --same-owner      apply the stored owners when not run as root too (where the\n"
+	"                        system allows it)\n"
+	"  -k, --keep-old-files  as tar -k: an existing file is an error, not replaced (as by\n"
+	"                        default), and an existing directory keeps its mode and owner\n"
+	"                        (--no-overwrite-dir); it cancels --overwrite and\n"
+	"                        --skip-old-files given before it\n"
+	"      --no-overwrite-dir  a directory that exists keeps its own mode and owner and\n"
+	"                        gets the archive's times, as tar's (by default it gets all)\n"
+	"  -m, --touch           do not restore modification times, as tar -m\n"
+	"  -p, --preserve-permissions, --same-permissions\n"
+	"                        modes exactly as stored, set-id and sticky bits included (the\n"
+	"                        default when run as root; set-id bits only where the stored\n"
+	"                        owner and group are given too); otherwise, as tar, the umask\n"
+	"                        is taken off and those bits dropped\n"
+	"      --no-same-permissions  the umask taken off and those bits dropped, as root too\n"
+	"      --exclude GLOB    leave out what GLOB matches, and what is below a directory it\n"
+	"                        matches, as create's --exclude (and tar's); repeatable\n"
+	"  -X, --exclude-from FILE  --exclude each line of FILE\n"
+	"  -O, --to-stdout       write the selected files' contents to standard output, in\n"
+	"                        path order, instead of extracting (as tar -xO; checked as cat\n"
+	"                        checks them); with -v their names go to stderr\n"
+	"      --strip-components N  (0..4096)\n"
+	"                        leave the first N components off each path, as tar: 'a/b/c'\n"
+	"                        with 1 becomes 'b/c', and entries with no more components\n"
+	"                        than N are left out (PATTERNs match the stored paths)\n"
+	"      --no-sparse       write every byte; by default runs of zeros (whole aligned\n"
+	"                        64 KiB, or a file's zero end) are left as holes, as zstd -d\n"
+	"                        and cp --sparse=always leave them\n"
+	"  -v, --verbose         list the paths extracted, in the archive's order, once they\n"
+	"                        all are; name each existing file not overwritten\n"
+	"      --progress        show a progress line on stderr\n"
+	"  -q, --quiet           no progress, no warnings\n"
+	"  -h, --help            this help\n"
+	"\n" STDIN_HELP EXIT_CODES_HELP;
+/* clang-format on */
 
 static void list_extracted(void *ctx, const char *path, size_t len)
 {
@@ -149,12 +115,32 @@ static void truncating_progress(void *ctx, uint64_t done, uint64_t total)
 #endif
 
 /* extract's problem hook: says whether the target directory itself failed (the library names
- * it by the very string it was given), which needs no summary after it. */
+ * it by the very string it was given), which needs no summary after it; and, without
+ * --overwrite or --skip-old-files, counts the existing files and links not overwritten
+ * (ZN_ERR_EXISTS), which a second extraction into the same place meets by the thousand: they
+ * are said in one line at the end (say_kept), each only with -v. The library calls it one at
+ * a time. */
 struct target_watch {
 	const char *dir;
 	int failed;
-	int hint; /* name --overwrite where a file was not overwritten (not after -k) */
+	int count_kept; /* neither --overwrite nor --skip-old-files */
+	int hint;       /* name --overwrite where a file was not overwritten (not after -k) */
+	int each;       /* -v: each named as it comes */
+	uint64_t kept;  /* existing files and links not overwritten */
+	char *first_path, *first_what; /* the first of them (malloc'd; NULL: none, or no memory) */
 };
+
+/* "PATH: what", with the way to replace it where an existing file was not. */
+static void say_problem(const struct target_watch *tw, const char *path, zn_result r,
+                        const char *what)
+{
+	char buf[512];
+	if (r == ZN_ERR_EXISTS && tw->hint) {
+		snprintf(buf, sizeof(buf), "%s (use --overwrite)", what);
+		what = buf;
+	}
+	cli_problem_cb(NULL, path, r, what);
+}
 
 static void watch_target(void *ctx, const char *path, zn_result r, const char *what)
 {
@@ -162,12 +148,12 @@ static void watch_target(void *ctx, const char *path, zn_result r, const char *w
 	tw->failed |= path == tw->dir;
 	if (cli_truncation_seen()) /* after that, what fails is said once, at the end */
 		return;
-	char buf[512];
-	if (r == ZN_ERR_EXISTS && tw->hint) {
-		snprintf(buf, sizeof(buf), "%s (use --overwrite)", what);
-		what = buf;
+	if (r == ZN_ERR_EXISTS && tw->count_kept && tw->kept++ == 0 && !tw->each) {
+		tw->first_path = strdup(path);
+		tw->first_what = strdup(what);
 	}
-	cli_problem_cb(NULL, path, r, what);
+	if (r != ZN_ERR_EXISTS || !tw->count_kept || tw->each)
+		say_problem(tw, path, r, what);
 }
 
 static const char extract_shortopts[] = ":C:T:X:Opkmvqh";
@@ -313,6 +299,24 @@ static int parse_extract_args(int argc, char **argv, struct extract_args *a)
 /* zn_extract with the signals deferred: a signal stops the extraction rather than killing it
  * halfway (files begun but not finished are removed first, then the signal takes its course), and
  * so does the archive shrinking under the reader (SIGBUS: *truncated). */
+/* The line for the existing files and links that were kept (none after the archive shrank): the
+ * one there is, as it came, or how many (after -v too, which named each). */
+static void say_kept(struct target_watch *tw, int truncated)
+{
+	if (!truncated && tw->kept == 1 && !tw->each && tw->first_path && tw->first_what) {
+		say_problem(tw, tw->first_path, ZN_ERR_EXISTS, tw->first_what);
+	} else if (!truncated && tw->kept && (tw->kept > 1 || !tw->each)) {
+		cli_error("%llu existing files and links were kept, not overwritten (%s%s)",
+		          (unsigned long long)tw->kept,
+		          tw->hint ? "use --overwrite to replace them, or --skip-old-files to keep "
+		                     "them without an error"
+		                   : "-k",
+		          tw->each ? "" : "; -v names each");
+	}
+	free(tw->first_path);
+	free(tw->first_what);
+}
+
 static zn_result extract_stoppable(struct zn_reader *r, const char *path, const uint8_t *sel,
                                    struct extract_args *a, struct target_watch *tw, int *truncated)
 {
@@ -400,10 +404,13 @@ int cmd_extract(int argc, char **argv)
 			        "adds nothing to the blocks' checks",
 			        path);
 	}
-	struct target_watch tw = {a.dir, 0,
-	                          !a.opt.overwrite && !a.keep_old && !a.opt.skip_existing};
+	struct target_watch tw = {.dir = a.dir,
+	                          .count_kept = !a.opt.overwrite && !a.opt.skip_existing,
+	                          .hint = !a.opt.overwrite && !a.keep_old && !a.opt.skip_existing,
+	                          .each = a.opt.extracted != NULL};
 	int truncated;
 	res = extract_stoppable(r, path, sel, &a, &tw, &truncated);
+	say_kept(&tw, truncated);
 	free(sel);
 	zn_reader_close(r);
 	return extract_status(path, res, truncated, &tw, missing);

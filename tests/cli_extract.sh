@@ -17,6 +17,17 @@ check "hardlink is a hardlink" test "$(stat -c %i "$O/numbers.txt")" = "$(stat -
 check "dangling symlink kept" test "$(readlink "$O/dangling")" = does/not/exist
 check "empty dir kept" test -d "$O/empty-dir"
 code 3 "extract again refuses to overwrite" "$Z" extract -q "$A" -C "$O"
+nkept=$(find "$S" ! -type d -printf . | wc -c)
+check "...saying in one line how many it kept ($nkept), and what to do, not a line each" test "$(cat "$T/stderr")" = \
+	"znippy: $nkept existing files and links were kept, not overwritten (use --overwrite to replace them, or --skip-old-files to keep them without an error; -v names each)
+znippy: $A: not everything could be extracted (see above)"
+code 3 "...with -v" "$Z" extract -v "$A" -C "$O"
+check "...names each, then says how many" sh -c 'test "$(grep -c ": not overwritten: File exists (use --overwrite)$" "$1")" = "$2" &&
+	grep -qx "znippy: $2 existing files and links were kept, not overwritten (use --overwrite to replace them, or --skip-old-files to keep them without an error)" "$1"' \
+	- "$T/stderr" "$nkept"
+code 3 "...with -k" "$Z" extract -k "$A" -C "$O"
+check "...says how many, without the hint -k asked not to take" \
+	grep -qx "znippy: $nkept existing files and links were kept, not overwritten (-k; -v names each)" "$T/stderr"
 code 0 "extract --overwrite" "$Z" extract -q --overwrite "$A" -C "$O"
 check "still identical after overwrite" diff -r --no-dereference "$S" "$O"
 check "an identical file is an independent copy, not a link" \
