@@ -407,12 +407,13 @@ void cli_name_lost(const struct zn_entry *e, unsigned lost, const char *then)
 
 /* The options of a command whose only one is -h/--help (cat, info), up to optind. Returns -1 to
  * go on, else the exit status (help printed, or a usage error named). */
+const struct option cli_help_options[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+
 int cli_help_only(const char *cmd, int argc, char **argv, const char *optstring, const char *help)
 {
-	static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, optstring, lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, optstring, cli_help_options, NULL)) != -1) {
 		if (c != 'h')
 			return cli_option_error(cmd, c, argv);
 		fputs(help, stdout);

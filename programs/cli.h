@@ -3,6 +3,7 @@
 #ifndef ZN_CLI_H
 #define ZN_CLI_H
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -216,13 +217,20 @@ int cli_select_kept(struct zn_reader *r, struct cli_excludes *x, char **pats, in
 int cli_extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *sel, unsigned strip,
                           int verbose);
 
-int cmd_create(int argc, char **argv);
-int cmd_extract(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
-int cmd_cat(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_gunzip(int argc, char **argv, int zcat);
+/* A command: its names, its entry point, and its options as getopt_long takes them, which the
+ * bash completion (cli_complete.c) is made from and the tests hold to its --help. */
+struct cli_command {
+	const char *name;
+	const char *aliases; /* other names, space-separated: "ls t"; "" none */
+	int (*run)(int argc, char **argv);
+	const char *shortopts; /* getopt's, after a leading '-', '+' or ':' */
+	const struct option *options;
+};
+extern const struct cli_command cli_cmd_create, cli_cmd_extract, cli_cmd_list, cli_cmd_verify,
+        cli_cmd_cat, cli_cmd_info, cli_cmd_diff, cli_cmd_gunzip, cli_cmd_zcat;
+/* Every command, in the order --help gives them; NULL at the end (znippy.c). */
+extern const struct cli_command *const cli_commands[];
+/* --help and nothing else, the options of cat and info. */
+extern const struct option cli_help_options[];
 
 #endif

@@ -77,7 +77,7 @@ int cli_extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *
 	return rc;
 }
 
-int cmd_cat(int argc, char **argv)
+static int cmd_cat(int argc, char **argv)
 {
 	/* Options come before ARCHIVE ('+': getopt stops at it); what follows is PATHs, even one
 	 * that starts with '-'. "--" may also come before the PATHs. */
@@ -153,3 +153,5 @@ int cmd_cat(int argc, char **argv)
 	zn_reader_close(r);
 	return rc;
 }
+
+const struct cli_command cli_cmd_cat = {"cat", "", cmd_cat, "h", cli_help_options};

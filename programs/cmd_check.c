@@ -21,19 +21,21 @@ static const char verify_help[] =
                                         "  -h, --help        this help\n"
                                         "\n" STDIN_HELP EXIT_CODES_HELP;
 
-int cmd_verify(int argc, char **argv)
+static const char verify_shortopts[] = ":T:qh";
+static const struct option verify_options[] = {
+        {"threads", required_argument, 0, 'T'},
+        {"progress", no_argument, 0, OPT_PROGRESS},
+        {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+};
+
+static int cmd_verify(int argc, char **argv)
 {
-	static const struct option lo[] = {
-	        {"threads", required_argument, 0, 'T'},
-	        {"progress", no_argument, 0, OPT_PROGRESS},
-	        {"quiet", no_argument, 0, 'q'},
-	        {"help", no_argument, 0, 'h'},
-	        {0, 0, 0, 0},
-	};
 	unsigned threads = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":T:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, verify_shortopts, verify_options, NULL)) != -1) {
 		switch (c) {
 		case 'T':
 			if (cli_parse_threads("verify", optarg, &threads))
@@ -87,7 +89,7 @@ static const char info_help[] =
         "  -h, --help            this help\n"
         "\n" STDIN_HELP EXIT_CODES_HELP;
 
-int cmd_info(int argc, char **argv)
+static int cmd_info(int argc, char **argv)
 {
 	int rc = cli_help_only("info", argc, argv, ":h", info_help);
 	if (rc >= 0)
@@ -135,3 +137,7 @@ int cmd_info(int argc, char **argv)
 	}
 	return EXIT_OK;
 }
+
+const struct cli_command cli_cmd_verify = {"verify", "", cmd_verify, verify_shortopts,
+                                           verify_options};
+const struct cli_command cli_cmd_info = {"info", "", cmd_info, "h", cli_help_options};

@@ -723,7 +723,7 @@ static int create_status(zn_result res, int complete, int write_failed, int chdi
 	return res == ZN_ERR_IO ? EXIT_SYSTEM : cli_exit_code(res);
 }
 
-int cmd_create(int argc, char **argv)
+static int cmd_create(int argc, char **argv)
 {
 	static struct create_args a; /* static: see struct create_args */
 	int rc = parse_create_args(argc, argv, &a);
@@ -762,3 +762,6 @@ int cmd_create(int argc, char **argv)
 		say_written(&st);
 	return rc;
 }
+
+const struct cli_command cli_cmd_create = {"create", "c", cmd_create, create_shortopts,
+                                           create_options};

@@ -225,17 +225,19 @@ static int diff_entry(struct zn_reader *r, uint64_t i, const struct zn_entry *e,
 	return differ;
 }
 
-int cmd_diff(int argc, char **argv)
+static const char diff_shortopts[] = ":C:h";
+static const struct option diff_options[] = {
+        {"directory", required_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+};
+
+static int cmd_diff(int argc, char **argv)
 {
-	static const struct option lo[] = {
-	        {"directory", required_argument, 0, 'C'},
-	        {"help", no_argument, 0, 'h'},
-	        {0, 0, 0, 0},
-	};
 	const char *dir = ".";
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":C:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, diff_shortopts, diff_options, NULL)) != -1) {
 		switch (c) {
 		case 'C': {
 			int rc = cli_take_dir("diff", &dir, optarg);
@@ -319,3 +321,6 @@ int cmd_diff(int argc, char **argv)
 	}
 	return rc;
 }
+
+const struct cli_command cli_cmd_diff = {"diff", "d compare", cmd_diff, diff_shortopts,
+                                         diff_options};

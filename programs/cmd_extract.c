@@ -370,7 +370,7 @@ static int extract_status(const char *path, zn_result res, int truncated,
 	return cli_exit_code(res);
 }
 
-int cmd_extract(int argc, char **argv)
+static int cmd_extract(int argc, char **argv)
 {
 	static struct extract_args a; /* static: see struct extract_args */
 	int rc = parse_extract_args(argc, argv, &a);
@@ -415,3 +415,6 @@ int cmd_extract(int argc, char **argv)
 	zn_reader_close(r);
 	return extract_status(path, res, truncated, &tw, missing);
 }
+
+const struct cli_command cli_cmd_extract = {"extract", "x", cmd_extract, extract_shortopts,
+                                            extract_options};

@@ -960,7 +960,7 @@ static int gunzip_files(struct zn_inflater *d, char **files, int nfiles, const s
 	return rc;
 }
 
-int cmd_gunzip(int argc, char **argv, int zcat)
+static int run_gunzip(int argc, char **argv, int zcat)
 {
 	struct opts op = {.to_stdout = zcat};
 	struct out out;
@@ -1004,3 +1004,17 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 	free(files);
 	return rc;
 }
+
+static int cmd_gunzip(int argc, char **argv)
+{
+	return run_gunzip(argc, argv, 0);
+}
+
+static int cmd_zcat(int argc, char **argv)
+{
+	return run_gunzip(argc, argv, 1);
+}
+
+const struct cli_command cli_cmd_gunzip = {"gunzip", "", cmd_gunzip, gunzip_shortopts,
+                                           gunzip_options};
+const struct cli_command cli_cmd_zcat = {"zcat", "", cmd_zcat, gunzip_shortopts, gunzip_options};

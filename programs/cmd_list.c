@@ -307,7 +307,7 @@ static const struct option list_options[] = {
         {0, 0, 0, 0},
 };
 
-int cmd_list(int argc, char **argv)
+static int cmd_list(int argc, char **argv)
 {
 	enum list_format fmt = LIST_NAMES;
 	int c;
@@ -366,3 +366,5 @@ int cmd_list(int argc, char **argv)
 	}
 	return (missing || bad) ? EXIT_DAMAGED : EXIT_OK;
 }
+
+const struct cli_command cli_cmd_list = {"list", "ls t", cmd_list, list_shortopts, list_options};

@@ -8,6 +8,31 @@ make_tree
 # ---- usage errors ------------------------------------------------------------------------------------
 code 2 "no command" "$Z"
 code 2 "unknown command" "$Z" frobnicate
+check "...named, with no command near it to suggest" test "$(cat "$T/stderr")" = "znippy: unknown command 'frobnicate'
+Try 'znippy --help'."
+for typo in craete:create extarct:extract lsit:list vrify:verify zact:zcat gzip:gunzip compar:diff; do
+	code 2 "a mistyped command: ${typo%:*}" "$Z" "${typo%:*}" "$A"
+	check "...suggests ${typo#*:}" grep -qx "Did you mean '${typo#*:}'?" "$T/stderr"
+done
+
+# ---- tar's bundled letters: cf, xf, tf (with v; k, m, p, O for x) --------------------------------------
+code 0 "cf OUT PATH" "$Z" cf "$T/b1.zn" -C "$S" .
+"$Z" create -o "$T/b2.zn" -C "$S" .
+check "...is create -o OUT PATH, byte for byte" cmp "$T/b1.zn" "$T/b2.zn"
+check "tf ARCHIVE is list" cmp <("$Z" tf "$T/b1.zn") <("$Z" list "$T/b1.zn")
+check "tvf ARCHIVE is list -v" cmp <("$Z" tvf "$T/b1.zn") <("$Z" list -v "$T/b1.zn")
+code 0 "xf ARCHIVE -C DIR" "$Z" xf "$T/b1.zn" -C "$T/bx"
+check "...extracts it" diff -r --no-dereference "$S" "$T/bx"
+check "xvf names what it extracts, as extract -v" cmp <("$Z" xvf "$T/b1.zn" -C "$T/bxv") <("$Z" list "$T/b1.zn")
+code 0 "xOf ARCHIVE PATH writes the file to standard output" "$Z" xOf "$T/b1.zn" hello.txt
+check "...as extract -O" cmp <("$Z" xOf "$T/b1.zn" hello.txt) "$S/hello.txt"
+check "-cvf (tar's dash) names what it stores" \
+	test "$("$Z" -cvf "$T/b3.zn" -C "$S" hello.txt symlink | tr '\n' ' ')" = "hello.txt symlink "
+code 2 "czf: tar's z is not taken" "$Z" czf "$T/b4.zn" "$S"
+check "...said so" grep -q "^znippy: 'czf': tar's 'z' is not taken: an archive is compressed by znippy itself" "$T/stderr"
+code 2 "cf without the ARCHIVE" "$Z" cf
+check "...said so" grep -q "^znippy: 'cf': f needs the ARCHIVE's name after it" "$T/stderr"
+code 2 "ckf: k is extract's" "$Z" ckf "$T/b5.zn" "$S"
 code 2 "create without -o" "$Z" create "$S"
 code 2 "bad level" "$Z" create -o "$T/x.zn" -l 99 "$S"
 code 2 "bad chunk size" "$Z" create -o "$T/x.zn" --chunk-size 1K "$S"
