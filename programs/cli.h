@@ -230,6 +230,8 @@ extern const struct cli_command cli_cmd_create, cli_cmd_extract, cli_cmd_list, c
         cli_cmd_cat, cli_cmd_info, cli_cmd_diff, cli_cmd_gunzip, cli_cmd_zcat;
 /* Every command, in the order --help gives them; NULL at the end (znippy.c). */
 extern const struct cli_command *const cli_commands[];
+/* `znippy --bash-completion`: the completion script on standard output (cli_complete.c). */
+int cli_print_bash_completion(void);
 /* --help and nothing else, the options of cat and info. */
 extern const struct option cli_help_options[];
 

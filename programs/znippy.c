@@ -34,6 +34,8 @@ static const char usage[] =
 	"Run 'znippy COMMAND --help' for a command's options, 'man znippy' for the manual.\n"
 	"  -h, --help      this help\n"
 	"  -V, --version   print the version (also as a command's option)\n"
+	"      --bash-completion\n"
+	"                  print the bash completion script (made from the commands' options)\n"
 	"\n" EXIT_CODES_HELP;
 /* clang-format on */
 
@@ -254,6 +256,8 @@ static int run(int argc, char **argv)
 		cli_print_version();
 		return EXIT_OK;
 	}
+	if (!strcmp(cmd, "--bash-completion"))
+		return cli_print_bash_completion();
 	int rc = EXIT_OK;
 	const struct cli_command *c = find_command(cmd);
 	if (c) {

@@ -94,3 +94,12 @@ for p in range(1, (ixsize + 4095) // 4096):
         break
 PY
 }
+
+# The options COMMAND's --help names (no COMMAND: the top level's), one a line, sorted: from each
+# option line ("  -o, --output OUT   ...", "      --json[=FORMAT]"), the names before the text.
+help_options() {
+	"$Z" ${1:+"$1"} --help | awk '/^  -[A-Za-z]|^      --[a-z]/ { sub(/^ +/, ""); split($0, h, /  +/); print h[1] }' |
+		grep -oE '(^|[ ,])--?[A-Za-z][A-Za-z0-9-]*' | sed 's/^[ ,]*//' | sort -u
+}
+# The commands, as the top level's --help lists them.
+commands() { "$Z" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p'; }
