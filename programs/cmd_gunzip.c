@@ -15,47 +15,52 @@
 
 #include "cli.h"
 
+/* clang-format off */
 static const char gunzip_help[] =
-        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n|-N] [-r] [-S SUF] [-o OUT]\n"
-        "                     [FILE...]\n"
-        "       znippy zcat [FILE...]          (the same as gunzip -c)\n"
-        "Decompress gzip files. FILE.gz (or .z, -gz, -z, _z, in any case; .tgz and .taz give\n"
-        "FILE.tar) becomes FILE, with the mode (less set-id bits) and modification time of\n"
-        "FILE.gz, which is then removed; a FILE that does not exist and has none of these\n"
-        "suffixes is FILE with the first of them (-S SUF first) that exists. With no FILE, or\n"
-        "when FILE is -, read standard input and write standard output. Several gzip members\n"
-        "in a row are decoded as one stream; zero bytes after the last are ignored, other\n"
-        "trailing bytes give a warning. Output files are written under a temporary name and\n"
-        "renamed into place once the stream checked out, so no partial output is left (not\n"
-        "even after a signal); only -f over a file in a directory this user may not write\n"
-        "writes that file in place.\n"
-        "  -c, --stdout, --to-stdout\n"
-        "                     write to standard output, keep the input files\n"
-        "  -d, --decompress   accepted, as gzip -d (decompressing is all this does)\n"
-        "  -k, --keep         keep the input files\n"
-        "  -f, --force        overwrite existing output files; also decode inputs that are\n"
-        "                     symlinks, have other links or set-id bits; with -c, copy input\n"
-        "                     that is not gzip as it is (zcat -f), and what follows the\n"
-        "                     last member, zero padding included, as gzip does\n"
-        "  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
-        "  -o, --output OUT   write all output to OUT ('-': standard output)\n"
-        "  -l, --list         for each FILE (standard input: named stdout): compressed and\n"
-        "                     uncompressed sizes and the ratio, as gzip -l, but decoded:\n"
-        "                     exact past 4 GiB and for several members (gzip reads the last\n"
-        "                     trailer only)\n"
-        "  -r, --recursive    decode the files below each directory FILE whose names end\n"
-        "                     in a suffix above (others are passed over, as by gzip -r)\n"
-        "  -S, --suffix SUF   also take SUF as a gzip suffix, before the others\n"
-        "  -N, --name         name the output as the header's stored name (its last part,\n"
-        "                     beside FILE.gz) and give it the stored time, as gzip -N\n"
-        "  -n, --no-name      the name from FILE.gz and its time (the default, as gzip)\n"
-        "  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
-        "  -q, --quiet        no warnings; with -l, no heading and no totals\n"
-        "  -V, --version      print the version\n"
-        "  -h, --help         this help\n"
-        "Exit status: 0 success, 1 damaged or invalid input, or a FILE or output refused\n"
-        "(a symlink, directory, set-id or linked file, an unknown suffix, an existing output\n"
-        "without -f; gzip's warnings, 2 there), 2 usage error, 3 I/O or system error.\n";
+	"Usage: znippy gunzip [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n|-N] [-r] [-S SUF] [-o OUT]\n"
+	"                     [FILE...]\n"
+	"       znippy zcat [FILE...]          (the same as gunzip -c)\n"
+	"Decompress gzip files. FILE.gz (or .z, -gz, -z, _z, in any case; .tgz and .taz give\n"
+	"FILE.tar) becomes FILE, with the mode (less set-id bits) and modification time of\n"
+	"FILE.gz, which is then removed; a FILE that does not exist and has none of these\n"
+	"suffixes is FILE with the first of them (-S SUF first) that exists. With no FILE, or\n"
+	"when FILE is -, read standard input and write standard output. Several gzip members\n"
+	"in a row are decoded as one stream; zero bytes after the last are ignored, other\n"
+	"trailing bytes give a warning and exit status 1, as gzip's (which exits with 2), and\n"
+	"what was decoded is kept. Output files are written under a temporary name and\n"
+	"renamed into place once the stream checked out, so no partial output is left (not\n"
+	"even after a signal); only -f over a file in a directory this user may not write\n"
+	"writes that file in place.\n"
+	"  -c, --stdout, --to-stdout\n"
+	"                     write to standard output, keep the input files\n"
+	"  -d, --decompress   accepted, as gzip -d (decompressing is all this does)\n"
+	"  -k, --keep         keep the input files\n"
+	"  -f, --force        overwrite existing output files; also decode inputs that are\n"
+	"                     symlinks, have other links or set-id bits; with -c, copy input\n"
+	"                     that is not gzip as it is (zcat -f), and what follows the\n"
+	"                     last member, zero padding included, as gzip does\n"
+	"  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
+	"  -o, --output OUT   write all output to OUT ('-': standard output)\n"
+	"  -l, --list         for each FILE (standard input: named stdout): compressed and\n"
+	"                     uncompressed sizes and the ratio, as gzip -l, but decoded:\n"
+	"                     exact past 4 GiB and for several members (gzip reads the last\n"
+	"                     trailer only)\n"
+	"  -r, --recursive    decode the files below each directory FILE whose names end\n"
+	"                     in a suffix above (others are passed over, as by gzip -r)\n"
+	"  -S, --suffix SUF   also take SUF as a gzip suffix, before the others\n"
+	"  -N, --name         name the output as the header's stored name (its last part,\n"
+	"                     beside FILE.gz) and give it the stored time, as gzip -N\n"
+	"  -n, --no-name      the name from FILE.gz and its time (the default, as gzip)\n"
+	"  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
+	"  -q, --quiet        no warnings (the exit status stays); with -l, no heading and\n"
+	"                     no totals\n"
+	"  -V, --version      print the version\n"
+	"  -h, --help         this help\n"
+	"Exit status: 0 success, 1 damaged or invalid input, trailing garbage, or a FILE or\n"
+	"output refused (a symlink, directory, set-id or linked file, an unknown suffix, an\n"
+	"existing output without -f; gzip's warnings, 2 there), 2 usage error, 3 I/O or\n"
+	"system error.\n";
+/* clang-format on */
 
 struct out;
 struct opts {
@@ -145,6 +150,9 @@ static int too_short(const uint8_t *in, size_t len)
  * first member's header and trailer. */
 static uint64_t last_in, last_out, last_headers;
 static int last_garbage; /* it ended at trailing garbage: last_in is where that starts */
+/* A stream of this run ended at trailing garbage, which was named (unless -q): as gzip's warning,
+ * it leaves the exit status 1 (gzip's 2) once everything else is done, what was decoded kept. */
+static int garbage_warned;
 
 /* One decode_fd: its input (mapped, or read into buf), its output, and for pass_plain where the
  * members it decoded ended. */
@@ -301,7 +309,7 @@ static int decode_step(struct decode *s)
 		/* From a pipe the decoder may have taken some of the garbage in an earlier call:
 		 * the compressed size is where the garbage starts. */
 		zn_inflate_stream_position(s->d, &last_in, NULL);
-		last_garbage = 1;
+		last_garbage = garbage_warned = 1;
 		cli_warn("%s: decompression OK, trailing garbage ignored", s->name);
 		return EXIT_OK;
 	}
@@ -1002,7 +1010,7 @@ static int run_gunzip(int argc, char **argv, int zcat)
 	if (op.out)
 		rc = out_close(op.out, rc, op.force);
 	free(files);
-	return rc;
+	return garbage_warned && rc == EXIT_OK ? EXIT_DAMAGED : rc;
 }
 
 static int cmd_gunzip(int argc, char **argv)

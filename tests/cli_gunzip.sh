@@ -60,6 +60,23 @@ printf 'x' | gzip >su.gz && chmod 6755 su.gz && "$Z" gunzip -f su.gz || fail "gu
 { cat b.gz; echo garbage; } >g.gz
 "$Z" zcat g.gz 2>err | cmp - b.orig || fail "output before trailing garbage"
 grep -q "trailing garbage" err || fail "trailing garbage warning"
+# ... and, as gzip's warning, exit status 1 (gzip's is 2), with -q too, which silences the warning
+# only; what was decoded is kept: on standard output, with -t, among FILEs, from standard input,
+# in place, with -o; zcat -f copies the garbage, with exit status 0, as gzip does
+"$Z" zcat g.gz >/dev/null 2>&1; [ $? = 1 ] || fail "trailing garbage: exit 1"
+[ -z "$("$Z" zcat -q g.gz 2>&1 >/dev/null)" ] || fail "-q silences the trailing garbage warning"
+"$Z" zcat -q g.gz >/dev/null 2>&1; [ $? = 1 ] || fail "-q: trailing garbage still exit 1"
+"$Z" gunzip -t g.gz 2>err; [ $? = 1 ] && grep -q "g.gz: decompression OK, trailing garbage ignored" err ||
+	fail "-t: trailing garbage: $(cat err)"
+"$Z" zcat g.gz b.gz 2>/dev/null | cmp - <(cat b.orig b.orig) || fail "the FILE after trailing garbage is decoded"
+"$Z" zcat b.gz g.gz >/dev/null 2>&1; [ $? = 1 ] || fail "trailing garbage in the last FILE: exit 1"
+"$Z" gunzip <g.gz 2>/dev/null | cmp -s - b.orig || fail "trailing garbage on standard input: output"
+"$Z" gunzip <g.gz >/dev/null 2>&1; [ $? = 1 ] || fail "trailing garbage on standard input: exit 1"
+cp g.gz gi.gz && "$Z" gunzip gi.gz 2>/dev/null; [ $? = 1 ] && cmp -s gi b.orig && [ ! -e gi.gz ] ||
+	fail "trailing garbage in place: the output kept, the input removed, exit 1 (as gzip)"
+"$Z" gunzip -o go g.gz 2>/dev/null; [ $? = 1 ] && cmp -s go b.orig || fail "trailing garbage, -o: output kept, exit 1"
+"$Z" zcat -f g.gz >gf.out 2>err && gzip -cdf g.gz | cmp -s - gf.out && [ ! -s err ] ||
+	fail "zcat -f: trailing garbage copied, exit 0, no warning, as gzip"
 # corrupt and truncated inputs: non-zero exit and a message naming the file
 head -c 1000 b.gz >t.gz
 "$Z" zcat t.gz >/dev/null 2>err && fail "truncated file gave exit 0"
