@@ -137,14 +137,18 @@ int cli_truncation_seen(void);
  * descriptor per level, and the default soft limit of 1024 cuts off trees deeper than that. */
 void cli_raise_fd_limit(void);
 /* An output that replaces `final` only once complete: a temporary file ".NAME.XXXXXX" beside it
- * (mkostemp: an unpredictable name, never through a symlink; mode 0666 less the umask, or, with
- * `like`, the group (owner too as root) and permission bits of the file it replaces, set while
+ * (an unpredictable name, as mkostemp makes, never through a symlink; mode 0666 less the umask, or,
+ * with `like`, the group (owner too as root) and permission bits of the file it replaces, set while
  * it is still 0600 so that it is never more open than either), which a signal removes; its name
  * (malloc'd) goes to *tmp, for renaming into place. Where the directory may not be written but
  * `final` is an existing regular file (a read-only directory, a bind-mounted file), `final`
  * itself is opened, truncated, and *tmp is NULL. Returns the descriptor, or -1 with errno set.
  * One at a time. */
 int cli_open_replacement(const char *final, const struct stat *like, char **tmp);
+/* The same with `final` (and the name in *tmp) relative to directory dirfd, as openat takes
+ * them: the directory of `final` is opened once, and the temporary file is made, and removed by a
+ * signal, in that directory whatever happens to the path above it. */
+int cli_open_replacement_at(int dirfd, const char *final, const struct stat *like, char **tmp);
 /* After tmp was renamed into place or removed: no longer removed by signals; frees tmp. */
 void cli_replacement_done(char *tmp);
 

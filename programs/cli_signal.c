@@ -9,18 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 
-/* The temporary file a signal removes: an absolute name, as the handler may run after a
- * chdir (create -C). */
-static char *volatile cleanup_path;
+/* The temporary file a signal removes: its name (the last component, in the caller's buffer) in
+ * the directory cleanup_dir, held open (O_PATH), as the handler may run after a chdir (create
+ * -C) or a change to the path above it. */
+static volatile int cleanup_dir = -1;
+static const char *volatile cleanup_name;
 
-/* The signals that end the process after removing cleanup_path. The first N_DEFERRABLE may
+/* The signals that end the process after removing the temporary file. The first N_DEFERRABLE may
  * instead be deferred (cli_defer_signals); SIGXFSZ never is (the write that raised it fails). */
 static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};
 #define N_FATAL      (sizeof(fatal_signals) / sizeof(fatal_signals[0]))
@@ -40,7 +44,8 @@ static void replace_handlers(size_t n, void (*from)(int), void (*to)(int), int f
 			sigaction(fatal_signals[i], &sa, NULL);
 }
 
-/* Holds back the signals that remove cleanup_path while it changes, and lets them through. */
+/* Holds back the signals that remove the temporary file while it changes, and lets them through.
+ */
 static void hold_signals(sigset_t *old)
 {
 	sigset_t set;
@@ -50,38 +55,75 @@ static void hold_signals(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &set, old);
 }
 
-int cli_open_replacement(const char *final, const struct stat *like, char **tmp)
+/* An unpredictable name ".BASE.XXXXXX" (or where that would pass the 255 bytes a name may have,
+ * ".znippy.XXXXXX") into buf (256 bytes), as mkostemp makes them. */
+static void temp_name(const char *base, char *buf)
+{
+	static const char chars[] =
+	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static uint64_t counter;
+	uint8_t r[6];
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)getpid() << 32 ^
+		             ++counter * 0x9e3779b97f4a7c15u;
+		memcpy(r, &x, sizeof(r));
+	}
+	if (strlen(base) + 8 > 255)
+		base = "znippy";
+	int n = snprintf(buf, 256, ".%s.", base);
+	for (int i = 0; i < 6; i++)
+		buf[n + i] = chars[r[i] % (sizeof(chars) - 1)];
+	buf[n + 6] = 0;
+}
+
+/* Creates a new file named like ".BASE.XXXXXX" in directory dir, registered for removal by a
+ * signal; its name in name (256 bytes). Returns the descriptor, or -1 with errno set. */
+static int create_temp(int dir, const char *base, char *name)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		temp_name(base, name);
+		sigset_t old;
+		hold_signals(&old); /* no signal between creating the file and registering it */
+		int fd =
+		        openat(dir, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		int e = errno;
+		if (fd >= 0) {
+			cleanup_dir = dir;
+			cleanup_name = name;
+		}
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (fd >= 0 || e != EEXIST) {
+			errno = e;
+			return fd;
+		}
+	}
+	return -1; /* EEXIST */
+}
+
+int cli_open_replacement_at(int dirfd, const char *final, const struct stat *like, char **tmp)
 {
 	*tmp = NULL;
 	const char *slash = strrchr(final, '/');
 	size_t dlen = slash ? (size_t)(slash - final) + 1 : 0;
-	char cwd[4096];
-	const char *dir = final[0] != '/' && getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
-	char *t = malloc(strlen(final) + 9);
-	char *abs = malloc((dir ? strlen(dir) + 1 : 0) + strlen(final) + 9);
-	if (!t || !abs) {
+	char *t = malloc(dlen + 256), *parent = strndup(final, dlen ? dlen : 1);
+	if (!t || !parent) {
 		free(t);
-		free(abs);
+		free(parent);
 		errno = ENOMEM;
 		return -1;
 	}
+	if (!dlen)
+		strcpy(parent, ".");
+	/* The directory is held open: the name is removed there by a signal whatever chdir came
+	 * meanwhile (create -C), and made there however the path above it changes (gunzip -r). */
+	int dir = openat(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(parent);
 	memcpy(t, final, dlen);
-	/* ".NAME.XXXXXX", or where that would pass the 255 bytes a name may have, a shorter one
-	 * (allocated for: NAME is then longer than what replaces it) */
-	if (strlen(final + dlen) + 8 > 255)
-		strcpy(t + dlen, ".znippy.XXXXXX");
-	else
-		sprintf(t + dlen, ".%s.XXXXXX", final + dlen);
-	sigset_t old;
-	hold_signals(&old); /* no signal between creating the file and registering it */
-	int fd = mkostemp(t, O_CLOEXEC);
+	int fd = dir < 0 ? -1 : create_temp(dir, final + dlen, t + dlen);
 	int e = errno;
-	if (fd >= 0) {
-		sprintf(abs, "%s%s%s", dir ? dir : "", dir ? "/" : "", t);
-		cleanup_path = abs;
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (fd >= 0) { /* mkostemp made it 0600 */
+	if (fd >= 0) { /* made 0600 */
 		mode_t mask = umask(0);
 		umask(mask);
 		if (like && fchown(fd, geteuid() ? (uid_t)-1 : like->st_uid, like->st_gid))
@@ -90,12 +132,13 @@ int cli_open_replacement(const char *final, const struct stat *like, char **tmp)
 		*tmp = t;
 		return fd;
 	}
+	if (dir >= 0)
+		close(dir);
 	free(t);
-	free(abs);
 	struct stat st;
-	if ((e == EACCES || e == EPERM || e == EROFS) && stat(final, &st) == 0 &&
+	if ((e == EACCES || e == EPERM || e == EROFS) && fstatat(dirfd, final, &st, 0) == 0 &&
 	    S_ISREG(st.st_mode)) {
-		fd = open(final, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+		fd = openat(dirfd, final, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
 		if (fd >= 0)
 			return fd;
 		e = errno;
@@ -104,22 +147,35 @@ int cli_open_replacement(const char *final, const struct stat *like, char **tmp)
 	return -1;
 }
 
+int cli_open_replacement(const char *final, const struct stat *like, char **tmp)
+{
+	return cli_open_replacement_at(AT_FDCWD, final, like, tmp);
+}
+
 void cli_replacement_done(char *tmp)
 {
 	sigset_t old;
 	hold_signals(&old);
-	char *abs = cleanup_path;
-	cleanup_path = NULL;
+	int dir = cleanup_dir;
+	cleanup_name = NULL;
+	cleanup_dir = -1;
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	free(abs);
+	if (dir >= 0)
+		close(dir);
 	free(tmp);
+}
+
+/* Removes the registered temporary file; async-signal-safe. */
+static void remove_temp(void)
+{
+	const char *name = cleanup_name;
+	if (name)
+		unlinkat(cleanup_dir, name, 0);
 }
 
 static void on_fatal_signal(int sig)
 {
-	const char *p = cleanup_path;
-	if (p)
-		unlink(p);
+	remove_temp();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -157,9 +213,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	}
 	static const char msg[] = "znippy: an input file was truncated or could not be read while "
 	                          "in use (SIGBUS)\n";
-	const char *p = cleanup_path;
-	if (p)
-		unlink(p);
+	remove_temp();
 	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	_exit(EXIT_SYSTEM);
 }

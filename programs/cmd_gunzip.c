@@ -46,7 +46,9 @@ static const char gunzip_help[] =
 	"                     exact past 4 GiB and for several members (gzip reads the last\n"
 	"                     trailer only)\n"
 	"  -r, --recursive    decode the files below each directory FILE whose names end\n"
-	"                     in a suffix above (others are passed over, as by gzip -r)\n"
+	"                     in a suffix above (others are passed over, as by gzip -r);\n"
+	"                     symlinks are not followed, nor a directory swapped for one\n"
+	"                     while it is walked\n"
 	"  -S, --suffix SUF   also take SUF as a gzip suffix, before the others\n"
 	"  -N, --name         name the output as the header's stored name (its last part,\n"
 	"                     beside FILE.gz) and give it the stored time, as gzip -N\n"
@@ -403,36 +405,42 @@ static char *output_name(const char *in)
  * /dev/stdout) is written in place.
  */
 struct out {
+	int dir;           /* the directory `final` and `tmp` are in (AT_FDCWD: the current one) */
 	char *final, *tmp; /* tmp NULL: writing to `final` itself */
+	char *shown;       /* `final` as messages name it */
 	int fd;
 	dev_t dev; /* the regular file that `final` named before, if any, to refuse inputs */
 	ino_t ino; /* that are the same file */
 	int existed;
 };
 
-static int out_open(struct out *o, const char *final, int force, int allow_device)
+/* The output `final` in directory dir (shown as `shown`): 0, or the exit status (said). */
+static int out_open(struct out *o, int dir, const char *final, const char *shown, int force,
+                    int allow_device)
 {
 	memset(o, 0, sizeof(*o));
+	o->dir = dir;
 	o->fd = -1;
 	struct stat st;
-	if (allow_device && stat(final, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		o->fd = open(final, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (allow_device && fstatat(dir, final, &st, 0) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISDIR(st.st_mode)) {
+		o->fd = openat(dir, final, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 		if (o->fd < 0) {
-			cli_error("%s: %s", final, strerror(errno));
+			cli_error("%s: %s", shown, strerror(errno));
 			return EXIT_SYSTEM;
 		}
 		return EXIT_OK;
 	}
-	if (lstat(final, &st) == 0) {
+	if (fstatat(dir, final, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISDIR(st.st_mode)) {
-			cli_error("%s: is a directory", final);
+			cli_error("%s: is a directory", shown);
 			return EXIT_DAMAGED;
 		}
 		if (!force) {
-			cli_error("%s: already exists; use -f to overwrite", final);
+			cli_error("%s: already exists; use -f to overwrite", shown);
 			return EXIT_DAMAGED;
 		}
-		if (stat(final, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (fstatat(dir, final, &st, 0) == 0 && S_ISREG(st.st_mode)) {
 			o->existed = 1;
 			o->dev = st.st_dev;
 			o->ino = st.st_ino;
@@ -441,12 +449,14 @@ static int out_open(struct out *o, const char *final, int force, int allow_devic
 	/* -f over a file in a directory we may not write is written in place, as
 	 * `gzip -dc > FILE` would (cli_open_replacement). */
 	o->final = strdup(final);
-	o->fd = o->final ? cli_open_replacement(final, NULL, &o->tmp) : -1;
+	o->shown = strdup(shown);
+	o->fd = o->final && o->shown ? cli_open_replacement_at(dir, final, NULL, &o->tmp) : -1;
 	if (o->fd < 0) {
-		cli_error("%s: cannot create a temporary file beside it: %s", final,
+		cli_error("%s: cannot create a temporary file beside it: %s", shown,
 		          strerror(errno));
 		free(o->final);
-		o->final = NULL;
+		free(o->shown);
+		o->final = o->shown = NULL;
 		return EXIT_SYSTEM;
 	}
 	return EXIT_OK;
@@ -459,40 +469,47 @@ static int out_is_input(const struct out *o, int in_fd)
 	return o->existed && fstat(in_fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
 }
 
-/* Close; on success rename into place (without -f never over a name that appeared meanwhile);
- * otherwise remove the temporary file. Returns rc, or EXIT_SYSTEM if closing or renaming
- * failed. */
+/* The temporary file renamed to the output's name: over what is there with -f, else never over
+ * a name that appeared meanwhile. 0, or -1 with errno set. */
+static int out_rename(const struct out *o, int force)
+{
+	if (force)
+		return renameat(o->dir, o->tmp, o->dir, o->final);
+	int e = renameat2(o->dir, o->tmp, o->dir, o->final, RENAME_NOREPLACE);
+	if (e && (errno == EINVAL || errno == ENOSYS)) {
+		/* A file system without RENAME_NOREPLACE: link() refuses to replace too. */
+		e = linkat(o->dir, o->tmp, o->dir, o->final, 0);
+		if (!e)
+			unlinkat(o->dir, o->tmp, 0);
+	}
+	return e;
+}
+
+/* Close; on success rename into place; otherwise remove the temporary file. Returns rc, or
+ * EXIT_SYSTEM if closing or renaming failed. */
 static int out_close(struct out *o, int rc, int force)
 {
+	const char *shown = o->shown ? o->shown : "output";
 	if (o->fd >= 0 && close(o->fd) && rc == EXIT_OK) {
-		cli_error("%s: %s", o->final ? o->final : "output", strerror(errno));
+		cli_error("%s: %s", shown, strerror(errno));
 		rc = EXIT_SYSTEM;
 	}
 	o->fd = -1;
-	if (o->tmp && rc == EXIT_OK) {
-		int e = force ? rename(o->tmp, o->final)
-		              : renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->final, RENAME_NOREPLACE);
-		if (e && !force && (errno == EINVAL || errno == ENOSYS)) {
-			/* A file system without RENAME_NOREPLACE: link() refuses to replace too. */
-			e = link(o->tmp, o->final);
-			if (!e)
-				unlink(o->tmp);
-		}
-		if (e) {
-			int err = errno;
-			if (err == EEXIST)
-				cli_error("%s: already exists; use -f to overwrite", o->final);
-			else
-				cli_error("%s: %s", o->final, strerror(err));
-			rc = err == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
-		}
+	if (o->tmp && rc == EXIT_OK && out_rename(o, force)) {
+		int err = errno;
+		if (err == EEXIST)
+			cli_error("%s: already exists; use -f to overwrite", shown);
+		else
+			cli_error("%s: %s", shown, strerror(err));
+		rc = err == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
 	}
 	if (o->tmp && rc != EXIT_OK)
-		unlink(o->tmp);
+		unlinkat(o->dir, o->tmp, 0);
 	if (o->tmp)
 		cli_replacement_done(o->tmp);
 	free(o->final);
-	o->tmp = o->final = NULL;
+	free(o->shown);
+	o->tmp = o->final = o->shown = NULL;
 	return rc;
 }
 
@@ -577,27 +594,35 @@ static void list_line(uint64_t in, uint64_t out, uint64_t headers, const char *n
 	       ratio(in, out, headers), name);
 }
 
+/* An input: a FILE given (dir AT_FDCWD, name the FILE as given), or a file met by -r (dir the
+ * directory walked, held open; name its name there); shown is how messages name it, the
+ * path as given or walked, which ends with name. */
+struct input {
+	int dir;
+	const char *name, *shown;
+};
+
 /* -l of FILE, or of standard input for "-" (gzip names it "stdout", and counts the compressed
  * bytes read: from a file's offset on, and here up to the end of the gzip data). */
-static int list_file(struct zn_inflater *d, const char *path)
+static int list_file(struct zn_inflater *d, const struct input *in)
 {
-	int std_in = !strcmp(path, "-");
-	int fd = std_in ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int std_in = in->dir == AT_FDCWD && !strcmp(in->name, "-");
+	int fd = std_in ? 0 : openat(in->dir, in->name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	if (!std_in && (fd < 0 || fstat(fd, &st))) {
-		cli_error("%s: %s", path, strerror(errno));
+		cli_error("%s: %s", in->shown, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return EXIT_SYSTEM;
 	}
 	if (!std_in && !S_ISREG(st.st_mode)) {
-		cli_error("%s: not a regular file", path);
+		cli_error("%s: not a regular file", in->shown);
 		close(fd);
 		return EXIT_DAMAGED;
 	}
 	/* Decoded, not read from the trailer as gzip does: the sizes are exact past 4 GiB and
 	 * for several members, and damage or trailing bytes are found. */
-	int rc = decode_fd(d, fd, -1, std_in ? "(stdin)" : path, NULL);
+	int rc = decode_fd(d, fd, -1, std_in ? "(stdin)" : in->shown, NULL);
 	if (!std_in)
 		close(fd);
 	if (rc != EXIT_OK)
@@ -605,10 +630,10 @@ static int list_file(struct zn_inflater *d, const char *path)
 	/* gzip -l names the file's size (and lists nothing after trailing garbage): here the
 	 * size up to the garbage, from a file as from a pipe */
 	uint64_t size = std_in || last_garbage ? last_in : (uint64_t)st.st_size;
-	char *name = std_in ? NULL : output_name(path);
+	char *name = std_in ? NULL : output_name(in->shown);
 	if (!listed.files++ && !cli_quiet)
 		printf("%19s %19s  ratio uncompressed_name\n", "compressed", "uncompressed");
-	list_line(size, last_out, last_headers, std_in ? "stdout" : name ? name : path);
+	list_line(size, last_out, last_headers, std_in ? "stdout" : name ? name : in->shown);
 	listed.in += size;
 	listed.out += last_out;
 	listed.headers = last_headers; /* gzip's totals count the last file's header only */
@@ -616,96 +641,128 @@ static int list_file(struct zn_inflater *d, const char *path)
 	return EXIT_OK;
 }
 
-static int do_file(struct zn_inflater *d, const char *path, const struct opts *op)
+/* Standard input to standard output, -o, or nothing (-t). */
+static int do_stdin(struct zn_inflater *d, const struct opts *op)
+{
+	if (isatty(0) && !op->force) {
+		cli_error("compressed data not read from a terminal; use -f to force");
+		return EXIT_USAGE;
+	}
+	int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
+	int rc = decode_fd(d, 0, out_fd, "(stdin)", op->out_path ? op->out_path : "(stdout)");
+	shared_out_failed |= write_failed;
+	return rc;
+}
+
+/* An input to the shared output (standard output, -o) or to nothing (-t). */
+static int decode_to_shared(struct zn_inflater *d, int in_fd, const char *shown,
+                            const struct opts *op)
+{
+	if (op->out && out_is_input(op->out, in_fd)) {
+		cli_error("%s: is the output file -- ignored", shown);
+		return EXIT_DAMAGED;
+	}
+	int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
+	int rc = decode_fd(d, in_fd, out_fd, shown, op->out_path ? op->out_path : "(stdout)");
+	shared_out_failed |= write_failed;
+	if (rc == EXIT_OK && op->test && verbose && !cli_quiet)
+		fprintf(stderr, "%s:\t OK\n", shown);
+	else if (rc == EXIT_OK && !op->test)
+		say_done(shown, "written to", op->out_path ? op->out_path : "standard output");
+	return rc;
+}
+
+/* The output's name for FILE.gz decoded in place (-N: the stored one), beside it, and as
+ * messages name it; NULL (said) for an unknown suffix or no memory. */
+static char *in_place_name(const struct input *in, int in_fd, int name, int64_t *mtime,
+                           char **shown)
+{
+	char *out = name ? stored_name(in_fd, in->name, mtime) : output_name(in->name);
+	size_t dlen = strlen(in->shown) - strlen(in->name); /* the walked path above it */
+	*shown = out ? malloc(dlen + strlen(out) + 1) : NULL;
+	if (*shown) {
+		memcpy(*shown, in->shown, dlen);
+		strcpy(*shown + dlen, out);
+	} else if (!out) {
+		cli_error("%s: unknown suffix -- ignored", in->shown);
+	}
+	if (!*shown) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* FILE.gz -> FILE beside it, which takes its owner (where allowed), mode and times, as with
+ * gzip; FILE.gz is then removed unless -k. */
+static int decode_in_place(struct zn_inflater *d, const struct input *in, int in_fd,
+                           const struct stat *st, const struct opts *op)
+{
+	int rc = check_in_place_input(in->shown, st, op->force);
+	int64_t stored_mtime = 0;
+	char *shown = NULL, *out_name = NULL;
+	if (rc == EXIT_OK &&
+	    !(out_name = in_place_name(in, in_fd, op->name, &stored_mtime, &shown)))
+		rc = EXIT_DAMAGED;
+	struct out out;
+	if (rc == EXIT_OK)
+		rc = out_open(&out, in->dir, out_name, shown, op->force, 0);
+	free(out_name);
+	free(shown);
+	if (rc != EXIT_OK)
+		return rc;
+	rc = decode_fd(d, in_fd, out.fd, in->shown, out.shown);
+	if (rc == EXIT_OK) {
+		(void)!fchown(out.fd, st->st_uid, st->st_gid);
+		fchmod(out.fd, st->st_mode & 01777); /* set-id bits dropped, as gzip 1.12 does */
+		struct timespec ts[2] = {st->st_atim, st->st_mtim};
+		if (stored_mtime) /* -N */
+			ts[1] = (struct timespec){.tv_sec = (time_t)stored_mtime};
+		futimens(out.fd, ts);
+	}
+	char *final = rc == EXIT_OK && verbose ? strdup(out.shown) : NULL;
+	rc = out_close(&out, rc, op->force);
+	if (rc == EXIT_OK && !op->keep && unlinkat(in->dir, in->name, 0))
+		cli_warn("%s: cannot remove: %s", in->shown, strerror(errno));
+	if (rc == EXIT_OK && final)
+		say_done(in->shown, op->keep ? "created" : "replaced with", final);
+	free(final);
+	return rc;
+}
+
+static int do_file(struct zn_inflater *d, const struct input *in, const struct opts *op)
 {
 	if (op->list) /* standard input too, from a terminal as well, as gzip -l reads it */
-		return list_file(d, path);
-	if (!strcmp(path, "-")) {
-		if (isatty(0) && !op->force) {
-			cli_error("compressed data not read from a terminal; use -f to force");
-			return EXIT_USAGE;
-		}
-		int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
-		int rc = decode_fd(d, 0, out_fd, "(stdin)",
-		                   op->out_path ? op->out_path : "(stdout)");
-		shared_out_failed |= write_failed;
-		return rc;
-	}
+		return list_file(d, in);
+	if (in->dir == AT_FDCWD && !strcmp(in->name, "-"))
+		return do_stdin(d, op);
 	int in_place = !(op->test || op->to_stdout || op->out);
 	/* O_NONBLOCK: a FIFO given to in-place decoding is refused, not waited on (it has no
 	 * effect on regular files). */
-	int in_fd = open(path, O_RDONLY | O_CLOEXEC |
-	                               (in_place ? O_NONBLOCK | (op->force ? 0 : O_NOFOLLOW) : 0));
+	int in_fd = openat(in->dir, in->name,
+	                   O_RDONLY | O_CLOEXEC |
+	                           (in_place ? O_NONBLOCK | (op->force ? 0 : O_NOFOLLOW) : 0));
 	if (in_fd < 0) {
 		int err = errno;
 		if (err == ELOOP)
-			cli_error("%s: is a symbolic link -- ignored (use -f)", path);
+			cli_error("%s: is a symbolic link -- ignored (use -f)", in->shown);
 		else
-			cli_error("%s: %s", path, strerror(err));
+			cli_error("%s: %s", in->shown, strerror(err));
 		/* A refused symlink is a matter of policy (1); a missing or unreadable input an
 		 * I/O error (3), as for the archive commands. */
 		return err == ELOOP ? EXIT_DAMAGED : EXIT_SYSTEM;
 	}
 	struct stat st;
+	int rc;
 	if (fstat(in_fd, &st) || S_ISDIR(st.st_mode)) {
-		cli_error("%s: is a directory -- ignored", path);
-		close(in_fd);
-		return EXIT_DAMAGED;
-	}
-	if (!in_place) {
-		if (op->out && out_is_input(op->out, in_fd)) {
-			cli_error("%s: is the output file -- ignored", path);
-			close(in_fd);
-			return EXIT_DAMAGED;
-		}
-		int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
-		int rc =
-		        decode_fd(d, in_fd, out_fd, path, op->out_path ? op->out_path : "(stdout)");
-		shared_out_failed |= write_failed;
-		close(in_fd);
-		if (rc == EXIT_OK && op->test && verbose && !cli_quiet)
-			fprintf(stderr, "%s:\t OK\n", path);
-		else if (rc == EXIT_OK && !op->test)
-			say_done(path, "written to",
-			         op->out_path ? op->out_path : "standard output");
-		return rc;
-	}
-	int rc = check_in_place_input(path, &st, op->force);
-	int64_t stored_mtime = 0;
-	char *out_path = rc != EXIT_OK ? NULL
-	                 : op->name    ? stored_name(in_fd, path, &stored_mtime)
-	                               : output_name(path);
-	if (rc == EXIT_OK && !out_path) {
-		cli_error("%s: unknown suffix -- ignored", path);
+		cli_error("%s: is a directory -- ignored", in->shown);
 		rc = EXIT_DAMAGED;
-	}
-	struct out out;
-	if (rc == EXIT_OK)
-		rc = out_open(&out, out_path, op->force, 0);
-	free(out_path);
-	if (rc != EXIT_OK) {
-		close(in_fd);
-		return rc;
-	}
-	rc = decode_fd(d, in_fd, out.fd, path, out.final);
-	if (rc == EXIT_OK) {
-		/* As gzip does: the output takes the input's owner (where allowed), mode and
-		 * times. */
-		(void)!fchown(out.fd, st.st_uid, st.st_gid);
-		fchmod(out.fd, st.st_mode & 01777); /* set-id bits dropped, as gzip 1.12 does */
-		struct timespec ts[2] = {st.st_atim, st.st_mtim};
-		if (stored_mtime) /* -N */
-			ts[1] = (struct timespec){.tv_sec = (time_t)stored_mtime};
-		futimens(out.fd, ts);
+	} else if (!in_place) {
+		rc = decode_to_shared(d, in_fd, in->shown, op);
+	} else {
+		rc = decode_in_place(d, in, in_fd, &st, op);
 	}
 	close(in_fd);
-	char *final = rc == EXIT_OK && verbose ? strdup(out.final) : NULL;
-	rc = out_close(&out, rc, op->force);
-	if (rc == EXIT_OK && !op->keep && unlink(path))
-		cli_warn("%s: cannot remove: %s", path, strerror(errno));
-	if (rc == EXIT_OK && final)
-		say_done(path, op->keep ? "created" : "replaced with", final);
-	free(final);
 	return rc;
 }
 
@@ -714,59 +771,91 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* -r: the files below directory `dir` whose names have a gzip suffix (others are passed over,
- * as gzip -r passes them), in byte order of names; symlinks are not followed. Returns the
- * worst exit status. */
-static int do_tree(struct zn_inflater *d, const char *dir, const struct opts *op)
+/* The names in directory dir but "." and "..", sorted in byte order, into *names (*n of them);
+ * 0, or the exit status (said). */
+static int read_names(int dir, const char *shown, char ***names, size_t *n)
 {
-	DIR *dp = opendir(dir);
+	int fd = dup(dir); /* fdopendir takes it; dir stays the walk's */
+	DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+	*names = NULL;
+	*n = 0;
 	if (!dp) {
-		cli_error("%s: %s", dir, strerror(errno));
+		cli_error("%s: %s", shown, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return EXIT_SYSTEM;
 	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	int rc = EXIT_OK;
+	size_t cap = 0;
 	struct dirent *de;
 	while ((de = readdir(dp))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap * 2 + 64) * sizeof(*nn));
+		if (*n == cap) {
+			char **nn = realloc(*names, (cap = cap * 2 + 64) * sizeof(*nn));
 			if (!nn)
 				break;
-			names = nn;
+			*names = nn;
 		}
-		if (!(names[n] = strdup(de->d_name)))
+		if (!((*names)[*n] = strdup(de->d_name)))
 			break;
-		n++;
-	}
-	if (de) {
-		cli_error("%s: out of memory", dir);
-		rc = EXIT_SYSTEM;
+		(*n)++;
 	}
 	closedir(dp);
-	qsort(names, n, sizeof(*names), cmp_names);
+	qsort(*names, *n, sizeof(**names), cmp_names);
+	if (de)
+		cli_error("%s: out of memory", shown);
+	return de ? EXIT_SYSTEM : EXIT_OK;
+}
+
+static int do_tree(struct zn_inflater *d, int dir, const char *shown, const struct opts *op);
+
+/* One name met by -r in directory dir: a directory is walked, opened from dir without following
+ * a symlink (one put in its place since it was looked at is not followed either); a regular file
+ * with a gzip suffix is decoded; anything else is passed over. Returns the exit status. */
+static int do_entry(struct zn_inflater *d, int dir, const char *name, const char *path,
+                    const struct opts *op)
+{
+	struct stat st;
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		cli_error("%s: %s", path, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		int sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			cli_error("%s: %s", path, strerror(errno));
+			return EXIT_SYSTEM;
+		}
+		int rc = do_tree(d, sub, path, op);
+		close(sub);
+		return rc;
+	}
+	char *known = S_ISREG(st.st_mode) ? output_name(name) : NULL;
+	if (!known)
+		return EXIT_OK;
+	free(known);
+	struct input in = {dir, name, path};
+	return do_file(d, &in, op);
+}
+
+/* -r: the files below directory dir (held open; shown as `shown`) whose names have a gzip suffix
+ * (others are passed over, as gzip -r passes them), in byte order of names. The walk goes from
+ * descriptor to descriptor (openat, never a path resolved again), so that a directory another
+ * user swaps for a symlink while it is walked leads nowhere else. Returns the worst exit
+ * status. */
+static int do_tree(struct zn_inflater *d, int dir, const char *shown, const struct opts *op)
+{
+	char **names;
+	size_t n;
+	int rc = read_names(dir, shown, &names, &n);
 	size_t i = 0;
 	for (; i < n && !shared_out_failed; i++) {
-		char *path = malloc(strlen(dir) + strlen(names[i]) + 2);
-		struct stat st;
-		int frc = EXIT_OK;
-		if (!path) {
-			frc = EXIT_SYSTEM;
-		} else {
-			sprintf(path, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+		char *path = malloc(strlen(shown) + strlen(names[i]) + 2);
+		int frc = EXIT_SYSTEM;
+		if (path) {
+			sprintf(path, "%s%s%s", shown, shown[strlen(shown) - 1] == '/' ? "" : "/",
 			        names[i]);
-			char *known;
-			if (lstat(path, &st)) {
-				cli_error("%s: %s", path, strerror(errno));
-				frc = EXIT_SYSTEM;
-			} else if (S_ISDIR(st.st_mode)) {
-				frc = do_tree(d, path, op);
-			} else if (S_ISREG(st.st_mode) && (known = output_name(path)) != NULL) {
-				free(known);
-				frc = do_file(d, path, op);
-			}
+			frc = do_entry(d, dir, names[i], path, op);
 		}
 		free(path);
 		free(names[i]);
@@ -776,6 +865,19 @@ static int do_tree(struct zn_inflater *d, const char *dir, const struct opts *op
 	for (; i < n; i++) /* not tried: the shared output failed */
 		free(names[i]);
 	free(names);
+	return rc;
+}
+
+/* -r of a directory FILE given. */
+static int do_top_tree(struct zn_inflater *d, const char *path, const struct opts *op)
+{
+	int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0) {
+		cli_error("%s: %s", path, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	int rc = do_tree(d, dir, path, op);
+	close(dir);
 	return rc;
 }
 
@@ -957,10 +1059,11 @@ static int gunzip_files(struct zn_inflater *d, char **files, int nfiles, const s
 		char *gz = with_suffix(files[i]);
 		struct stat st;
 		int frc;
+		struct input in = {AT_FDCWD, gz ? gz : files[i], gz ? gz : files[i]};
 		if (op->recursive && !gz && !lstat(files[i], &st) && S_ISDIR(st.st_mode))
-			frc = do_tree(d, files[i], op);
+			frc = do_top_tree(d, files[i], op);
 		else
-			frc = do_file(d, gz ? gz : files[i], op);
+			frc = do_file(d, &in, op);
 		free(gz);
 		if (frc > rc)
 			rc = frc;
@@ -984,7 +1087,7 @@ static int run_gunzip(int argc, char **argv, int zcat)
 	}
 	pass_plain = op.force && !op.test && !op.list && op.to_stdout;
 	if (op.out_path && !op.test) {
-		rc = out_open(&out, op.out_path, op.force, 1);
+		rc = out_open(&out, AT_FDCWD, op.out_path, op.out_path, op.force, 1);
 		if (rc != EXIT_OK) {
 			free(files);
 			return rc;

@@ -170,6 +170,68 @@ echo plain >rt/sub/plain.txt && gzip rt/a rt/sub/b && gzip -S .zz rt/sub/deeper/
 [ "$(cat rt/sub/deeper/c)" = three ] || fail "-S .zz: content"
 gzip -S .zz rt/sub/deeper/c && [ "$("$Z" zcat -r -S .zz rt)" = three ] || fail "zcat -r -S"
 "$Z" gunzip -S '' rt/a 2>/dev/null; [ $? = 2 ] || fail "-S '': usage error"
+# -r walks directories by their descriptors: a directory swapped for a symlink while the walk is
+# in it (another user's, say) leads nowhere else. The walk is held at the -v line after the first
+# file (standard error is a full pipe), top/b is renamed and a symlink to secret put in its place;
+# the second file must be read from, and written to, the directory that was walked, in place
+# (-rv) and to standard output (zcat -rv).
+race() { # MODE: in-place or stdout; the tree is race/top/b/{c,d}.gz, and race/secret/d.gz
+	rm -rf race && mkdir -p race/top/b race/secret
+	echo user-c | gzip >race/top/b/c.gz && echo user-d | gzip >race/top/b/d.gz
+	echo secret | gzip >race/secret/d.gz
+	python3 - "$Z" "$1" <<'PY'
+import os, subprocess, sys, time
+z, mode = sys.argv[1], sys.argv[2]
+r, w = os.pipe()
+os.set_blocking(w, False)
+for size in (65536, 4096, 1):
+    try:
+        while True:
+            os.write(w, b"x" * size)
+    except BlockingIOError:
+        pass
+os.set_blocking(w, True)
+out = open("race/out", "wb")
+cmd = [z, "gunzip", "-rv", "top"] if mode == "in-place" else [z, "zcat", "-rv", "top"]
+p = subprocess.Popen(cmd, cwd="race", stdout=out, stderr=w)
+os.close(w)
+for _ in range(2000):  # the first file done: its -v line waits on the pipe
+    if os.path.exists("race/top/b/c") if mode == "in-place" else os.path.getsize("race/out") == 7:
+        break
+    time.sleep(0.005)
+else:
+    sys.exit("the first file was not decoded")
+time.sleep(0.05)
+os.rename("race/top/b", "race/top/b.moved")
+os.symlink("../secret", "race/top/b")
+while os.read(r, 65536):
+    pass
+p.wait()
+PY
+}
+race in-place || fail "-r race: $(cat race/out)"
+[ -e race/secret/d.gz ] && [ ! -e race/secret/d ] || fail "-r followed a directory swapped for a symlink: it wrote race/secret/d"
+[ "$(cat race/top/b.moved/d)" = user-d ] || fail "-r: the directory walked was not finished"
+race stdout || fail "zcat -r race"
+[ "$(cat race/out)" = "$(printf 'user-c\nuser-d')" ] || fail "zcat -r read through a directory swapped for a symlink: $(cat race/out)"
+# ... and so walks paths of any length (1,500 levels: 4,500 bytes, past PATH_MAX)
+python3 -c 'import gzip, os
+fd = os.open(".", os.O_RDONLY)
+for name in ["deep"] + ["dd"] * 1500:
+    os.mkdir(name, dir_fd=fd)
+    nfd = os.open(name, os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = nfd
+f = os.open("f.gz", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+os.write(f, gzip.compress(b"leaf\n"))' && "$Z" gunzip -r deep || fail "-r of a tree deeper than PATH_MAX"
+python3 -c 'import os
+fd = os.open("deep", os.O_RDONLY)
+for _ in range(1500):
+    nfd = os.open("dd", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = nfd
+assert sorted(os.listdir(fd)) == ["f"], os.listdir(fd)
+assert os.read(os.open("f", os.O_RDONLY, dir_fd=fd), 10) == b"leaf\n"' || fail "-r deep: the leaf decoded in place"
 # NAME without its suffix finds NAME + SUF, and NAME.z, as gzip does
 echo v >rt/v && gzip -S .zz rt/v && "$Z" gunzip -S .zz rt/v && [ "$(cat rt/v)" = v ] || fail "-S: NAME"
 echo m >rt/m && gzip -S .z rt/m && "$Z" gunzip rt/m && [ "$(cat rt/m)" = m ] || fail "NAME.z as NAME"
