@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # bash completion for znippy -*- shell-script -*-
-# Made by `znippy --bash-completion` from the option tables the commands read; install as
-# $(pkg-config --variable=completionsdir bash-completion)/znippy, or source it.
+# Made by `znippy --bash-completion` from the option tables the commands read;
+# install as $(pkg-config --variable=completionsdir bash-completion)/znippy,
+# or source it.
 _znippy() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local opts='' argopts='' values=''

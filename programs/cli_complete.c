@@ -93,8 +93,9 @@ static void print_command(const struct cli_command *c)
 static const char script_head[] =
 	"# SPDX-License-Identifier: MIT\n"
 	"# bash completion for znippy -*- shell-script -*-\n"
-	"# Made by `znippy --bash-completion` from the option tables the commands read; install as\n"
-	"# $(pkg-config --variable=completionsdir bash-completion)/znippy, or source it.\n"
+	"# Made by `znippy --bash-completion` from the option tables the commands read;\n"
+	"# install as $(pkg-config --variable=completionsdir bash-completion)/znippy,\n"
+	"# or source it.\n"
 	"_znippy() {\n"
 	"\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}\n"
 	"\tlocal opts='' argopts='' values=''\n"

@@ -7,16 +7,18 @@
 
 #include "cli.h"
 
+/* clang-format off */
 static const char cat_help[] =
-        "Usage: znippy cat ARCHIVE PATH...\n"
-        "Write the contents of the named files to standard output, reading only the index and the\n"
-        "blocks that hold them. Nothing unchecked is written: a file within one block is checked\n"
-        "by its SHA-256 first; a longer one block by block (XXH3), then by its SHA-256.\n"
-        "A PATH with a trailing '/' names a directory, which cat refuses, as cat(1) does.\n"
-        "\n"
-        "  -h, --help            this help (options come before ARCHIVE; every argument after it\n"
-        "                        is a PATH)\n"
-        "\n" STDIN_HELP EXIT_CODES_HELP;
+	"Usage: znippy cat ARCHIVE PATH...\n"
+	"Write the contents of the named files to standard output, reading only the index and the\n"
+	"blocks that hold them. Nothing unchecked is written: a file within one block is checked\n"
+	"by its SHA-256 first; a longer one block by block (XXH3), then by its SHA-256.\n"
+	"A PATH with a trailing '/' names a directory, which cat refuses, as cat(1) does.\n"
+	"\n"
+	"  -h, --help            this help (options come before ARCHIVE; every argument after it\n"
+	"                        is a PATH)\n"
+	"\n" STDIN_HELP EXIT_CODES_HELP;
+/* clang-format on */
 
 static int stdout_err; /* errno of a failed write to standard output, else 0 */
 

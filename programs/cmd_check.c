@@ -10,16 +10,18 @@ enum { OPT_PROGRESS = 1000 };
 
 #define S(n) ((n) == 1 ? "" : "s")
 
+/* clang-format off */
 static const char verify_help[] =
-        "Usage: znippy verify ARCHIVE [OPTIONS]\n"
-        "Decode every block and check every block checksum and every file's SHA-256, writing\n"
-        "nothing. Each damaged file is named on stderr.\n"
-        "\n"
-        "  -T, --threads N   " THREADS_HELP(
-                "                    ") "      --progress    show a progress line on stderr\n"
-                                        "  -q, --quiet       no summary line, no warnings\n"
-                                        "  -h, --help        this help\n"
-                                        "\n" STDIN_HELP EXIT_CODES_HELP;
+	"Usage: znippy verify ARCHIVE [OPTIONS]\n"
+	"Decode every block and check every block checksum and every file's SHA-256, writing\n"
+	"nothing. Each damaged file is named on stderr.\n"
+	"\n"
+	"  -T, --threads N   " THREADS_HELP("                    ")
+	"      --progress    show a progress line on stderr\n"
+	"  -q, --quiet       no summary line, no warnings\n"
+	"  -h, --help        this help\n"
+	"\n" STDIN_HELP EXIT_CODES_HELP;
+/* clang-format on */
 
 static const char verify_shortopts[] = ":T:qh";
 static const struct option verify_options[] = {
@@ -80,14 +82,16 @@ static int cmd_verify(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* clang-format off */
 static const char info_help[] =
-        "Usage: znippy info ARCHIVE\n"
-        "Entry counts, sizes, ratio, codec and level, chunk size, index size. Every page of the\n"
-        "index is checked (not the data blocks: that is verify's work); a damaged one is named on\n"
-        "stderr, after the summary, and leaves exit status 1.\n"
-        "\n"
-        "  -h, --help            this help\n"
-        "\n" STDIN_HELP EXIT_CODES_HELP;
+	"Usage: znippy info ARCHIVE\n"
+	"Entry counts, sizes, ratio, codec and level, chunk size, index size. Every page of the\n"
+	"index is checked (not the data blocks: that is verify's work); a damaged one is named on\n"
+	"stderr, after the summary, and leaves exit status 1.\n"
+	"\n"
+	"  -h, --help            this help\n"
+	"\n" STDIN_HELP EXIT_CODES_HELP;
+/* clang-format on */
 
 static int cmd_info(int argc, char **argv)
 {

@@ -10,22 +10,24 @@
 
 #include "cli.h"
 
+/* clang-format off */
 static const char diff_help[] =
-        "Usage: znippy diff ARCHIVE [-C DIR] [PATTERN...]\n"
-        "Compare the archive with the files under DIR (default: the current directory), as tar -d\n"
-        "does: for each entry (or each PATTERN selects), the file's type, size, contents, mode,\n"
-        "owner ids, modification time (of regular files), symlink target and hardlink, each\n"
-        "difference named on standard output (\"PATH: Size differs\"). Contents are compared\n"
-        "byte for byte with the archive's, which is checked on the way; a symlink's target and a\n"
-        "hardlink's link only are compared, as tar does. A file that cannot be read is an error,\n"
-        "not a difference.\n"
-        "\n"
-        "  -C, --directory DIR   compare with the files under DIR (a second -C is relative to\n"
-        "                        the one before, as tar's)\n"
-        "  -h, --help            this help\n"
-        "\n" STDIN_HELP
-        "Exit status: 0 no difference, 1 differences (as diff(1); or damaged or invalid input),\n"
-        "2 usage error, 3 I/O or system error.\n";
+	"Usage: znippy diff ARCHIVE [-C DIR] [PATTERN...]\n"
+	"Compare the archive with the files under DIR (default: the current directory), as tar -d\n"
+	"does: for each entry (or each PATTERN selects), the file's type, size, contents, mode,\n"
+	"owner ids, modification time (of regular files), symlink target and hardlink, each\n"
+	"difference named on standard output (\"PATH: Size differs\"). Contents are compared\n"
+	"byte for byte with the archive's, which is checked on the way; a symlink's target and a\n"
+	"hardlink's link only are compared, as tar does. A file that cannot be read is an error,\n"
+	"not a difference.\n"
+	"\n"
+	"  -C, --directory DIR   compare with the files under DIR (a second -C is relative to\n"
+	"                        the one before, as tar's)\n"
+	"  -h, --help            this help\n"
+	"\n" STDIN_HELP
+	"Exit status: 0 no difference, 1 differences (as diff(1); or damaged or invalid input),\n"
+	"2 usage error, 3 I/O or system error.\n";
+/* clang-format on */
 
 /* Compares an entry's bytes, as the reader hands them over, with a file's. */
 struct cmp_sink {
