@@ -18,9 +18,9 @@
 
 #include "cli.h"
 
-/* The temporary file a signal removes: its name (the last component, in the caller's buffer) in
- * the directory cleanup_dir, held open (O_PATH), as the handler may run after a chdir (create
- * -C) or a change to the path above it. */
+/* The temporary file a signal removes: its name in the directory cleanup_dir: an absolute name
+ * (AT_FDCWD), as the handler may run after a chdir (create -C), or a name in a directory held
+ * open, as the path above it may change (gunzip -r). */
 static volatile int cleanup_dir = -1;
 static const char *volatile cleanup_name;
 
@@ -78,28 +78,75 @@ static void temp_name(const char *base, char *buf)
 	buf[n + 6] = 0;
 }
 
-/* Creates a new file named like ".BASE.XXXXXX" in directory dir, registered for removal by a
- * signal; its name in name (256 bytes). Returns the descriptor, or -1 with errno set. */
-static int create_temp(int dir, const char *base, char *name)
+/* Creates the new file `name` in dir, registered for removal by a signal as clean_name in
+ * clean_dir. Returns the descriptor, or -1 with errno set. */
+static int create_registered(int dir, const char *name, int clean_dir, const char *clean_name)
 {
+	sigset_t old;
+	hold_signals(&old); /* no signal between creating the file and registering it */
+	int fd = openat(dir, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int e = errno;
+	if (fd >= 0) {
+		cleanup_dir = clean_dir;
+		cleanup_name = clean_name;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return fd;
+}
+
+/* What cli_replacement_done releases: the directory opened for the temporary file, and its
+ * absolute name (for one relative to the current directory, which create -C may change). */
+static int owned_dir = -1;
+static char *owned_name;
+
+/* The temporary file for `final` (relative to dirfd), its name relative to dirfd in t (the
+ * directory part of final, then up to 256 bytes). Returns the descriptor, or -1 with errno set. */
+static int create_temp(int dirfd, const char *final, size_t dlen, char *t)
+{
+	int dir = dirfd, clean_dir = dirfd;
+	char *name = t, *clean = t;
+	if (dirfd == AT_FDCWD && final[0] != '/') {
+		char *cwd = getcwd(NULL, 0); /* NULL: the relative name is the best there is */
+		owned_name = cwd ? malloc(strlen(cwd) + dlen + 258) : NULL;
+		if (owned_name)
+			clean = owned_name + sprintf(owned_name, "%s/", cwd);
+		free(cwd);
+	} else if (dirfd != AT_FDCWD && dlen) {
+		/* Held open: the file is made, and removed by a signal, in the directory that was
+		 * there, whatever happens to the path above it. */
+		char *parent = strndup(final, dlen);
+		owned_dir = parent ? openat(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+		free(parent);
+		if (owned_dir < 0)
+			return -1;
+		dir = clean_dir = owned_dir;
+		name = clean = t + dlen;
+	}
 	for (int tries = 0; tries < 100; tries++) {
-		temp_name(base, name);
-		sigset_t old;
-		hold_signals(&old); /* no signal between creating the file and registering it */
-		int fd =
-		        openat(dir, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		int e = errno;
-		if (fd >= 0) {
-			cleanup_dir = dir;
-			cleanup_name = name;
-		}
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (fd >= 0 || e != EEXIST) {
-			errno = e;
+		temp_name(final + dlen, t + dlen);
+		if (clean != t && clean != t + dlen)
+			strcpy(clean, t); /* after "CWD/" */
+		int fd = create_registered(dir, name, clean_dir, owned_name ? owned_name : clean);
+		if (fd >= 0 || errno != EEXIST)
 			return fd;
-		}
 	}
 	return -1; /* EEXIST */
+}
+
+/* Undoes create_temp's registration and frees what it holds. */
+static void release_temp(void)
+{
+	sigset_t old;
+	hold_signals(&old);
+	cleanup_name = NULL;
+	cleanup_dir = -1;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (owned_dir >= 0)
+		close(owned_dir);
+	free(owned_name);
+	owned_dir = -1;
+	owned_name = NULL;
 }
 
 int cli_open_replacement_at(int dirfd, const char *final, const struct stat *like, char **tmp)
@@ -107,21 +154,13 @@ int cli_open_replacement_at(int dirfd, const char *final, const struct stat *lik
 	*tmp = NULL;
 	const char *slash = strrchr(final, '/');
 	size_t dlen = slash ? (size_t)(slash - final) + 1 : 0;
-	char *t = malloc(dlen + 256), *parent = strndup(final, dlen ? dlen : 1);
-	if (!t || !parent) {
-		free(t);
-		free(parent);
+	char *t = malloc(dlen + 256);
+	if (!t) {
 		errno = ENOMEM;
 		return -1;
 	}
-	if (!dlen)
-		strcpy(parent, ".");
-	/* The directory is held open: the name is removed there by a signal whatever chdir came
-	 * meanwhile (create -C), and made there however the path above it changes (gunzip -r). */
-	int dir = openat(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	free(parent);
 	memcpy(t, final, dlen);
-	int fd = dir < 0 ? -1 : create_temp(dir, final + dlen, t + dlen);
+	int fd = create_temp(dirfd, final, dlen, t);
 	int e = errno;
 	if (fd >= 0) { /* made 0600 */
 		mode_t mask = umask(0);
@@ -132,8 +171,7 @@ int cli_open_replacement_at(int dirfd, const char *final, const struct stat *lik
 		*tmp = t;
 		return fd;
 	}
-	if (dir >= 0)
-		close(dir);
+	release_temp();
 	free(t);
 	struct stat st;
 	if ((e == EACCES || e == EPERM || e == EROFS) && fstatat(dirfd, final, &st, 0) == 0 &&
@@ -154,14 +192,7 @@ int cli_open_replacement(const char *final, const struct stat *like, char **tmp)
 
 void cli_replacement_done(char *tmp)
 {
-	sigset_t old;
-	hold_signals(&old);
-	int dir = cleanup_dir;
-	cleanup_name = NULL;
-	cleanup_dir = -1;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (dir >= 0)
-		close(dir);
+	release_temp();
 	free(tmp);
 }
 

@@ -104,6 +104,21 @@ code 0 "extract -T 100000" "$Z" extract -q -T 100000 "$T/tmany.zn" -C "$T/tmany"
 code 0 "verify -T 100000" "$Z" verify -q -T 100000 "$T/tmany.zn"
 for t in -1 1x 99999999999999999999; do code 2 "-T $t" "$Z" create -q -T "$t" -o "$T/bad.zn" -C "$S" hello.txt; done
 
+# ---- a signal while OUT is written removes its temporary file, after -C too ---------------------------------
+mkdir -p "$T/sigc" "$T/sigsrc" && head -c 16M /dev/urandom >"$T/sigsrc/big"
+(cd "$T/sigc" && exec "$Z" create -q -l 19 -T 1 -o out.zn -C "$T/sigsrc" big) &
+pid=$!
+for i in $(seq 500); do ls -A "$T/sigc" | grep -q '^\.out\.zn\.' && break; sleep 0.01; done
+if ls -A "$T/sigc" | grep -q '^\.out\.zn\.'; then
+	kill -TERM $pid
+	wait $pid
+	check "SIGTERM during create -o OUT -C DIR: exit by the signal" test $? -eq 143
+	check "...and no temporary file or OUT left" test -z "$(ls -A "$T/sigc")"
+else
+	wait $pid
+	echo "SKIPPED: SIGTERM during create (it finished before its temporary file was seen)"
+fi
+
 # ---- --one-file-system: a mount point below a PATH is stored empty (as root, where tmpfs mounts) ---
 M=$T/ofs
 mkdir -p "$M/t/mnt" && printf 'here\n' >"$M/t/here"
