@@ -168,8 +168,10 @@ static const struct cli_command *tar_bundle(int *argc, char ***argv, int *rc)
 		*rc = EXIT_USAGE;
 		return NULL;
 	}
-	/* The command, up to 6 options, -o for create, the ARCHIVE, the rest, NULL. */
-	char **nv = calloc((size_t)*argc + 10, sizeof(*nv));
+	/* The command, up to 8 options, -o for create, the ARCHIVE, the rest, NULL; static:
+	 * reachable until the command ends. */
+	static char **nv;
+	nv = calloc((size_t)*argc + 12, sizeof(*nv));
 	if (!nv) {
 		*rc = EXIT_SYSTEM;
 		return NULL;
