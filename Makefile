@@ -32,8 +32,8 @@ build: deps
 	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@$(CMAKE) --build build -j $(JOBS) --target znippy_cli znippy znippy_shared
 
-# The command, libznippy (.a and .so), znippy.h, znippy.pc and the man page under PREFIX (DESTDIR
-# for staging).
+# The command, libznippy (.a and .so), znippy.h, znippy.pc, the man page and the bash completion
+# under PREFIX (DESTDIR for staging; tests/install_check.sh checks what it installs).
 install: build
 	@DESTDIR="$(DESTDIR)" $(CMAKE) --install build --prefix "$(PREFIX)"
 
