@@ -9,7 +9,10 @@
 #   options   passed to both (default -T2); the archives go to /dev/shm and are compared
 # Prints the min and median wall time of each, new/old, and whether the archives are byte-identical
 # after the last run (they should be: a change to how files are read must not change the archive).
+# Every run is appended to bench/history/create_ab.jsonl (bench/history.py) as NEW against OLD,
+# marked "gate": false: an A/B of two builds, not a measurement bench/gate follows.
 set -euo pipefail
+cmdline="bench/create_ab.sh $*" # for the history
 old=$1 new=$2 runs=$3 dir=$4 name=$5
 shift 5
 [ $# -gt 0 ] || set -- -T2
@@ -24,7 +27,9 @@ for _ in $(seq "$runs"); do
 		echo "$b $(((e - s) / 1000))"
 	done
 done | python3 -c '
-import statistics, sys
+import os, statistics, sys
+sys.path.insert(0, sys.argv[1])
+import history
 t = {"old": [], "new": []}
 for line in sys.stdin:
     b, us = line.split()
@@ -33,6 +38,10 @@ for b in ("old", "new"):
     print("%s: min %.3f s, median %.3f s" % (b, min(t[b]), statistics.median(t[b])))
 print("new/old: min %.3f, median %.3f" % (min(t["new"]) / min(t["old"]),
       statistics.median(t["new"]) / statistics.median(t["old"])))
-'
+run = history.Run("create_ab", sys.argv[2])
+run.add(sys.argv[3], "create " + sys.argv[4], t["new"], t["old"], tool=sys.argv[5], peer=sys.argv[6],
+        gate=False)
+run.write()
+' "$(dirname "$0")" "$cmdline" "$name" "$*" "$new" "$old"
 cmp -s "$out/ab_old.zn" "$out/ab_new.zn" && echo "archives: byte-identical" || echo "archives: DIFFER"
 rm -f "$out/ab_old.zn" "$out/ab_new.zn"

@@ -9,8 +9,11 @@
 #   near  F and a copy with one byte changed in the middle (same size, same first and last 4 KiB:
 #         the copy is hashed whole before it is found to differ, then read again to be stored)
 # and times `znippy create -T2` of each, default against --no-dedup, alternately, RUNS times
-# each; prints the best times, their ratio and the archive sizes.
+# each; prints the best times, their ratio and the archive sizes. Every run is appended to
+# bench/history/dedup_large.jsonl (bench/history.py): the default against --no-dedup.
 set -euo pipefail
+cmdline="bench/dedup_large.sh $*" # for the history
+export ZN_BENCH_RUN=${ZN_BENCH_RUN:-$(date -u +%Y-%m-%dT%H:%M:%SZ)} # one run in the history
 cd "$(dirname "$0")/.."
 C=${1:-bench/corpora}
 N=${2:-3}
@@ -38,11 +41,15 @@ min() { echo "if ($1 < $2) $1 else $2" | bc; }
 
 echo "load $(cut -d' ' -f1-3 /proc/loadavg); file $(basename "$F"), $size bytes; best of $N"
 for tree in copy near; do
-	d=999999 n=999999
+	d=999999 n=999999 druns= nruns=
 	for _ in $(seq "$N"); do
-		d=$(min "$(secs "$Z" create -q -T2 -o "$T/d.zn" -C "$T" "$tree")" "$d")
-		n=$(min "$(secs "$Z" create -q -T2 --no-dedup -o "$T/n.zn" -C "$T" "$tree")" "$n")
+		s=$(secs "$Z" create -q -T2 -o "$T/d.zn" -C "$T" "$tree")
+		druns+=" $s" d=$(min "$s" "$d")
+		s=$(secs "$Z" create -q -T2 --no-dedup -o "$T/n.zn" -C "$T" "$tree")
+		nruns+=" $s" n=$(min "$s" "$n")
 	done
+	python3 bench/history.py record dedup_large --command "$cmdline" --corpus "$tree" --op create \
+		--peer "znippy --no-dedup" --runs "$druns" --peer-runs "$nruns"
 	printf '%s: default %.2f s, %s bytes; --no-dedup %.2f s, %s bytes; time ratio %.2f\n' \
 		"$tree" "$d" "$(stat -c %s "$T/d.zn")" "$n" "$(stat -c %s "$T/n.zn")" \
 		"$(echo "$d / $n" | bc -l)"

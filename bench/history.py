@@ -21,7 +21,8 @@ passes over (A/B comparisons between two builds, references that are not peers).
 
 The machine is named by its CPU: the model name, the family and model numbers (the model name of
 these VMs is a bare "AMD EPYC" for Zen 3 and Zen 5 alike) and the CPU count. ZN_BENCH_HISTORY
-names another directory; ZN_BENCH_HISTORY=off records nothing. ZN_BENCH_RUN (a UTC time) makes
+names another directory; ZN_BENCH_HISTORY=off records nothing. ZN_BENCH_ACCEPT="why" marks the
+run's lines "accepted": "why", a drop bench/gate is told to accept. ZN_BENCH_RUN (a UTC time) makes
 the lines of several `record` calls one run.
 
 As a command, for the shell drivers:
@@ -101,6 +102,9 @@ class Run:
                 command = "python3 " + command
         self.meta = {"date": now, "run": f"{now} {driver}", "driver": driver, "machine": machine_id(),
                      "commit": git_commit(), "command": command}
+        # A drop in this run that is understood and accepted (bench/gate lists it, passes it).
+        if os.environ.get("ZN_BENCH_ACCEPT"):
+            self.meta["accepted"] = os.environ["ZN_BENCH_ACCEPT"]
         self.driver = driver
         self.lines = []
 

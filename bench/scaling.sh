@@ -18,11 +18,13 @@
 # scaling): it needs bash, python3, tar and coreutils, a C compiler for the small corpus's
 # generator unless GEN_CORPUS names one built elsewhere, and zstd for the peer (for a machine
 # without them: bench/device_pack.sh). Times are wall seconds of one command each, the trees in
-# the page cache.
+# the page cache. Every run is appended to bench/history/scaling.jsonl (bench/history.py): each
+# znippy against tar | zstd at the same thread count (not gated when several builds are compared).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 threads="1 2 4 8 16" runs=3 scale=1 peer=1
 bins=()
+cmdline="bench/scaling.sh $*" # for the history
 while getopts "t:r:s:b:ph" o; do
 	case $o in
 	t) threads=$OPTARG ;;
@@ -136,3 +138,21 @@ for tree in dict.fromkeys(k[0] for k in t):
         print()
 EOF
 cat "$out/scaling.md"
+
+# ---- the history ---------------------------------------------------------------------------------
+python3 - "$here" "$tsv" "$cmdline" "$scale" <<'EOF'
+import collections, sys
+sys.path.insert(0, sys.argv[1])
+import history
+t = collections.defaultdict(list)
+for tree, op, tool, th, _, s in [l.rstrip("\n").split("\t") for l in open(sys.argv[2])][1:]:
+    t[(tree, op, tool, int(th))].append(float(s))
+run = history.Run("scaling", sys.argv[3])
+tools = sorted({k[2] for k in t if k[2] != "tar-zstd"})
+for (tree, op, tool, th), runs in t.items():
+    peer = t.get((tree, op, "tar-zstd", th))
+    if tool != "tar-zstd":
+        run.add(f"{tree} -T{th}", op, runs, peer, tool=tool, peer="tar|zstd" if peer else None,
+                gate=len(tools) == 1, scale=float(sys.argv[4]))
+run.write()
+EOF

@@ -29,13 +29,13 @@ def line(date, ratio, runs=(1.0,), peer_runs=None, machine=M, corpus="src", op="
     return rec
 
 
-def case(name, lines, want_rc, want=(), unwanted=(), args=()):
+def case(name, lines, want_rc, want=(), unwanted=(), args=("--machine", M)):
     global failures
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "quick_compare.jsonl"), "w") as f:
             for rec in lines:
                 f.write(json.dumps(rec) + "\n")
-        p = subprocess.run([sys.executable, GATE, "--history", d, "--machine", M, *args],
+        p = subprocess.run([sys.executable, GATE, "--history", d, *args],
                            capture_output=True, text=True)
     out = p.stdout + p.stderr
     bad = [w for w in want if w not in out] + [u for u in unwanted if u in out]
@@ -83,7 +83,19 @@ case("one of several fails", [line(T0, 1.70), line(T0, 2.30, op="extract"), line
                               line(T1, 1.90, op="extract")], 1,
      ["ok   src create", "FAIL src extract", "2 ratios compared, 1 dropped"])
 # --tolerance moves the threshold.
-case("--tolerance 0.2", [line(T0, 1.70), line(T1, 1.53)], 0, [], ["FAIL"], args=("--tolerance", "0.2"))
+case("--tolerance 0.2", [line(T0, 1.70), line(T1, 1.53)], 0, [], ["FAIL"],
+     args=("--machine", M, "--tolerance", "0.2"))
+# A drop recorded as accepted (ZN_BENCH_ACCEPT) is listed, and passes.
+case("an accepted drop passes", [line(T0, 1.70), line(T1, 1.53, accepted="new format")], 0,
+     ["accepted (new format): src create", "0 dropped"])
+# --all-machines: each machine's latest run against its own previous one.
+O = "Other, 16 CPUs"
+case("--all-machines: a drop on another machine fails",
+     [line(T0, 1.70), line(T1, 1.69), line(T0, 3.0, machine=O), line(T1, 2.0, machine=O)], 1,
+     ["gate: " + O, "FAIL src create", "2 ratios compared on 2 machine(s), 1 dropped"], args=("--all-machines",))
+case("--all-machines: machines are not compared with each other",
+     [line(T0, 3.0, machine=O), line(T1, 1.70)], 0, ["no earlier run here"], ["FAIL"],
+     args=("--all-machines",))
 
 # history.py record appends a line bench/gate reads.
 with tempfile.TemporaryDirectory() as d:
