@@ -372,7 +372,9 @@ void zn_entry_init(struct zn_entry *e, int type)
 	*e = (struct zn_entry){
 	        .struct_size = sizeof(*e),
 	        .type = (uint32_t)type,
-	        .mode = type == ZN_TYPE_DIR ? 0755 : type == ZN_TYPE_SYMLINK ? 0777 : 0644,
+	        .mode = type == ZN_TYPE_DIR       ? 0755
+	                : type == ZN_TYPE_SYMLINK ? 0777
+	                                          : 0644,
 	        .uid = (uint32_t)getuid(),
 	        .gid = (uint32_t)getgid(),
 	        .mtime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
@@ -830,13 +832,15 @@ void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st)
 {
 	if (!w || !st)
 		return;
-	*st = w->stats;
-	st->write_errno = w->pipe.out_errno;
-	st->cpu_read_ns = atomic_load(&w->pipe.cpu_read);
-	st->cpu_compress_ns = atomic_load(&w->pipe.cpu_compress);
-	st->cpu_span_ns = atomic_load(&w->pipe.cpu_span);
-	st->cpu_output_ns = atomic_load(&w->pipe.cpu_output);
-	st->cpu_index_ns = atomic_load(&w->pipe.cpu_index);
+	struct zn_write_stats s = w->stats;
+	s.struct_size = sizeof(s);
+	s.write_errno = w->pipe.out_errno;
+	s.cpu_read_ns = atomic_load(&w->pipe.cpu_read);
+	s.cpu_compress_ns = atomic_load(&w->pipe.cpu_compress);
+	s.cpu_span_ns = atomic_load(&w->pipe.cpu_span);
+	s.cpu_output_ns = atomic_load(&w->pipe.cpu_output);
+	s.cpu_index_ns = atomic_load(&w->pipe.cpu_index);
+	zn_sized_out(st, &s, sizeof(s), ZN_FIRST_SIZE_write_stats);
 }
 
 void zn_writer_skip_inode(struct zn_writer *w, uint64_t dev, uint64_t ino)
