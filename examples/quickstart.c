@@ -25,27 +25,27 @@ static zn_result print_piece(void *ctx, const void *data, size_t len)
 	return fwrite(data, 1, len, stdout) == len ? ZN_OK : ZN_ERR_IO;
 }
 
-/* 1. An archive of two files and a directory, from memory. */
+/* 1. An archive of two files and a directory, from memory. zn_entry_init() gives an entry its
+ * defaults (mode 0755 for a directory, 0644 for a file, the caller's ids, the time now); a path
+ * length of 0 means strlen. */
 static zn_result write_archive(const char *path)
 {
 	static const char readme[] = "An archive written by examples/quickstart.c.\n";
 	static const char notes[] = "Entries can be read one at a time, in any order.\n";
-	struct zn_entry dir = {.path = "docs", .path_len = 4, .type = ZN_TYPE_DIR, .mode = 0755};
-	struct zn_entry a = {.path = "docs/README",
-	                     .path_len = 11,
-	                     .type = ZN_TYPE_FILE,
-	                     .mode = 0644,
-	                     .size = sizeof(readme) - 1};
-	struct zn_entry b = {.path = "docs/notes.txt",
-	                     .path_len = 14,
-	                     .type = ZN_TYPE_FILE,
-	                     .mode = 0644,
-	                     .size = sizeof(notes) - 1};
+	struct zn_entry dir, a, b;
+	zn_entry_init(&dir, ZN_TYPE_DIR);
+	dir.path = "docs";
+	zn_entry_init(&a, ZN_TYPE_FILE);
+	a.path = "docs/README";
+	a.size = sizeof(readme) - 1;
+	zn_entry_init(&b, ZN_TYPE_FILE);
+	b.path = "docs/notes.txt";
+	b.size = sizeof(notes) - 1;
 	struct zn_writer *w;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return ZN_ERR_IO;
-	zn_result r = zn_writer_open(&w, fd, NULL); /* NULL: the default options */
+	zn_result r = zn_writer_open(&w, fd, NULL, NULL); /* the default options, no hooks */
 	if (r == ZN_OK) {
 		if ((r = zn_writer_add_memory(w, &dir, NULL)) == ZN_OK &&
 		    (r = zn_writer_add_memory(w, &a, readme)) == ZN_OK &&
