@@ -66,9 +66,10 @@ cmp -s "$src/docs/znippy.1" "$root/$mandir/man1/znippy.1" || fail "installed man
 cmp -s "$src/contrib/znippy.bash" "$root/$datadir/bash-completion/completions/znippy" ||
 	fail "installed bash completion differs"
 so=$root/$libdir/libznippy.so.$version
-objdump -p "$so" | grep -q "SONAME *libznippy.so.$major\$" || fail "SONAME of $so"
-ar t "$root/$libdir/libznippy.a" | grep -q '\.o$' || fail "libznippy.a holds no object"
-"$root/$bindir/znippy" --version | grep -qx "znippy $version" || fail "installed command's version"
+objdump -p "$so" | grep "SONAME *libznippy.so.$major\$" >/dev/null || fail "SONAME of $so"
+ar t "$root/$libdir/libznippy.a" | grep '\.o$' >/dev/null || fail "libznippy.a holds no object"
+"$root/$bindir/znippy" --version | grep -x "znippy $version" >/dev/null ||
+	fail "installed command's version"
 bash -c "source '$root/$datadir/bash-completion/completions/znippy' && complete -p znippy" \
 	>/dev/null || fail "bash does not load the installed completion"
 pc=$root/$libdir/pkgconfig/znippy.pc
@@ -78,7 +79,7 @@ grep -qx "Version: $version" "$pc" || fail "znippy.pc: version"
 
 # The examples, through pkg-config as a program outside this tree would build them.
 export PKG_CONFIG_PATH=$root/$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage
-pkg-config --cflags znippy | grep -q -- "-I$root/$incdir" || fail "pkg-config --cflags znippy"
+pkg-config --cflags znippy | grep -- "-I$root/$incdir" >/dev/null || fail "pkg-config --cflags znippy"
 n=0
 for ex in "$src"/examples/*.c; do
 	name=$(basename "$ex" .c)
@@ -90,9 +91,11 @@ for ex in "$src"/examples/*.c; do
 		"$root/$libdir/libznippy.a" \
 		$(pkg-config --static --libs-only-l --libs-only-other znippy | sed 's/-lznippy//') ||
 		fail "$name: build with the static library"
-	# The shared build loads the installed library, not the build tree's.
-	LD_LIBRARY_PATH=$root/$libdir ldd "$T/$name-shared" | grep -q "libznippy.so.$major => $root/" ||
-		fail "$name: the shared build does not load $so"
+	# The shared build loads the installed library, not the build tree's (ldd's output taken
+	# whole: grep -q leaving early would fail the pipe under pipefail).
+	libs=$(LD_LIBRARY_PATH=$root/$libdir ldd "$T/$name-shared")
+	grep -q "libznippy.so.$major => $root/" <<<"$libs" ||
+		fail "$name: the shared build does not load $so: $libs"
 	for kind in shared static; do
 		LD_LIBRARY_PATH=$root/$libdir "$T/$name-$kind" "$T/$name-$kind.zn" >"$T/$name-$kind.out" ||
 			fail "$name, linked with the $kind library: exit $?"
