@@ -370,8 +370,14 @@ zn_result zn_exporter_add(struct zn_exporter *x, struct zn_reader *r, const char
 
 zn_result zn_exporter_finish(struct zn_exporter *x, uint64_t *rows)
 {
+	uint64_t batch = 0; /* the default */
+#ifdef ZN_TEST_HOOKS
+	/* Small batches, so that a test of a few rows reads a file of several. */
+	if (getenv("ZN_ARROW_BATCH_ROWS"))
+		batch = strtoull(getenv("ZN_ARROW_BATCH_ROWS"), NULL, 10);
+#endif
 	if (x->err == ZN_OK && x->format == ZN_EXPORT_ARROW)
-		x->err = zn_arrow_write_file(&x->t, x->fd, 0);
+		x->err = zn_arrow_write_file(&x->t, x->fd, batch);
 	else
 		flush_text(x);
 	if (rows)
