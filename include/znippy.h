@@ -523,7 +523,8 @@ ZN_API zn_result zn_pkg_parse(int meta, const void *data, size_t len, struct zn_
 
 /* The path-only fallback: coordinates from the path of a package file of kind `kind` (the Maven
  * repository layout G/R/O/U/P/ARTIFACT/VERSION/ARTIFACT-VERSION[-CLASSIFIER].jar; the file names
- * of wheels, sdists, crates and npm tarballs). Results and *out as for zn_pkg_parse(). */
+ * of wheels, sdists, crates and npm tarballs). `kind` must be zn_pkg_file_kind(path, len), else
+ * ZN_ERR_INVALID_ARG. Results and *out as for zn_pkg_parse(). */
 ZN_API zn_result zn_pkg_from_path(int kind, const char *path, size_t len,
                                   struct zn_pkg_coord *out);
 

@@ -53,6 +53,8 @@ struct zn_exporter {
 	zn_result err;
 	struct zn_arrow_table t; /* ZN_EXPORT_ARROW */
 	size_t n;                /* bytes in buf (text formats) */
+	int64_t last_sec;        /* iso_time's cache */
+	char last_date[32];
 	char buf[1 << 16];
 };
 
@@ -129,7 +131,12 @@ static void json_str(struct zn_exporter *x, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	put(x, "\"", 1);
-	for (size_t i = 0; i < n;) {
+	size_t plain = 0; /* the common case: printable ASCII, written at once */
+	while (plain < n && u[plain] >= 0x20 && u[plain] < 0x80 && u[plain] != '"' &&
+	       u[plain] != '\\')
+		plain++;
+	put(x, u, plain);
+	for (size_t i = plain; i < n;) {
 		size_t k = utf8_len(u + i, n - i);
 		char esc[8];
 		if (!k) {
@@ -167,22 +174,31 @@ static void csv_str(struct zn_exporter *x, const char *s, size_t n)
 	put(x, "\"", 1);
 }
 
-/* 2026-12-04T22:45:00.123456789Z */
-static void iso_time(int64_t ns, char out[48])
+/* 2026-12-04T22:45:00.123456789Z. The date of the last second asked for is kept: the entries of
+ * a tree mostly share a few. */
+static void iso_time(int64_t ns, char out[48], int64_t *last_sec, char last_date[32])
 {
 	int64_t sec = ns / 1000000000, rest = ns % 1000000000;
 	if (rest < 0)
 		rest += 1000000000, sec--;
-	time_t t = (time_t)sec;
-	struct tm tm;
-	char date[32] = "?";
-	if (gmtime_r(&t, &tm))
-		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out, 48, "%s.%09lldZ", date, (long long)rest);
+	if (sec != *last_sec || !last_date[0]) {
+		time_t t = (time_t)sec;
+		struct tm tm;
+		strcpy(last_date, "?");
+		if (gmtime_r(&t, &tm))
+			strftime(last_date, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+		*last_sec = sec;
+	}
+	size_t k = strlen(last_date);
+	memcpy(out, last_date, k);
+	out[k++] = '.';
+	for (int d = 8; d >= 0; d--, rest /= 10)
+		out[k + (size_t)d] = (char)('0' + rest % 10);
+	memcpy(out + k + 9, "Z", 2);
 }
 
 /* The text of every column but path, as JSON and CSV show them ("" with *null for a null). */
-static const char *cell(const struct row *w, int c, char tmp[72], int *null)
+static const char *cell(struct zn_exporter *x, const struct row *w, int c, char tmp[72], int *null)
 {
 	*null = 0;
 	switch (c) {
@@ -197,12 +213,15 @@ static const char *cell(const struct row *w, int c, char tmp[72], int *null)
 		return *null ? "" : tmp;
 	case C_MTIME:
 		*null = !w->has_mtime;
-		iso_time(w->mtime_ns, tmp);
+		iso_time(w->mtime_ns, tmp, &x->last_sec, x->last_date);
 		return *null ? "" : tmp;
 	case C_SHA256:
 		*null = !w->sha256;
-		for (int k = 0; k < 32 && w->sha256; k++)
-			snprintf(tmp + 2 * k, 3, "%02x", w->sha256[k]);
+		for (int k = 0; k < 32 && w->sha256; k++) {
+			tmp[2 * k] = "0123456789abcdef"[w->sha256[k] >> 4];
+			tmp[2 * k + 1] = "0123456789abcdef"[w->sha256[k] & 15];
+		}
+		tmp[64] = 0;
 		return *null ? "" : tmp;
 	case C_REPO:
 	case C_ARCHIVE: {
@@ -225,7 +244,7 @@ static void row_jsonl(struct zn_exporter *x, const struct row *w)
 	for (int c = C_TYPE; c < C_COUNT; c++) {
 		char tmp[72];
 		int null;
-		const char *v = cell(w, c, tmp, &null);
+		const char *v = cell(x, w, c, tmp, &null);
 		put(x, ",\"", 2);
 		puts_(x, col_names[c]);
 		put(x, "\":", 2);
@@ -245,7 +264,7 @@ static void row_csv(struct zn_exporter *x, const struct row *w)
 	for (int c = C_TYPE; c < C_COUNT; c++) {
 		char tmp[72];
 		int null;
-		const char *v = cell(w, c, tmp, &null);
+		const char *v = cell(x, w, c, tmp, &null);
 		put(x, ",", 1);
 		csv_str(x, v, strlen(v));
 	}

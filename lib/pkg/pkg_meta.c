@@ -41,6 +41,10 @@ static void sb_init(struct sbuf *b, char *s, size_t cap)
 
 static void sb_putc(struct sbuf *b, unsigned c)
 {
+	if (!c) { /* a NUL cannot be in a coordinate (its fields are C strings) */
+		b->unknown = 1;
+		return;
+	}
 	if (b->n + 1 >= b->cap) {
 		b->over = 1;
 		return;
@@ -1051,20 +1055,31 @@ int zn_pkg_file_kind(const char *path, size_t len)
 {
 	size_t bn;
 	const char *b = base_name(path, len, &bn);
+	/* The extension first: most names in a tree are no package, and are told so at once. */
+	const char *dot = bn ? memrchr(b, '.', bn) : NULL;
+	if (!dot || dot == b)
+		return ZN_PKGF_NONE;
+	const char *ext = dot + 1;
+	size_t en = bn - (size_t)(ext - b);
 	static const struct {
-		const char *suffix;
+		const char *ext;
 		int kind;
 	} kinds[] = {
-	        {".jar", ZN_PKGF_JAR},          {".war", ZN_PKGF_JAR},
-	        {".ear", ZN_PKGF_JAR},          {".aar", ZN_PKGF_JAR},
-	        {".pom", ZN_PKGF_POM},          {".whl", ZN_PKGF_WHEEL},
-	        {".crate", ZN_PKGF_CRATE},      {".tgz", ZN_PKGF_NPM_TGZ},
-	        {".tar.gz", ZN_PKGF_SDIST_TGZ}, {".tar.bz2", ZN_PKGF_SDIST_TGZ},
-	        {".tar.xz", ZN_PKGF_SDIST_TGZ}, {".zip", ZN_PKGF_SDIST_ZIP},
+	        {"jar", ZN_PKGF_JAR},      {"war", ZN_PKGF_JAR},       {"ear", ZN_PKGF_JAR},
+	        {"aar", ZN_PKGF_JAR},      {"pom", ZN_PKGF_POM},       {"whl", ZN_PKGF_WHEEL},
+	        {"crate", ZN_PKGF_CRATE},  {"tgz", ZN_PKGF_NPM_TGZ},   {"zip", ZN_PKGF_SDIST_ZIP},
+	        {"gz", ZN_PKGF_SDIST_TGZ}, {"bz2", ZN_PKGF_SDIST_TGZ}, {"xz", ZN_PKGF_SDIST_TGZ},
 	};
-	for (size_t i = 0; i < ZN_ARRAY_LEN(kinds); i++)
-		if (bn > strlen(kinds[i].suffix) && ends_with(b, bn, kinds[i].suffix))
+	for (size_t i = 0; i < ZN_ARRAY_LEN(kinds); i++) {
+		if (strlen(kinds[i].ext) != en || strncasecmp(ext, kinds[i].ext, en))
+			continue;
+		if (kinds[i].kind != ZN_PKGF_SDIST_TGZ)
 			return kinds[i].kind;
+		/* NAME.tar.gz, with something before ".tar" */
+		size_t before = (size_t)(dot - b);
+		return before > 4 && !strncasecmp(dot - 4, ".tar", 4) ? ZN_PKGF_SDIST_TGZ
+		                                                      : ZN_PKGF_NONE;
+	}
 	return ZN_PKGF_NONE;
 }
 
@@ -1247,6 +1262,8 @@ zn_result zn_pkg_from_path(int kind, const char *path, size_t len, struct zn_pkg
 	const char *b = base_name(path, len, &bn);
 	zn_result r = ZN_ERR_NOT_FOUND;
 	uint32_t type = ZN_PKG_NONE;
+	if (kind != zn_pkg_file_kind(path, len))
+		return ZN_ERR_INVALID_ARG; /* the suffix taken off below is the kind's */
 	switch (kind) {
 	case ZN_PKGF_JAR:
 	case ZN_PKGF_POM:
