@@ -17,6 +17,11 @@ if [ "$level" != build ]; then
 	# against. python3: the command tests parse list --json and patch archives with it.
 	pkgs+=(clang libclang-rt-14-dev zstd gzip pigz isal libdeflate-tools zopfli tabix 7zip zip
 	       unzip valgrind python3)
+	# The index export is read back by apache-arrow (npm, installed into the build tree by
+	# tests/cli_index_arrow.sh); test_pkg_meta reads Debian's own package metadata: a Maven
+	# repository, pip's wheels, Rust crates and node modules.
+	pkgs+=(nodejs npm libcommons-lang3-java python3-pip-whl
+	       librust-libc-dev librust-cfg-if-dev node-semver node-ms)
 fi
 if [ "$level" = bench ]; then
 	# Archive benchmark peers and helpers (bench/run_archive_bench.sh): squashfs, GNU time for
