@@ -502,8 +502,13 @@ ZN_API zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn 
  * are thread-safe. Malformed or hostile input never fails a caller: the coordinates are left
  * empty and the result says why.
  * ---------------------------------------------------------------------------------------------- */
-enum zn_pkg_type { ZN_PKG_NONE = 0, ZN_PKG_MAVEN = 1, ZN_PKG_PYPI = 2, ZN_PKG_CARGO = 3,
-	           ZN_PKG_NPM = 4 };
+enum zn_pkg_type {
+	ZN_PKG_NONE = 0,
+	ZN_PKG_MAVEN = 1,
+	ZN_PKG_PYPI = 2,
+	ZN_PKG_CARGO = 3,
+	ZN_PKG_NPM = 4
+};
 
 /* What a file is, by its name alone (zn_pkg_file_kind). */
 enum zn_pkg_file {
@@ -527,13 +532,14 @@ enum zn_pkg_meta {
 	ZN_PKGM_NPM_JSON = 5,       /* package.json: name ("@scope/name"), version */
 };
 
-#define ZN_PKG_FIELD_MAX 256                  /* bytes of a field, its NUL included */
-#define ZN_PKG_META_MAX  ((size_t)4 << 20)     /* longest metadata zn_pkg_parse reads */
+#define ZN_PKG_FIELD_MAX 256               /* bytes of a field, its NUL included */
+#define ZN_PKG_META_MAX  ((size_t)4 << 20) /* longest metadata zn_pkg_parse reads */
 
 /* Coordinates. Each string is NUL-terminated UTF-8 (as the metadata held it), empty when unknown.
  * group is Maven's groupId or npm's scope (without '@'); empty for PyPI and Cargo. */
 struct zn_pkg_coord {
-	uint32_t type; /* enum zn_pkg_type; ZN_PKG_NONE when nothing was found */
+	size_t struct_size; /* sizeof(struct zn_pkg_coord), or 0 (see Conventions) */
+	uint32_t type;      /* enum zn_pkg_type; ZN_PKG_NONE when nothing was found */
 	char group[ZN_PKG_FIELD_MAX];
 	char name[ZN_PKG_FIELD_MAX];
 	char version[ZN_PKG_FIELD_MAX];
@@ -555,7 +561,8 @@ ZN_API int zn_pkg_member_rank(int kind, const char *path, size_t len, const char
                               size_t member_len, int *meta);
 
 /* Coordinates from metadata bytes `data` of kind `meta` (enum zn_pkg_meta) into *out, which is
- * always filled (empty fields on failure). ZN_OK when a name and a version were found (group
+ * always filled (empty fields on failure), unless its struct_size is refused (ZN_ERR_INVALID_ARG,
+ * *out untouched). ZN_OK when a name and a version were found (group
  * too for Maven); ZN_ERR_NOT_FOUND when the metadata does not give them (a Cargo workspace's
  * inherited version, a POM whose version is a ${property}); ZN_ERR_CORRUPT for what cannot be
  * parsed; ZN_ERR_LIMIT for more than ZN_PKG_META_MAX bytes or a field of ZN_PKG_FIELD_MAX bytes
@@ -566,8 +573,7 @@ ZN_API zn_result zn_pkg_parse(int meta, const void *data, size_t len, struct zn_
  * repository layout G/R/O/U/P/ARTIFACT/VERSION/ARTIFACT-VERSION[-CLASSIFIER].jar; the file names
  * of wheels, sdists, crates and npm tarballs). `kind` must be zn_pkg_file_kind(path, len), else
  * ZN_ERR_INVALID_ARG. Results and *out as for zn_pkg_parse(). */
-ZN_API zn_result zn_pkg_from_path(int kind, const char *path, size_t len,
-                                  struct zn_pkg_coord *out);
+ZN_API zn_result zn_pkg_from_path(int kind, const char *path, size_t len, struct zn_pkg_coord *out);
 
 /* ------------------------------------------------------------------------------------------------
  * Index export (see lib/archive/archive_export.c): one table over the entries of one or many

@@ -12,7 +12,7 @@
 static void expect(int meta, const char *text, zn_result want, const char *g, const char *n,
                    const char *v)
 {
-	struct zn_pkg_coord c;
+	struct zn_pkg_coord c = {.struct_size = sizeof(c)};
 	zn_result r = zn_pkg_parse(meta, text, strlen(text), &c);
 	if (r != want || strcmp(c.group, g) || strcmp(c.name, n) || strcmp(c.version, v)) {
 		fprintf(stderr,
@@ -170,7 +170,7 @@ static void test_npm(void)
 /* Huge, deep and overlong inputs: each fails cleanly, in one pass. */
 static void test_hostile(void)
 {
-	struct zn_pkg_coord c;
+	struct zn_pkg_coord c = {.struct_size = sizeof(c)};
 	size_t big = ZN_PKG_META_MAX + 1;
 	char *buf = tu_guard_alloc(big);
 	memset(buf, ' ', big);
@@ -179,6 +179,14 @@ static void test_hostile(void)
 		CHECK(!c.name[0] && c.type == ZN_PKG_NONE);
 	}
 	CHECK(zn_pkg_parse(99, "", 0, &c) == ZN_ERR_INVALID_ARG);
+	/* struct_size: 0 is the first layout, less than it is refused and leaves *out alone */
+	struct zn_pkg_coord z = {0}, small = {.struct_size = 8, .type = 77};
+	CHECK_OK(zn_pkg_parse(ZN_PKGM_PYPI, "Name: a\nVersion: 1\n", 19, &z));
+	CHECK(z.type == ZN_PKG_PYPI && z.struct_size == 0);
+	CHECK(zn_pkg_parse(ZN_PKGM_PYPI, "Name: a\nVersion: 1\n", 19, &small) ==
+	      ZN_ERR_INVALID_ARG);
+	CHECK(zn_pkg_from_path(ZN_PKGF_CRATE, "a-1.0.0.crate", 13, &small) == ZN_ERR_INVALID_ARG);
+	CHECK(small.type == 77);
 	/* Depth: a million brackets, within the size limit. */
 	size_t n = ZN_PKG_META_MAX;
 	memcpy(buf, "{\"x\":", 5);
@@ -230,7 +238,7 @@ static void test_hostile(void)
 static void expect_path(const char *path, int kind, zn_result want, const char *g, const char *n,
                         const char *v)
 {
-	struct zn_pkg_coord c;
+	struct zn_pkg_coord c = {.struct_size = sizeof(c)};
 	CHECK(zn_pkg_file_kind(path, strlen(path)) == kind);
 	zn_result r = zn_pkg_from_path(kind, path, strlen(path), &c);
 	if (r != want || strcmp(c.group, g) || strcmp(c.name, n) || strcmp(c.version, v)) {
@@ -350,7 +358,7 @@ static void check_jar(const char *path, const char *rel)
 		}
 	}
 	free(list);
-	struct zn_pkg_coord byp, bym;
+	struct zn_pkg_coord byp = {.struct_size = sizeof(byp)}, bym = {.struct_size = sizeof(bym)};
 	zn_result rp = zn_pkg_from_path(ZN_PKGF_JAR, rel, strlen(rel), &byp);
 	if (!best_rank)
 		return;
@@ -378,7 +386,7 @@ static void check_pom(const char *path, const char *rel)
 	char *xml = tu_read_file(path, &len);
 	if (!xml)
 		return;
-	struct zn_pkg_coord byx, byp;
+	struct zn_pkg_coord byx = {.struct_size = sizeof(byx)}, byp = {.struct_size = sizeof(byp)};
 	zn_result r = zn_pkg_parse(ZN_PKGM_POM_XML, xml, len, &byx);
 	free(xml);
 	CHECK(r == ZN_OK || r == ZN_ERR_NOT_FOUND); /* ${...} versions are not known */
@@ -436,7 +444,8 @@ static void check_wheels(void)
 		char *meta = run(tu_str("unzip -p '%s' '*.dist-info/METADATA'", p), &len);
 		if (!meta)
 			continue;
-		struct zn_pkg_coord bym, byp;
+		struct zn_pkg_coord bym = {.struct_size = sizeof(bym)},
+		                    byp = {.struct_size = sizeof(byp)};
 		CHECK_OK(zn_pkg_parse(ZN_PKGM_PYPI, meta, len, &bym));
 		CHECK_OK(zn_pkg_from_path(ZN_PKGF_WHEEL, de->d_name, n, &byp));
 		CHECK(!strcmp(bym.name, byp.name) && !strcmp(bym.version, byp.version));
@@ -460,7 +469,8 @@ static void check_crates(void)
 		        tu_str("/usr/share/cargo/registry/%s/Cargo.toml", de->d_name), &len);
 		if (!toml)
 			continue;
-		struct zn_pkg_coord c, byp;
+		struct zn_pkg_coord c = {.struct_size = sizeof(c)},
+		                    byp = {.struct_size = sizeof(byp)};
 		CHECK_OK(zn_pkg_parse(ZN_PKGM_CARGO_TOML, toml, len, &c));
 		const char *crate = tu_str("%s.crate", de->d_name);
 		CHECK_OK(zn_pkg_from_path(ZN_PKGF_CRATE, crate, strlen(crate), &byp));
@@ -485,7 +495,7 @@ static void check_node(void)
 		char *json = tu_read_file(line, &n);
 		if (!json)
 			continue;
-		struct zn_pkg_coord c;
+		struct zn_pkg_coord c = {.struct_size = sizeof(c)};
 		zn_result r = zn_pkg_parse(ZN_PKGM_NPM_JSON, json, n, &c);
 		/* some are parts of a package without name or version, never malformed */
 		CHECK(r == ZN_OK || r == ZN_ERR_NOT_FOUND);

@@ -26,7 +26,7 @@ static void check_coord(const struct zn_pkg_coord *c, zn_result r)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct zn_pkg_coord c;
+	struct zn_pkg_coord c = {.struct_size = sizeof(c)};
 	if (!size)
 		return 0;
 	int sel = data[0] % 8;

@@ -363,7 +363,7 @@ zn_result zn_exporter_add(struct zn_exporter *x, struct zn_reader *r, const char
 		                {NULL, NULL, NULL, NULL},
 		                repo,
 		                archive};
-		struct zn_pkg_coord pc;
+		struct zn_pkg_coord pc = {.struct_size = sizeof(pc)};
 		int kind = e.type == ZN_TYPE_FILE ? zn_pkg_file_kind(e.path, e.path_len) : 0;
 		if (kind && zn_pkg_from_path(kind, e.path, e.path_len, &pc) == ZN_OK) {
 			w.pkg[0] = zn_pkg_type_name(pc.type);

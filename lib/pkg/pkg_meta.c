@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "common/sized.h"
 
 /* A bounded output string. `bad` is set on overflow or on a value that cannot be known. */
 struct sbuf {
@@ -1011,6 +1012,9 @@ fail:
 
 zn_result zn_pkg_parse(int meta, const void *data, size_t len, struct zn_pkg_coord *out)
 {
+	/* One layout so far: the caller's must hold all of it. */
+	if (!out || zn_sized_len(out, ZN_FIRST_SIZE_pkg_coord) < sizeof(*out))
+		return ZN_ERR_INVALID_ARG;
 	coord_clear(out);
 	if (len > ZN_PKG_META_MAX)
 		return ZN_ERR_LIMIT;
@@ -1257,6 +1261,8 @@ static zn_result maven_from_path(const char *p, size_t n, struct zn_pkg_coord *o
 
 zn_result zn_pkg_from_path(int kind, const char *path, size_t len, struct zn_pkg_coord *out)
 {
+	if (!out || zn_sized_len(out, ZN_FIRST_SIZE_pkg_coord) < sizeof(*out))
+		return ZN_ERR_INVALID_ARG;
 	coord_clear(out);
 	size_t bn;
 	const char *b = base_name(path, len, &bn);
