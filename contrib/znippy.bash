@@ -14,7 +14,7 @@ _znippy() {
 		prev=${COMP_WORDS[COMP_CWORD - 2]}=
 	fi
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W 'create extract list verify cat info diff gunzip zcat -h --help -V --version --bash-completion' -- "$cur"))
+		COMPREPLY=($(compgen -W 'create extract list verify cat info diff index gunzip zcat -h --help -V --version --bash-completion' -- "$cur"))
 		return
 	fi
 	case ${COMP_WORDS[1]} in
@@ -65,6 +65,14 @@ _znippy() {
 		argopts='-C --directory'
 		case $prev in
 		-C | --directory | --directory=) values="-d" ;;
+		esac
+		;;
+	index)
+		opts='-o -f -h --output --format --help'
+		argopts='-o -f --output --format'
+		case $prev in
+		-o | --output | --output=) values="-f" ;;
+		-f | --format | --format=) values="-W 'arrow jsonl csv'" ;;
 		esac
 		;;
 	gunzip)

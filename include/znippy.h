@@ -493,6 +493,114 @@ ZN_API zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn 
                            zn_progress_fn progress, void *ctx);
 
 /* ------------------------------------------------------------------------------------------------
+ * Package coordinates (see lib/pkg/pkg_meta.c)
+ *
+ * Pure functions over bytes already in memory: what package a file is by its name, which member of
+ * it holds the metadata, and the coordinates {type, group, name, version} read from that member
+ * or, failing that, from the file's path. They allocate nothing, do work linear in the bytes
+ * given (bounded by ZN_PKG_META_MAX), expand no XML entities, never recurse on the input, and
+ * are thread-safe. Malformed or hostile input never fails a caller: the coordinates are left
+ * empty and the result says why.
+ * ---------------------------------------------------------------------------------------------- */
+enum zn_pkg_type {
+	ZN_PKG_NONE = 0,
+	ZN_PKG_MAVEN = 1,
+	ZN_PKG_PYPI = 2,
+	ZN_PKG_CARGO = 3,
+	ZN_PKG_NPM = 4
+};
+
+/* What a file is, by its name alone (zn_pkg_file_kind). */
+enum zn_pkg_file {
+	ZN_PKGF_NONE = 0,
+	ZN_PKGF_JAR = 1,       /* .jar .war .ear .aar: a ZIP; META-INF/maven/G/A/pom.properties */
+	ZN_PKGF_POM = 2,       /* .pom: the file is the metadata (ZN_PKGM_POM_XML) */
+	ZN_PKGF_WHEEL = 3,     /* .whl: a ZIP; NAME-VERSION.dist-info/METADATA */
+	ZN_PKGF_SDIST_TGZ = 4, /* .tar.gz .tar.bz2 .tar.xz: TOP/PKG-INFO, if it is an sdist */
+	ZN_PKGF_SDIST_ZIP = 5, /* .zip: TOP/PKG-INFO, if it is an sdist */
+	ZN_PKGF_CRATE = 6,     /* .crate: a .tar.gz; NAME-VERSION/Cargo.toml */
+	ZN_PKGF_NPM_TGZ = 7,   /* .tgz: a .tar.gz; package/package.json */
+};
+
+/* The kind of metadata a member holds (zn_pkg_member_rank, zn_pkg_parse). */
+enum zn_pkg_meta {
+	ZN_PKGM_NONE = 0,
+	ZN_PKGM_POM_PROPERTIES = 1, /* Java properties: groupId, artifactId, version */
+	ZN_PKGM_POM_XML = 2,        /* a Maven POM: project's (or its parent's) coordinates */
+	ZN_PKGM_PYPI = 3,           /* METADATA / PKG-INFO: RFC 822 headers Name, Version */
+	ZN_PKGM_CARGO_TOML = 4,     /* Cargo.toml: [package] name, version */
+	ZN_PKGM_NPM_JSON = 5,       /* package.json: name ("@scope/name"), version */
+};
+
+#define ZN_PKG_FIELD_MAX 256               /* bytes of a field, its NUL included */
+#define ZN_PKG_META_MAX  ((size_t)4 << 20) /* longest metadata zn_pkg_parse reads */
+
+/* Coordinates. Each string is NUL-terminated UTF-8 (as the metadata held it), empty when unknown.
+ * group is Maven's groupId or npm's scope (without '@'); empty for PyPI and Cargo. */
+struct zn_pkg_coord {
+	size_t struct_size; /* sizeof(struct zn_pkg_coord), or 0 (see Conventions) */
+	uint32_t type;      /* enum zn_pkg_type; ZN_PKG_NONE when nothing was found */
+	char group[ZN_PKG_FIELD_MAX];
+	char name[ZN_PKG_FIELD_MAX];
+	char version[ZN_PKG_FIELD_MAX];
+};
+
+/* "maven", "pypi", "cargo", "npm"; "" for ZN_PKG_NONE and unknown values. Never NULL. */
+ZN_API const char *zn_pkg_type_name(uint32_t type);
+
+/* What the file at `path` (len bytes, '/'-separated, the archive's stored form) is, by its name:
+ * an enum zn_pkg_file, ZN_PKGF_NONE for anything else. */
+ZN_API int zn_pkg_file_kind(const char *path, size_t len);
+
+/* Whether `member` (a path inside the package file at `path`, of kind `kind`) holds the package's
+ * metadata: 0 if not, else a rank, higher for a better match (a jar can hold several
+ * pom.properties: the one whose group and artifact the repository path names ranks highest), and
+ * its kind of metadata in *meta (may be NULL). The caller reads the best-ranked member (the first
+ * among equals) and hands it to zn_pkg_parse(). */
+ZN_API int zn_pkg_member_rank(int kind, const char *path, size_t len, const char *member,
+                              size_t member_len, int *meta);
+
+/* Coordinates from metadata bytes `data` of kind `meta` (enum zn_pkg_meta) into *out, which is
+ * always filled (empty fields on failure), unless its struct_size is refused (ZN_ERR_INVALID_ARG,
+ * *out untouched). ZN_OK when a name and a version were found (group
+ * too for Maven); ZN_ERR_NOT_FOUND when the metadata does not give them (a Cargo workspace's
+ * inherited version, a POM whose version is a ${property}); ZN_ERR_CORRUPT for what cannot be
+ * parsed; ZN_ERR_LIMIT for more than ZN_PKG_META_MAX bytes or a field of ZN_PKG_FIELD_MAX bytes
+ * or more; ZN_ERR_INVALID_ARG for an unknown kind. Linear time, no allocation, no recursion. */
+ZN_API zn_result zn_pkg_parse(int meta, const void *data, size_t len, struct zn_pkg_coord *out);
+
+/* The path-only fallback: coordinates from the path of a package file of kind `kind` (the Maven
+ * repository layout G/R/O/U/P/ARTIFACT/VERSION/ARTIFACT-VERSION[-CLASSIFIER].jar; the file names
+ * of wheels, sdists, crates and npm tarballs). `kind` must be zn_pkg_file_kind(path, len), else
+ * ZN_ERR_INVALID_ARG. Results and *out as for zn_pkg_parse(). */
+ZN_API zn_result zn_pkg_from_path(int kind, const char *path, size_t len, struct zn_pkg_coord *out);
+
+/* ------------------------------------------------------------------------------------------------
+ * Index export (see lib/archive/archive_export.c): one table over the entries of one or many
+ * archives, as an Arrow IPC file, JSON Lines or CSV. Columns, in this order: path, type, size,
+ * mode, mtime (timestamp[ns, UTC]), sha256 (fixed_size_binary[32]), package_type, package_group,
+ * package_name, package_version, repo, archive.
+ * ---------------------------------------------------------------------------------------------- */
+enum zn_export_format { ZN_EXPORT_ARROW = 0, ZN_EXPORT_JSONL = 1, ZN_EXPORT_CSV = 2 };
+struct zn_exporter;
+
+/* An exporter writing format `format` to `fd` (written sequentially; not closed). JSON Lines and
+ * CSV rows are written as archives are added; an Arrow file is held in memory (about 40 bytes a
+ * row plus the distinct strings) and written by zn_exporter_finish(). */
+ZN_API zn_result zn_exporter_open(struct zn_exporter **out, int fd, int format);
+/* Adds every entry of `r`, in path order, with column archive = `archive` and repo = `repo`
+ * (either may be NULL: null). The package columns come from zn_pkg_from_path() for package files
+ * (the archive's own package columns once it holds them). A row that cannot be read is left out
+ * and the call goes on, returning ZN_ERR_DAMAGED at the end; fields the index lost are null. */
+ZN_API zn_result zn_exporter_add(struct zn_exporter *x, struct zn_reader *r, const char *archive,
+                                 const char *repo);
+/* Writes what is held (Arrow: the whole file) and flushes. Rows exported so far in *rows (may be
+ * NULL). */
+ZN_API zn_result zn_exporter_finish(struct zn_exporter *x, uint64_t *rows);
+/* Frees the exporter. NULL is allowed. */
+ZN_API void zn_exporter_free(struct zn_exporter *x);
+
+/* ------------------------------------------------------------------------------------------------
  * Checksums: CRC-32 and Adler-32 (see lib/checksum/crc32.c, lib/checksum/adler32.c)
  *
  * Both are drop-in equivalents of zlib's crc32()/adler32() and their _combine() functions: same

@@ -19,6 +19,7 @@ static const struct {
         {"group", "-g"},
         {"digest", "-W 'sha256 none'"},
         {"json", "-W 'lines array'"},
+        {"format", "-W 'arrow jsonl csv'"},
 };
 
 static const char *value_kind(const char *option)

@@ -22,6 +22,8 @@ static const char usage[] =
 	"  cat      ARCHIVE PATH...             write files' contents to standard output\n"
 	"  info     ARCHIVE                     counts, sizes, ratio, codec, chunk size\n"
 	"  diff     ARCHIVE [-C DIR] [PATTERN...]   compare with the files on disk (tar -d)\n"
+	"  index    ARCHIVE... [-o FILE] [--format arrow|jsonl|csv]\n"
+	"                                       export the entries of archives as one table\n"
 	"\n"
 	"Decoders:\n"
 	"  gunzip   [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n|-N] [-r] [-S SUF] [-o OUT] [FILE...]\n"
@@ -40,8 +42,9 @@ static const char usage[] =
 /* clang-format on */
 
 const struct cli_command *const cli_commands[] = {
-        &cli_cmd_create, &cli_cmd_extract, &cli_cmd_list,   &cli_cmd_verify, &cli_cmd_cat,
-        &cli_cmd_info,   &cli_cmd_diff,    &cli_cmd_gunzip, &cli_cmd_zcat,   NULL,
+        &cli_cmd_create, &cli_cmd_extract, &cli_cmd_list, &cli_cmd_verify,
+        &cli_cmd_cat,    &cli_cmd_info,    &cli_cmd_diff, &cli_cmd_index,
+        &cli_cmd_gunzip, &cli_cmd_zcat,    NULL,
 };
 
 /* Whether word is one of the space-separated names in list. */

@@ -19,6 +19,11 @@ if [ "$level" != build ]; then
 	# and patch archives with it, and bench/test_gate.py is Python.
 	pkgs+=(zlib1g-dev libdeflate-dev libbz2-dev clang libclang-rt-14-dev zstd gzip pigz isal
 	       libdeflate-tools zopfli tabix 7zip zip unzip valgrind python3)
+	# The index export is read back by apache-arrow (npm, installed into the build tree by
+	# tests/cli_index_arrow.sh); test_pkg_meta reads Debian's own package metadata: a Maven
+	# repository, pip's wheels, Rust crates and node modules.
+	pkgs+=(nodejs npm libcommons-lang3-java python3-pip-whl
+	       librust-libc-dev librust-cfg-if-dev node-semver node-ms)
 fi
 if [ "$level" = bench ]; then
 	# Benchmark peers and helpers: ISA-L's library (bench_inflate, bench_checksum), squashfs,

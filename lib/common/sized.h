@@ -25,6 +25,7 @@
 #define ZN_FIRST_SIZE_extract_options sizeof(struct zn_extract_options)
 #define ZN_FIRST_SIZE_archive_info   sizeof(struct zn_archive_info)
 #define ZN_FIRST_SIZE_inflate_info   sizeof(struct zn_inflate_info)
+#define ZN_FIRST_SIZE_pkg_coord      sizeof(struct zn_pkg_coord)
 
 /* The caller's size of the sized struct at p: its struct_size, 0 read as `first`; 0 when it is
  * below `first` (refused). */
