@@ -148,7 +148,14 @@ struct zn_create_options {
 	                          stored without its contents; PATHs given are always walked */
 	int no_recursion;      /* 1: as tar --no-recursion, a directory given to
 	                          zn_writer_add_path() is stored without its contents */
+	uint64_t digest_min_size; /* regular files smaller than this many bytes get no stored
+	                          SHA-256 (readers compute it from the content, which the
+	                          blocks' checksums cover: zn_reader_digest); default
+	                          ZN_DIGEST_MIN_SIZE_DEFAULT. 0: every file's is stored, and the
+	                          archive is format version 1 (else 2, which older readers
+	                          refuse). Ignored with ZN_DIGEST_NONE */
 };
+#define ZN_DIGEST_MIN_SIZE_DEFAULT 1024
 
 /* Fill with the defaults listed above. */
 ZN_API void zn_create_options_init(struct zn_create_options *opt);
@@ -331,6 +338,7 @@ struct zn_archive_info {
 	uint64_t compressed_bytes; /* every data block as stored, compressed or not */
 	uint64_t archive_bytes, index_bytes, chunk_size;
 	int level, digest;
+	uint64_t digest_min_size; /* files smaller than this have no stored digest (version 2) */
 };
 ZN_API void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info);
 /* Checks every page of the index against its checksum, as zn_verify does first (XXH3 over the
@@ -383,6 +391,15 @@ ZN_API zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t pa
  * caller at a time per reader. */
 typedef zn_result (*zn_sink_fn)(void *ctx, const void *data, size_t len);
 ZN_API zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink, void *ctx);
+
+/* The SHA-256 of regular file i's content (for a hardlink, of its target's) into out: the digest
+ * the index holds, or, where it holds none (a file smaller than the archive's digest_min_size, an
+ * archive without digests), computed from the content as zn_reader_read_entry reads it, every
+ * block's checksum checked. So reading the digests of many small files in their order decodes
+ * each block once. ZN_ERR_INVALID_ARG for an entry of another type; the errors of
+ * zn_reader_read_entry; ZN_ERR_CORRUPT when the index lost the digest it holds. Not thread-safe,
+ * as zn_reader_read_entry. */
+ZN_API zn_result zn_reader_digest(struct zn_reader *r, uint64_t i, uint8_t out[32]);
 
 struct zn_extract_options {
 	unsigned threads; /* 0 = one per CPU it may run on (its affinity, as nproc) */

@@ -131,7 +131,12 @@ static int cmd_info(int argc, char **argv)
 	       (unsigned long long)in.stored_blocks, (unsigned long long)in.compressed_bytes);
 	printf("chunk size:       %llu\n", (unsigned long long)in.chunk_size);
 	printf("index bytes:      %llu\n", (unsigned long long)in.index_bytes);
-	printf("digest:           %s\n", in.digest == ZN_DIGEST_SHA256 ? "sha256" : "none");
+	if (in.digest == ZN_DIGEST_SHA256 && in.digest_min_size)
+		printf("digest:           sha256 of files of %llu bytes and more (smaller ones: "
+		       "their blocks' checksums)\n",
+		       (unsigned long long)in.digest_min_size);
+	else
+		printf("digest:           %s\n", in.digest == ZN_DIGEST_SHA256 ? "sha256" : "none");
 	if (bad_pages) {
 		cli_error("%s: index damaged: %llu of its %llu pages do not match their checksums; "
 		          "the counts above are of the rows that can be read (run verify)",

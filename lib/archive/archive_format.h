@@ -10,6 +10,10 @@
 #define ZN_MAGIC_LEN      8
 #define ZN_HEADER_SIZE    16
 #define ZN_FORMAT_VERSION 1
+/* Version 2 is version 1 with a digest_min_size (index header offset 48): files smaller than it
+ * have no stored SHA-256 (an all-zero row). The writer writes it only for a non-zero threshold,
+ * so that an archive without one stays version 1, readable by older readers. */
+#define ZN_FORMAT_VERSION_DMS 2
 
 /* Footer: the last ZN_FOOTER_SIZE bytes of the archive.
  *   0 u64 index_offset     8 u64 index_size      16 u64 page sums' xxh3   24 u64 entry_count
@@ -24,12 +28,11 @@
 
 /* Index header (ZN_INDEX_HEADER_SIZE bytes at index_offset):
  *   0 "ZNIX"  4 u32 column_count  8 u64 entry_count  16 u64 block_count  24 u64 chunk_size
- *  32 i32 level  36 u32 digest kind  40 u64 content_bytes  48 u64 reserved (0)  56 u64 reserved (0)
- * then column_count directory records of ZN_COLDIR_SIZE bytes:
- *   0 u32 column id  4 u8 codec  5 u8 page_log (paged codec; else 0)  6 u16 reserved
- *   8 u64 offset (from index start)
- *  16 u64 stored size  24 u64 raw size
- * then the column data, each column starting at a multiple of 8 from the index start. */
+ *  32 i32 level  36 u32 digest kind  40 u64 content_bytes  48 u64 digest_min_size (version 2;
+ * version 1: reserved, 0) 56 u64 reserved (0) then column_count directory records of ZN_COLDIR_SIZE
+ * bytes: 0 u32 column id  4 u8 codec  5 u8 page_log (paged codec; else 0)  6 u16 reserved 8 u64
+ * offset (from index start) 16 u64 stored size  24 u64 raw size then the column data, each column
+ * starting at a multiple of 8 from the index start. */
 #define ZN_INDEX_MAGIC "ZNIX"
 /* The index is checked in pages: after it come the XXH3-64 values of its 4 KiB pages (the last
  * one short), and the footer holds the XXH3-64 of that array. A reader checks a page the first

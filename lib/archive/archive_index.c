@@ -173,6 +173,8 @@ static const struct zn_index_row *index_row(const struct zn_index_input *in, uin
 zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_sink *sink)
 {
 	enum { NCOLS = 25 };
+	/* The row of a file below digest_min_size: zeros, a few bytes a page once compressed. */
+	static const uint8_t zero_sha[32];
 	static const int all_ids[NCOLS] = {
 	        ZN_COL_PATH_OFFSETS,  ZN_COL_PATH_BYTES,  ZN_COL_TYPE,          ZN_COL_MODE,
 	        ZN_COL_UID,           ZN_COL_GID,         ZN_COL_UNAME_OFFSETS, ZN_COL_UNAME_BYTES,
@@ -257,7 +259,11 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 				fail |= put_str(col[ZN_COL_FENCE_OFFSETS], col[ZN_COL_FENCE_BYTES],
 				                e->path, e->path_len);
 			if (on[ZN_COL_SHA256])
-				fail |= put(col[ZN_COL_SHA256], e->sha, 32);
+				fail |= put(col[ZN_COL_SHA256],
+				            t == ZN_TYPE_FILE && e->size < in->digest_min_size
+				                    ? zero_sha
+				                    : e->sha,
+				            32);
 			if (!on[ZN_COL_TYPE])
 				continue;
 			fail |= put(col[ZN_COL_TYPE], &t, 1);
@@ -339,6 +345,7 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 	zn_put_le32(buf + 32, (uint32_t)in->level);
 	zn_put_le32(buf + 36, (uint32_t)in->digest);
 	zn_put_le64(buf + 40, in->content_bytes);
+	zn_put_le64(buf + 48, in->digest_min_size);
 	size_t pos = head_len;
 	for (int i = 0; i < ncols; i++) {
 		pos = (pos + 7) & ~(size_t)7;
