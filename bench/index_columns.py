@@ -32,9 +32,11 @@ for path in sys.argv[1:]:
           % (path, version, nent, nblk, len(data), ix_size, ix_off, dms))
     rows = []
     for i in range(ncols):
-        cid, codec, plog, _, off, stored, raw = struct.unpack_from("<IBBHQQQ", ix, 64 + 32 * i)
-        rows.append((stored, cid, codec, raw))
-    for stored, cid, codec, raw in sorted(rows, reverse=True):
-        print("  %-14s %-5s %10d stored %10d raw  %6.2f B/entry"
-              % (NAMES.get(cid, str(cid)), CODECS.get(codec, codec), stored, raw,
+        cid, codec, plog, filt, _, off, stored, raw = struct.unpack_from("<IBBBBQQQ", ix,
+                                                                         64 + 32 * i)
+        rows.append((stored, cid, codec, raw, filt))
+    for stored, cid, codec, raw, filt in sorted(rows, reverse=True):
+        print("  %-14s %-5s %-5s %10d stored %10d raw  %6.2f B/entry"
+              % (NAMES.get(cid, str(cid)), CODECS.get(codec, codec),
+                 "delta" if filt == 1 else "-" if filt == 0 else filt, stored, raw,
                  stored / max(nent, 1)))

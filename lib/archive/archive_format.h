@@ -28,11 +28,14 @@
 
 /* Index header (ZN_INDEX_HEADER_SIZE bytes at index_offset):
  *   0 "ZNIX"  4 u32 column_count  8 u64 entry_count  16 u64 block_count  24 u64 chunk_size
- *  32 i32 level  36 u32 digest kind  40 u64 content_bytes  48 u64 digest_min_size (version 2;
- * version 1: reserved, 0) 56 u64 reserved (0) then column_count directory records of ZN_COLDIR_SIZE
- * bytes: 0 u32 column id  4 u8 codec  5 u8 page_log (paged codec; else 0)  6 u16 reserved 8 u64
- * offset (from index start) 16 u64 stored size  24 u64 raw size then the column data, each column
- * starting at a multiple of 8 from the index start. */
+ *  32 i32 level  36 u32 digest kind  40 u64 content_bytes
+ *  48 u64 digest_min_size (version 2; version 1: reserved, 0)  56 u64 reserved (0)
+ * then column_count directory records of ZN_COLDIR_SIZE bytes:
+ *   0 u32 column id  4 u8 codec  5 u8 page_log (paged codec; else 0)
+ *   6 u8 filter (version 2; version 1: reserved, 0)  7 u8 reserved
+ *   8 u64 offset (from index start)
+ *  16 u64 stored size  24 u64 raw size
+ * then the column data, each column starting at a multiple of 8 from the index start. */
 #define ZN_INDEX_MAGIC "ZNIX"
 /* The index is checked in pages: after it come the XXH3-64 values of its 4 KiB pages (the last
  * one short), and the footer holds the XXH3-64 of that array. A reader checks a page the first
@@ -51,6 +54,8 @@
  * directory record's byte 5), each a zstd frame or, when that would not be smaller, the raw bytes,
  * behind a table of page_count + 1 u64 offsets: a lookup decodes a few pages, not the column. */
 enum zn_col_codec { ZN_COL_RAW = 0, ZN_COL_ZSTD = 1, ZN_COL_PAGED = 2 };
+/* Column filters (version 2): undone after decompression, per page of a paged column. */
+enum zn_col_filter { ZN_FILTER_NONE = 0, ZN_FILTER_DELTA = 1 };
 #define ZN_COL_PAGE_LOG     12 /* the writer's pages: 4 KiB */
 #define ZN_COL_PAGE_LOG_MIN 12
 #define ZN_COL_PAGE_LOG_MAX 20

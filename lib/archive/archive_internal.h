@@ -53,6 +53,7 @@ struct zn_index_input {
 	const void *row_ctx;
 	uint8_t layout;           /* a ZN_IX_* above */
 	uint64_t digest_min_size; /* files smaller than this: an all-zero sha256 row */
+	uint8_t filters;          /* 1: columns may be filtered (version 2) */
 };
 
 /* Where the index goes, piece by piece: begin() once with its total size, then put() with
@@ -77,6 +78,7 @@ struct zn_column {
 	const uint8_t *stored;
 	uint64_t stored_size, raw_size;
 	uint8_t codec, present, page_log;
+	uint8_t filter; /* ZN_FILTER_*, undone on each page or column decoded */
 	_Atomic(uint8_t *) heap;
 	_Atomic int state; /* 0 not loaded, 1 ready, -1 invalid (as a whole) */
 	/* Paged columns: a bit per page decoded, then a bit per page found damaged; set under the

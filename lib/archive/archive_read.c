@@ -167,6 +167,7 @@ static zn_result parse(struct zn_reader *r)
 		c->present = 1;
 		c->codec = d[4];
 		c->page_log = d[5];
+		c->filter = hver == ZN_FORMAT_VERSION_DMS ? d[6] : ZN_FILTER_NONE;
 		c->stored = ix + off;
 		c->stored_size = stored;
 		c->raw_size = zn_get_le64(d + 24);

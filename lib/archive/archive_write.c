@@ -744,6 +744,7 @@ static zn_result write_index(struct zn_writer *w, uint64_t *order, size_t m)
 	        .level = w->opt.level,
 	        .digest = w->opt.digest,
 	        .digest_min_size = w->opt.digest_min_size,
+	        .filters = format_version(&w->opt) >= ZN_FORMAT_VERSION_DMS,
 	};
 	memset(&w->stats, 0, sizeof(w->stats));
 	for (size_t i = 0; i < m; i++) {
