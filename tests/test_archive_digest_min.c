@@ -125,6 +125,81 @@ static void set_footer_version(const char *path, uint32_t v)
 	free(a);
 }
 
+/* Set the filter byte (6) of column id's directory record to f, and the checksums after it, as a
+ * crafted archive would; returns the column's codec. */
+static int set_filter(const char *path, uint32_t id, uint8_t f)
+{
+	size_t len;
+	uint8_t *a = tu_read_file(path, &len);
+	CHECK(a);
+	uint8_t *foot = a + len - ZN_FOOTER_SIZE;
+	uint64_t ioff = zn_get_le64(foot), isz = zn_get_le64(foot + 8);
+	uint8_t *ix = a + ioff;
+	int codec = -1;
+	for (uint32_t c = 0; c < zn_get_le32(ix + 4); c++) {
+		uint8_t *d = ix + ZN_INDEX_HEADER_SIZE + c * ZN_COLDIR_SIZE;
+		if (zn_get_le32(d) == id) {
+			d[6] = f;
+			codec = d[4];
+		}
+	}
+	CHECK(codec >= 0);
+	uint64_t npages = (isz + ZN_IX_PAGE - 1) / ZN_IX_PAGE;
+	for (uint64_t pg = 0; pg < npages; pg++) {
+		uint64_t n =
+		        isz - pg * ZN_IX_PAGE < ZN_IX_PAGE ? isz - pg * ZN_IX_PAGE : ZN_IX_PAGE;
+		zn_put_le64(ix + isz + pg * 8, XXH3_64bits(ix + pg * ZN_IX_PAGE, n));
+	}
+	zn_put_le64(foot + 16, XXH3_64bits(ix + isz, npages * 8));
+	zn_put_le64(foot + 48, XXH3_64bits(foot, 48));
+	CHECK(tu_write_file(path, a, len) == 0);
+	free(a);
+	return codec;
+}
+
+/* Filters a reader must refuse in version 2, and ignore in version 1. */
+static void check_filters(const char *v2, const char *v1)
+{
+	char *t = tu_str("%s/filter.zn", dir);
+	struct zn_reader *r;
+	size_t len;
+	uint8_t *orig = tu_read_file(v2, &len);
+	static const struct {
+		uint32_t id;
+		uint8_t filter;
+		int codec; /* the column's in this archive: the test is about that case */
+	} bad[] = {
+	        {ZN_COL_BLK_CODEC, ZN_FILTER_DELTA, ZN_COL_RAW},    /* a raw column */
+	        {ZN_COL_PATH_BYTES, ZN_FILTER_DELTA, ZN_COL_PAGED}, /* not integers */
+	        {ZN_COL_MTIME_NS, 2, ZN_COL_ZSTD},                  /* an unknown filter */
+	};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		CHECK(tu_write_file(t, orig, len) == 0);
+		CHECK(set_filter(t, bad[k].id, bad[k].filter) == bad[k].codec);
+		CHECK(zn_reader_open(&r, t, NULL, 0) == ZN_ERR_CORRUPT);
+	}
+	/* The delta filter taken off a column that has it: the values read are wrong, and
+	 * checked as any column's (the offsets are no longer monotone). */
+	CHECK(tu_write_file(t, orig, len) == 0);
+	set_filter(t, ZN_COL_PATH_OFFSETS, ZN_FILTER_NONE);
+	if (zn_reader_open(&r, t, NULL, 0) == ZN_OK) {
+		struct zn_entry e;
+		CHECK(zn_reader_entry(r, 1, &e) != ZN_OK);
+		zn_reader_close(r);
+	}
+	free(orig);
+	/* Version 1: the byte is reserved and ignored, whatever it holds. */
+	orig = tu_read_file(v1, &len);
+	CHECK(tu_write_file(t, orig, len) == 0);
+	set_filter(t, ZN_COL_PATH_OFFSETS, 7);
+	CHECK_OK(zn_reader_open(&r, t, NULL, 0));
+	struct zn_entry e;
+	CHECK_OK(zn_reader_entry(r, 0, &e));
+	CHECK(e.path_len == strlen(names[0]) && !memcmp(e.path, names[0], e.path_len));
+	zn_reader_close(r);
+	free(orig);
+}
+
 /* Flip a byte in the middle of file i's bytes where the archive holds them as they are. */
 static void damage_file(const char *path, size_t i)
 {
@@ -176,6 +251,8 @@ int main(int argc, char **argv)
 	o.digest = ZN_DIGEST_NONE;
 	add_all(nd, &o);
 	check_archive(nd, 1, 0, ZN_DIGEST_NONE);
+
+	check_filters(v2, v1);
 
 	/* A footer that does not give the header's version is refused. */
 	char *mixed = tu_str("%s/mixed.zn", dir);
