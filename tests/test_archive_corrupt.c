@@ -28,7 +28,7 @@ static uint8_t *build(size_t *len)
 	opt.chunk_size = 64 << 10;
 	opt.threads = 2;
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, &opt));
+	CHECK_OK(zn_writer_open(&w, fd, &opt, NULL));
 	struct tu_rng g;
 	tu_rng_seed(&g, tu_seed);
 	for (int i = 0; i < NFILES; i++) {
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 		struct zn_create_options all_digests; /* their digests make the index many pages */
 		zn_create_options_init(&all_digests);
 		all_digests.digest_min_size = 0;
-		CHECK_OK(zn_writer_open(&w, fd, &all_digests));
+		CHECK_OK(zn_writer_open(&w, fd, &all_digests, NULL));
 		for (int i = 0; i < 3000; i++) {
 			char name[64];
 			snprintf(name, sizeof(name), "some/longer/directory/name/file-%05d.txt", i);

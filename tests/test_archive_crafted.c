@@ -121,8 +121,8 @@ static void empty_files_index(int n, char *names, size_t width, const char *fmt,
 		snprintf(names + (size_t)i * width, width, fmt, i);
 		rows[i] = file_row(names + (size_t)i * width, 0);
 	}
-	struct zn_index_input in = {rows, (uint64_t)n,    NULL, 0,    64 << 10, 0,
-	                            3,    ZN_DIGEST_NONE, NULL, NULL, how,      0};
+	struct zn_index_input in = {rows,           (uint64_t)n, NULL, 0,   64 << 10, 0, 3,
+	                            ZN_DIGEST_NONE, NULL,        NULL, how, 0,        0};
 	CHECK_OK(zn_index_build(&in, ix, ixl));
 	free(rows);
 }

@@ -30,7 +30,7 @@ static void add_all(const char *out, const struct zn_create_options *o)
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, o));
+	CHECK_OK(zn_writer_open(&w, fd, o, NULL));
 	for (size_t i = 0; i < NFILES; i++) {
 		struct zn_entry e = {.path = names[i],
 		                     .path_len = strlen(names[i]),
@@ -68,7 +68,7 @@ static void check_archive(const char *path, uint32_t version, uint64_t threshold
 	struct zn_archive_info info;
 	zn_reader_info(r, &info);
 	CHECK_EQ_U64(info.format_version, version);
-	CHECK_EQ_U64(info.digest_min_size, threshold);
+	CHECK_EQ_U64(zn_reader_digest_min_size(r), threshold);
 	CHECK_EQ_U64(info.digest, digest);
 	for (size_t i = 0; i < NFILES; i++) {
 		uint64_t k;

@@ -16,6 +16,11 @@ static zn_result hash_sink(void *ctx, const void *data, size_t len)
 	return ZN_OK;
 }
 
+uint64_t zn_reader_digest_min_size(const struct zn_reader *r)
+{
+	return r ? r->digest_min_size : 0;
+}
+
 zn_result zn_reader_digest(struct zn_reader *r, uint64_t i, uint8_t out[32])
 {
 	if (!r || !out || i >= r->nentries)

@@ -963,7 +963,6 @@ void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 		return;
 	memset(info, 0, sizeof(*info));
 	info->format_version = r->version;
-	info->digest_min_size = r->digest_min_size;
 	info->entries = r->nentries;
 	info->blocks = r->nblocks;
 	info->content_bytes = r->content_bytes;
