@@ -175,8 +175,9 @@ struct zn_create_options {
 	                          SHA-256 (readers compute it from the content, which the
 	                          blocks' checksums cover: zn_reader_digest); default
 	                          ZN_DIGEST_MIN_SIZE_DEFAULT. 0: every file's is stored, and the
-	                          archive is format version 1 (else 2, which older readers
-	                          refuse). Ignored with ZN_DIGEST_NONE */
+	                          archive is format version 1, as written before version 2
+	                          (else 2, which older readers refuse; its index is smaller,
+	                          with ZN_DIGEST_NONE too) */
 };
 #define ZN_DIGEST_MIN_SIZE_DEFAULT 1024
 

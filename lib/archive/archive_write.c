@@ -163,7 +163,8 @@ static int fd_budget(const struct zn_writer *w, const struct rlimit *nofile)
 	return used >= nofile->rlim_cur ? 0 : (int)ZN_MIN(PEND_DIRS, (nofile->rlim_cur - used) / 2);
 }
 
-/* Version 2 only where it is needed: an archive without digest_min_size reads everywhere. */
+/* Version 2 (digest_min_size, column filters) unless the caller asks for none: an archive with
+ * digest_min_size 0 is version 1, byte for byte as before version 2, and reads everywhere. */
 static uint32_t format_version(const struct zn_create_options *opt)
 {
 	return opt->digest_min_size ? ZN_FORMAT_VERSION_DMS : ZN_FORMAT_VERSION;
@@ -198,10 +199,8 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		opt.threads = zn_cpu_count();
 	if (opt.threads > ZN_THREADS_MAX)
 		opt.threads = ZN_THREADS_MAX;
-	if (opt.digest != ZN_DIGEST_SHA256) {
+	if (opt.digest != ZN_DIGEST_SHA256)
 		opt.no_dedup = 1; /* copies are confirmed by their digests */
-		opt.digest_min_size = 0;
-	}
 	if (opt.memory_limit < zn_create_memory_min(opt.chunk_size))
 		return ZN_ERR_INVALID_ARG; /* a smaller bound could not be kept */
 
