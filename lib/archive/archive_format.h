@@ -11,8 +11,9 @@
 #define ZN_HEADER_SIZE    16
 #define ZN_FORMAT_VERSION 1
 /* Version 2 is version 1 with a digest_min_size (index header offset 48): files smaller than it
- * have no stored SHA-256 (an all-zero row). The writer writes it only for a non-zero threshold,
- * so that an archive without one stays version 1, readable by older readers. */
+ * have no stored SHA-256 (an all-zero row); and with column filters (directory byte 6). The
+ * writer writes it unless the threshold is 0, so that an archive asked to store every digest
+ * stays version 1, byte for byte, readable by older readers. */
 #define ZN_FORMAT_VERSION_DMS 2
 
 /* Footer: the last ZN_FOOTER_SIZE bytes of the archive.

@@ -125,7 +125,7 @@ static uint8_t *compress_pages(ZSTD_CCtx *cc, const uint8_t *src, size_t len, si
  * replaced by the zigzag form of its difference from the one before, which is 0 at the start
  * and at every `restart` bytes (a page, so that a page decodes alone). Offsets and block offsets
  * then become string and file lengths, times the gaps between them: on 200,000 files of 40 bytes
- * they shrank from 1.62 MB compressed to 0.5 MB. */
+ * the integer columns shrank from 1.95 MB compressed to 0.60 MB (mtime_ns 794 to 552 KB). */
 static uint64_t zigzag(uint64_t d, unsigned width)
 {
 	const unsigned top = width * 8 - 1;
