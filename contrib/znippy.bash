@@ -19,8 +19,8 @@ _znippy() {
 	fi
 	case ${COMP_WORDS[1]} in
 	create|c)
-		opts='-o -l -T -C -X -v -q -h --output --level --threads --chunk-size --memory --no-skip --digest --exclude --directory --progress --quiet --help --no-dedup --one-file-system --files-from --null --exclude-from --no-recursion --owner --group --numeric-owner --mode --mtime --clamp-mtime --verbose --exclude-vcs --ultra'
-		argopts='-o -l -T -C -X --output --level --threads --chunk-size --memory --digest --exclude --directory --files-from --exclude-from --owner --group --mode --mtime'
+		opts='-o -l -T -C -X -v -q -h --output --level --threads --chunk-size --memory --no-skip --digest --digest-min-size --exclude --directory --progress --quiet --help --no-dedup --one-file-system --files-from --null --exclude-from --no-recursion --owner --group --numeric-owner --mode --mtime --clamp-mtime --verbose --exclude-vcs --ultra'
+		argopts='-o -l -T -C -X --output --level --threads --chunk-size --memory --digest --digest-min-size --exclude --directory --files-from --exclude-from --owner --group --mode --mtime'
 		case $prev in
 		-o | --output | --output=) values="-f" ;;
 		--digest | --digest=) values="-W 'sha256 none'" ;;

@@ -10,8 +10,8 @@
  *   Objects are made by zn_<object>_open() (those on a file: writer, reader) or _new()
  *   (decoders), and freed by zn_<object>_free(), which takes NULL.
  *   Structs a caller allocates (options, entries, statistics, information) begin with a
- *   `struct_size` field: sizeof the struct as the caller's header declares it. The struct's _init() function
- *   sets it (with the defaults); for a struct the library only fills, `= {.struct_size =
+ *   `struct_size` field: sizeof the struct as the caller's header declares it. The struct's _init()
+ * function sets it (with the defaults); for a struct the library only fills, `= {.struct_size =
  *   sizeof x}` does (the declaration is then complete: the other fields are zero). The
  *   library reads and writes only that many bytes, taking defaults for fields added after them,
  *   so a program built against an older header keeps working with a newer library. A size of 0
@@ -98,7 +98,7 @@ ZN_API const char *zn_version(void);
 #define ZN_LEVEL_MIN          1 /* zstd levels the writer takes (ZSTD_maxCLevel() is 22) */
 #define ZN_LEVEL_MAX          22
 #define ZN_LEVEL_DEFAULT      3
-#define ZN_THREADS_MAX        256 /* more threads than this are capped to it */
+#define ZN_THREADS_MAX        256                   /* more threads than this are capped to it */
 #define ZN_MEMORY_DEFAULT     ((uint64_t)256 << 20) /* zn_create_options.memory_limit */
 
 /* ------------------------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ enum zn_digest_kind { ZN_DIGEST_NONE = 0, ZN_DIGEST_SHA256 = 1 };
  * zn_reader_free(). */
 struct zn_entry {
 	size_t struct_size; /* sizeof(struct zn_entry) (see Conventions above) */
-	const char *path; /* relative, '/'-separated, no leading '/', no "." or ".." parts */
+	const char *path;   /* relative, '/'-separated, no leading '/', no "." or ".." parts */
 	size_t path_len;
 	uint32_t type; /* enum zn_entry_type */
 	uint32_t mode; /* permission bits (07777) */
@@ -141,19 +141,19 @@ struct zn_entry {
 	uint64_t block_offset;
 };
 
-/* An entry to add: struct_size set, type `type`, mode 0755 for a directory, 0777 for a symlink, 0644
- * otherwise, the process's user and group ids (no names), the time now; nothing else. */
+/* An entry to add: struct_size set, type `type`, mode 0755 for a directory, 0777 for a symlink,
+ * 0644 otherwise, the process's user and group ids (no names), the time now; nothing else. */
 ZN_API void zn_entry_init(struct zn_entry *e, int type);
 
 struct zn_create_options {
-	size_t struct_size; /* sizeof(struct zn_create_options): zn_create_options_init sets it */
-	int level;        /* zstd level, ZN_LEVEL_MIN..ZN_LEVEL_MAX; default ZN_LEVEL_DEFAULT */
-	unsigned threads; /* threads that work, the caller's among them; 0 = one per CPU the
-	                     process may run on (its affinity, as nproc counts); at most
-	                     ZN_THREADS_MAX. They compress, hash and write blocks, and share
-	                     the reading of small files with the caller while no block waits */
-	uint64_t chunk_size;   /* block size in bytes; default 1 MiB; 64 KiB .. 256 MiB (from
-	                          about 31 MiB up, raise memory_limit: see below) */
+	size_t struct_size;  /* sizeof(struct zn_create_options): zn_create_options_init sets it */
+	int level;           /* zstd level, ZN_LEVEL_MIN..ZN_LEVEL_MAX; default ZN_LEVEL_DEFAULT */
+	unsigned threads;    /* threads that work, the caller's among them; 0 = one per CPU the
+	                        process may run on (its affinity, as nproc counts); at most
+	                        ZN_THREADS_MAX. They compress, hash and write blocks, and share
+	                        the reading of small files with the caller while no block waits */
+	uint64_t chunk_size; /* block size in bytes; default 1 MiB; 64 KiB .. 256 MiB (from
+	                        about 31 MiB up, raise memory_limit: see below) */
 	uint64_t memory_limit; /* bound on pipeline buffers; default ZN_MEMORY_DEFAULT; 0 = that; at
 	                          least zn_create_memory_min(chunk_size), about 8 x chunk_size,
 	                          else zn_writer_open fails with ZN_ERR_INVALID_ARG. Each worker's
@@ -171,7 +171,15 @@ struct zn_create_options {
 	                          stored without its contents; PATHs given are always walked */
 	int no_recursion;      /* 1: as tar --no-recursion, a directory given to
 	                          zn_writer_add_path() is stored without its contents */
+	uint64_t digest_min_size; /* regular files smaller than this many bytes get no stored
+	                          SHA-256 (readers compute it from the content, which the
+	                          blocks' checksums cover: zn_reader_digest); default
+	                          ZN_DIGEST_MIN_SIZE_DEFAULT. 0: every file's is stored, and the
+	                          archive is format version 1, as written before version 2
+	                          (else 2, which older readers refuse; its index is smaller,
+	                          with ZN_DIGEST_NONE too) */
 };
+#define ZN_DIGEST_MIN_SIZE_DEFAULT 1024
 
 /* Fill with the defaults listed above, struct_size included. */
 ZN_API void zn_create_options_init(struct zn_create_options *opt);
@@ -247,8 +255,7 @@ struct zn_writer;
  * threads until zn_writer_finish() or zn_writer_free(). A negative fd is ZN_ERR_INVALID_ARG;
  * ZN_ERR_IO (the file cannot be emptied, or its first bytes written) leaves errno saying why.
  * `opt` NULL: the defaults; `hooks` NULL: none (see struct zn_hooks for those the writer calls). */
-ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd,
-                                const struct zn_create_options *opt,
+ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt,
                                 const struct zn_hooks *hooks);
 
 /* Add a file, symlink or directory tree from the filesystem. `fs_path` is opened as given;
@@ -267,10 +274,11 @@ ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd,
  * changed between the calls does not apply to it). */
 ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name);
 
-/* Add one entry from memory (zn_entry_init gives one its defaults). `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes
- * (copied before the call returns); for other types size and data are ignored (stored as 0).
- * Digest and block fields of `e` are ignored. Fails with ZN_ERR_UNSAFE_PATH for a path that is not
- * in the stored form: empty, absolute, with "." or ".." parts, empty parts ("a//b") or a trailing
+/* Add one entry from memory (zn_entry_init gives one its defaults). `e->path` is required; for
+ * ZN_TYPE_FILE `data` holds e->size bytes (copied before the call returns); for other types size
+ * and data are ignored (stored as 0). Digest and block fields of `e` are ignored. Fails with
+ * ZN_ERR_UNSAFE_PATH for a path that is not in the stored form: empty, absolute, with "." or ".."
+ * parts, empty parts ("a//b") or a trailing
  * '/'. A path added twice is stored once (the first): a later one is reported through the problem
  * hook as a warning (ZN_OK) when it is added, and its content is not taken, except for
  * directories, which merge silently (the first one's metadata is kept). The same holds for the
@@ -374,6 +382,9 @@ struct zn_archive_info {
 	int level, digest;
 };
 ZN_API void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info);
+/* The archive's digest_min_size: regular files smaller than this have no stored SHA-256
+ * (zn_reader_digest computes theirs); 0 when every file's is stored (format version 1). */
+ZN_API uint64_t zn_reader_digest_min_size(const struct zn_reader *r);
 /* Checks every page of the index against its checksum, as zn_verify does first (XXH3 over the
  * whole index: about a millisecond for 100,000 entries), and returns how many do not match; the
  * counts zn_reader_info gives from the index are then partial. Thread-safe. */
@@ -424,6 +435,15 @@ ZN_API zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t pa
  * caller at a time per reader. */
 typedef zn_result (*zn_sink_fn)(void *ctx, const void *data, size_t len);
 ZN_API zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink, void *ctx);
+
+/* The SHA-256 of regular file i's content (for a hardlink, of its target's) into out: the digest
+ * the index holds, or, where it holds none (a file smaller than the archive's digest_min_size, an
+ * archive without digests), computed from the content as zn_reader_read_entry reads it, every
+ * block's checksum checked. So reading the digests of many small files in their order decodes
+ * each block once. ZN_ERR_INVALID_ARG for an entry of another type; the errors of
+ * zn_reader_read_entry; ZN_ERR_CORRUPT when the index lost the digest it holds. Not thread-safe,
+ * as zn_reader_read_entry. */
+ZN_API zn_result zn_reader_digest(struct zn_reader *r, uint64_t i, uint8_t out[32]);
 
 struct zn_extract_options {
 	unsigned threads; /* 0 = one per CPU it may run on (its affinity, as nproc) */

@@ -106,6 +106,7 @@ static int cmd_info(int argc, char **argv)
 		return cli_exit_code(res);
 	struct zn_archive_info in;
 	zn_reader_info(r, &in);
+	const uint64_t digest_min = zn_reader_digest_min_size(r);
 	uint64_t bad_pages = zn_reader_index_damage(r);
 	zn_reader_close(r);
 	printf("format version:   %u\n", in.format_version);
@@ -131,7 +132,12 @@ static int cmd_info(int argc, char **argv)
 	       (unsigned long long)in.stored_blocks, (unsigned long long)in.compressed_bytes);
 	printf("chunk size:       %llu\n", (unsigned long long)in.chunk_size);
 	printf("index bytes:      %llu\n", (unsigned long long)in.index_bytes);
-	printf("digest:           %s\n", in.digest == ZN_DIGEST_SHA256 ? "sha256" : "none");
+	if (in.digest == ZN_DIGEST_SHA256 && digest_min)
+		printf("digest:           sha256 of files of %llu bytes and more (smaller ones: "
+		       "their blocks' checksums)\n",
+		       (unsigned long long)digest_min);
+	else
+		printf("digest:           %s\n", in.digest == ZN_DIGEST_SHA256 ? "sha256" : "none");
 	if (bad_pages) {
 		cli_error("%s: index damaged: %llu of its %llu pages do not match their checksums; "
 		          "the counts above are of the rows that can be read (run verify)",

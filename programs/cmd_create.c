@@ -17,6 +17,7 @@ enum {
 	OPT_MEMORY,
 	OPT_NO_SKIP,
 	OPT_DIGEST,
+	OPT_DIGEST_MIN,
 	OPT_EXCLUDE,
 	OPT_PROGRESS,
 	OPT_NO_DEDUP,
@@ -40,6 +41,7 @@ _Static_assert(ZN_LEVEL_MIN == 1 && ZN_LEVEL_DEFAULT == 3 && ZN_LEVEL_MAX == 22,
 _Static_assert(ZN_CHUNK_SIZE_MIN == 64 << 10 && ZN_CHUNK_SIZE_MAX == 256 << 20 &&
                        ZN_CHUNK_SIZE_DEFAULT == 1 << 20,
                "create's help: chunk size 64K..256M, default 1M");
+_Static_assert(ZN_DIGEST_MIN_SIZE_DEFAULT == 1 << 10, "create's help: digest minimum size 1K");
 
 /* The highest level without --ultra, as zstd's (ZSTDCLI_CLEVEL_MAX). */
 #define LEVEL_MAX_NO_ULTRA 19
@@ -69,6 +71,12 @@ static const char create_help[] =
 	"                        level 3, 13 MB at 9 to 12, 18 MB at 19)\n"
 	"      --no-skip         compress known-compressed types too (jar, png, gz, ...)\n"
 	"      --digest KIND     per-file digest: sha256 (default) or none\n"
+	"      --digest-min-size SIZE\n"
+	"                        store no SHA-256 for files smaller than SIZE (default 1K):\n"
+	"                        a reader computes theirs from the content, which the blocks'\n"
+	"                        checksums cover; 0 stores every file's, and writes format\n"
+	"                        version 1, which older readers read (else version 2, whose\n"
+	"                        index is also smaller, with --digest none too)\n"
 	"      --no-dedup        store every file's bytes; by default a file whose content\n"
 	"                        equals an earlier one's is stored once (compared byte for byte\n"
 	"                        or by SHA-256; not with --digest none)\n"
@@ -236,6 +244,7 @@ static const struct option create_options[] = {
         {"memory", required_argument, 0, OPT_MEMORY},
         {"no-skip", no_argument, 0, OPT_NO_SKIP},
         {"digest", required_argument, 0, OPT_DIGEST},
+        {"digest-min-size", required_argument, 0, OPT_DIGEST_MIN},
         {"exclude", required_argument, 0, OPT_EXCLUDE},
         {"directory", required_argument, 0, 'C'},
         {"progress", no_argument, 0, OPT_PROGRESS},
@@ -356,6 +365,11 @@ static int create_pack_option(struct create_args *a, int c, const char *arg)
 			a->opt.digest = ZN_DIGEST_NONE;
 		else
 			return cli_usage_error("create", "unknown digest '%s'", arg);
+		return 0;
+	case OPT_DIGEST_MIN:
+		if (cli_parse_size(arg, &v))
+			return cli_usage_error("create", "invalid digest minimum size '%s'", arg);
+		a->opt.digest_min_size = v;
 		return 0;
 	}
 	return create_meta_option(a, c, arg);

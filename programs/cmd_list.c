@@ -27,7 +27,9 @@ static const char list_help[] =
 	"               every field of each entry as JSON (exact bytes of names that are not\n"
 	"               UTF-8 in \"path_hex\"; a field a damaged index lost is left out, where -l\n"
 	"               shows '?', or for a lost name the id; so are user and group names the\n"
-	"               archive does not hold): by default JSON Lines, an object per line, as jq\n"
+	"               archive does not hold; each file's sha256, which for files under\n"
+	"               the archive's --digest-min-size is computed from their content):\n"
+	"               by default JSON Lines, an object per line, as jq\n"
 	"               reads them (znippy list --json A | jq -r 'select(.size > 1e6) | .path');\n"
 	"               with =array one JSON array, for readers of one document (python3 -m\n"
 	"               json.tool)\n"
@@ -233,6 +235,20 @@ static void end_run(struct bad_run *b, const char *path, uint64_t i, zn_result r
 	b->len = 0;
 }
 
+/* The SHA-256 of file i that the index does not hold (smaller than the archive's
+ * --digest-min-size) into e, computed from its content: 0, or 1 if it cannot be (said). */
+static int small_digest(struct zn_reader *r, const char *path, uint64_t i, struct zn_entry *e)
+{
+	zn_result res = zn_reader_digest(r, i, e->sha256);
+	if (res == ZN_OK) {
+		e->has_digest = 1;
+		return 0;
+	}
+	cli_error("%s: entry %llu: its digest cannot be computed: %s", path, (unsigned long long)i,
+	          zn_result_message(res));
+	return 1;
+}
+
 /* The selected rows (sel NULL: all) on f. Returns whether a row could not be read (said); the
  * rows that lost fields to index damage are counted in *nlost. */
 static int list_rows(struct zn_reader *r, const char *path, const uint8_t *sel,
@@ -242,6 +258,12 @@ static int list_rows(struct zn_reader *r, const char *path, const uint8_t *sel,
 	/* A file stored once for several: the first row in path order has its share of the
 	 * block, the others none, so the column adds up to the archive's data. */
 	uint8_t *copy = fmt != LIST_NAMES ? malloc(n + 1) : NULL;
+	struct zn_archive_info info = {0};
+	if (fmt >= LIST_JSON)
+		zn_reader_info(r, &info);
+	/* Every file's SHA-256 in --json: from the index, or from the content of those the
+	 * index holds none for. */
+	const int digests = info.digest == ZN_DIGEST_SHA256;
 	uint64_t rows = 0;
 	if (copy)
 		zn_reader_copies(r, copy);
@@ -266,6 +288,8 @@ static int list_rows(struct zn_reader *r, const char *path, const uint8_t *sel,
 		}
 		if (copy && copy[i])
 			e.stored_size = 0;
+		if (digests && !e.has_digest && e.type == ZN_TYPE_FILE && !(lost & ZN_LOST_DIGEST))
+			bad |= small_digest(r, path, i, &e);
 		if (fmt == LIST_JSON_ARRAY) /* "[\n{...},\n{...}\n]" */
 			fputs(rows ? ",\n" : "[\n", f);
 		if (fmt == LIST_JSON || fmt == LIST_JSON_ARRAY)

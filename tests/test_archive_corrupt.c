@@ -264,7 +264,10 @@ int main(int argc, char **argv)
 		char *path = tu_fmt("%s/big.zn", dir);
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		struct zn_writer *w;
-		CHECK_OK(zn_writer_open(&w, fd, NULL, NULL));
+		struct zn_create_options all_digests; /* their digests make the index many pages */
+		zn_create_options_init(&all_digests);
+		all_digests.digest_min_size = 0;
+		CHECK_OK(zn_writer_open(&w, fd, &all_digests, NULL));
 		for (int i = 0; i < 3000; i++) {
 			char name[64];
 			snprintf(name, sizeof(name), "some/longer/directory/name/file-%05d.txt", i);

@@ -362,7 +362,10 @@ int main(int argc, char **argv)
 	/* 10. check_digest: an index whose SHA-256 for a file is wrong (its blocks intact) keeps
 	 * that file out; without the option the blocks' own checks pass and it is extracted. */
 	struct ent e10[] = {{"p", ZN_TYPE_FILE, "AAAA"}, {"q", ZN_TYPE_FILE, "BBBB"}};
-	char *a10 = make("a10.zn", e10, 2, NULL, NULL);
+	struct zn_create_options all_digests; /* every file's stored, small ones too */
+	zn_create_options_init(&all_digests);
+	all_digests.digest_min_size = 0;
+	char *a10 = make_opt("a10.zn", e10, 2, NULL, NULL, &all_digests);
 	uint8_t sa_[32], sb_[32];
 	zn_sha256("AAAA", 4, sa_);
 	zn_sha256("BBBB", 4, sb_);

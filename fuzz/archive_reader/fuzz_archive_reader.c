@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_archive_reader.c - libFuzzer target: open an archive from memory (footer, index, column
- * directory, columns), read every entry's metadata and content, and verify it. */
+ * directory, columns), read every entry's metadata, content and digest, and verify it. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +43,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap(); /* a whole row reads the same every way */
 		uint64_t found;
 		zn_reader_find(r, e.path, e.path_len, &found);
-		if (e.type == ZN_TYPE_FILE || e.type == ZN_TYPE_HARDLINK)
+		if (e.type == ZN_TYPE_FILE || e.type == ZN_TYPE_HARDLINK) {
 			zn_reader_read_entry(r, i, discard, NULL);
+			uint8_t digest[32]; /* stored, or computed from the content */
+			zn_reader_digest(r, i, digest);
+		}
 	}
 	struct zn_archive_info info;
 	zn_reader_info(r, &info);

@@ -10,6 +10,11 @@
 #define ZN_MAGIC_LEN      8
 #define ZN_HEADER_SIZE    16
 #define ZN_FORMAT_VERSION 1
+/* Version 2 is version 1 with a digest_min_size (index header offset 48): files smaller than it
+ * have no stored SHA-256 (an all-zero row); and with column filters (directory byte 6). The
+ * writer writes it unless the threshold is 0, so that an archive asked to store every digest
+ * stays version 1, byte for byte, readable by older readers. */
+#define ZN_FORMAT_VERSION_DMS 2
 
 /* Footer: the last ZN_FOOTER_SIZE bytes of the archive.
  *   0 u64 index_offset     8 u64 index_size      16 u64 page sums' xxh3   24 u64 entry_count
@@ -24,9 +29,11 @@
 
 /* Index header (ZN_INDEX_HEADER_SIZE bytes at index_offset):
  *   0 "ZNIX"  4 u32 column_count  8 u64 entry_count  16 u64 block_count  24 u64 chunk_size
- *  32 i32 level  36 u32 digest kind  40 u64 content_bytes  48 u64 reserved (0)  56 u64 reserved (0)
+ *  32 i32 level  36 u32 digest kind  40 u64 content_bytes
+ *  48 u64 digest_min_size (version 2; version 1: reserved, 0)  56 u64 reserved (0)
  * then column_count directory records of ZN_COLDIR_SIZE bytes:
- *   0 u32 column id  4 u8 codec  5 u8 page_log (paged codec; else 0)  6 u16 reserved
+ *   0 u32 column id  4 u8 codec  5 u8 page_log (paged codec; else 0)
+ *   6 u8 filter (version 2; version 1: reserved, 0)  7 u8 reserved
  *   8 u64 offset (from index start)
  *  16 u64 stored size  24 u64 raw size
  * then the column data, each column starting at a multiple of 8 from the index start. */
@@ -48,6 +55,8 @@
  * directory record's byte 5), each a zstd frame or, when that would not be smaller, the raw bytes,
  * behind a table of page_count + 1 u64 offsets: a lookup decodes a few pages, not the column. */
 enum zn_col_codec { ZN_COL_RAW = 0, ZN_COL_ZSTD = 1, ZN_COL_PAGED = 2 };
+/* Column filters (version 2): undone after decompression, per page of a paged column. */
+enum zn_col_filter { ZN_FILTER_NONE = 0, ZN_FILTER_DELTA = 1 };
 #define ZN_COL_PAGE_LOG     12 /* the writer's pages: 4 KiB */
 #define ZN_COL_PAGE_LOG_MIN 12
 #define ZN_COL_PAGE_LOG_MAX 20

@@ -51,7 +51,9 @@ struct zn_index_input {
 	int level, digest;
 	void (*get_row)(const void *ctx, uint64_t i, struct zn_index_row *row);
 	const void *row_ctx;
-	uint8_t layout; /* a ZN_IX_* above */
+	uint8_t layout;           /* a ZN_IX_* above */
+	uint64_t digest_min_size; /* files smaller than this: an all-zero sha256 row */
+	uint8_t filters;          /* 1: columns may be filtered (version 2) */
 };
 
 /* Where the index goes, piece by piece: begin() once with its total size, then put() with
@@ -76,6 +78,7 @@ struct zn_column {
 	const uint8_t *stored;
 	uint64_t stored_size, raw_size;
 	uint8_t codec, present, page_log;
+	uint8_t filter; /* ZN_FILTER_*, undone on each page or column decoded */
 	_Atomic(uint8_t *) heap;
 	_Atomic int state; /* 0 not loaded, 1 ready, -1 invalid (as a whole) */
 	/* Paged columns: a bit per page decoded, then a bit per page found damaged; set under the
@@ -122,6 +125,8 @@ struct zn_reader {
 	_Atomic(struct zn_block_sums *) sums;
 	atomic_uint_fast64_t blocks_loaded;
 	char err[256];
+	uint32_t version;         /* the format version, 1 or 2 */
+	uint64_t digest_min_size; /* version 2: files smaller than this have no stored digest */
 };
 
 /* Whether id is a column this reader knows; it ignores the others entirely (docs/FORMAT.md). */

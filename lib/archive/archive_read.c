@@ -54,8 +54,9 @@ static zn_result parse(struct zn_reader *r)
 	if (memcmp(m, ZN_MAGIC, ZN_MAGIC_LEN))
 		return fail(r, ZN_ERR_CORRUPT, "not a znippy archive (bad magic)");
 	uint32_t hver = zn_get_le32(m + 8);
-	if (hver != ZN_FORMAT_VERSION)
+	if (hver != ZN_FORMAT_VERSION && hver != ZN_FORMAT_VERSION_DMS)
 		return fail(r, ZN_ERR_UNSUPPORTED, "unsupported format version %u", hver);
+	r->version = hver;
 	if (zn_get_le32(m + 12) != 0)
 		return fail(r, ZN_ERR_UNSUPPORTED, "unknown header flags 0x%x",
 		            zn_get_le32(m + 12));
@@ -88,7 +89,7 @@ static zn_result parse(struct zn_reader *r)
 	}
 	if (!ZN_SUM_OK(zn_xxh3(f, 48) == zn_get_le64(f + 48)))
 		return fail(r, ZN_ERR_CHECKSUM, "footer checksum mismatch");
-	if (zn_get_le32(f + 40) != ZN_FORMAT_VERSION || zn_get_le32(f + 44) != 0)
+	if (zn_get_le32(f + 40) != hver || zn_get_le32(f + 44) != 0)
 		return fail(r, ZN_ERR_UNSUPPORTED, "unsupported format version in footer");
 	r->index_offset = zn_get_le64(f);
 	r->index_size = zn_get_le64(f + 8);
@@ -128,6 +129,8 @@ static zn_result parse(struct zn_reader *r)
 	r->level = (int)zn_get_le32(ix + 32);
 	r->digest = (int)zn_get_le32(ix + 36);
 	r->content_bytes = zn_get_le64(ix + 40);
+	/* Reserved in version 1, where a reader ignores it: every file's digest is stored. */
+	r->digest_min_size = hver == ZN_FORMAT_VERSION_DMS ? zn_get_le64(ix + 48) : 0;
 	if (r->nentries != zn_get_le64(f + 24) || r->nblocks != zn_get_le64(f + 32))
 		return fail(r, ZN_ERR_CORRUPT, "index and footer disagree on counts");
 	if (ncols > ZN_MAX_COLUMNS ||
@@ -164,6 +167,7 @@ static zn_result parse(struct zn_reader *r)
 		c->present = 1;
 		c->codec = d[4];
 		c->page_log = d[5];
+		c->filter = hver == ZN_FORMAT_VERSION_DMS ? d[6] : ZN_FILTER_NONE;
 		c->stored = ix + off;
 		c->stored_size = stored;
 		c->raw_size = zn_get_le64(d + 24);
@@ -391,7 +395,8 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
 	const int uname_ok = get_str(r, ZN_COL_UNAME_OFFSETS, i, &e->uname, &e->uname_len) == ZN_OK;
 	const int gname_ok = get_str(r, ZN_COL_GNAME_OFFSETS, i, &e->gname, &e->gname_len) == ZN_OK;
 	const int names = uname_ok && gname_ok;
-	const int has_sha = r->digest == ZN_DIGEST_SHA256 && *type == ZN_TYPE_FILE;
+	const int has_sha = r->digest == ZN_DIGEST_SHA256 && *type == ZN_TYPE_FILE &&
+	                    zn_get_le64(sz) >= r->digest_min_size;
 	if (has_sha)
 		*sha = zn_row(r, ZN_COL_SHA256, i);
 	const int sha_lost = has_sha && !*sha;
@@ -847,7 +852,7 @@ static zn_result content_loc(struct zn_reader *r, uint64_t i, struct content_loc
 	c->first_block = zn_get_le32(fb);
 	c->block_offset = zn_get_le32(bo);
 	c->sha = NULL;
-	if (r->digest == ZN_DIGEST_SHA256) {
+	if (r->digest == ZN_DIGEST_SHA256 && c->size >= r->digest_min_size) {
 		c->sha = zn_row(r, ZN_COL_SHA256, i);
 		SAFETY_CHECK(c->sha, ZN_ERR_CORRUPT);
 	}
@@ -957,7 +962,7 @@ void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 	if (!r || !info)
 		return;
 	memset(info, 0, sizeof(*info));
-	info->format_version = ZN_FORMAT_VERSION;
+	info->format_version = r->version;
 	info->entries = r->nentries;
 	info->blocks = r->nblocks;
 	info->content_bytes = r->content_bytes;

@@ -135,6 +135,7 @@ void zn_create_options_init(struct zn_create_options *opt)
 	opt->chunk_size = ZN_CHUNK_SIZE_DEFAULT;
 	opt->memory_limit = 256u << 20;
 	opt->digest = ZN_DIGEST_SHA256;
+	opt->digest_min_size = ZN_DIGEST_MIN_SIZE_DEFAULT;
 }
 
 /* The pipeline needs this many buffers of a chunk and its compressed bound to overlap reading,
@@ -160,6 +161,13 @@ static int fd_budget(const struct zn_writer *w, const struct rlimit *nofile)
 	closedir(d); /* it counted ".", ".." and its own */
 	uint64_t used = open_now + 2ull * (uint64_t)w->walk.levels + w->opt.threads + 32;
 	return used >= nofile->rlim_cur ? 0 : (int)ZN_MIN(PEND_DIRS, (nofile->rlim_cur - used) / 2);
+}
+
+/* Version 2 (digest_min_size, column filters) unless the caller asks for none: an archive with
+ * digest_min_size 0 is version 1, byte for byte as before version 2, and reads everywhere. */
+static uint32_t format_version(const struct zn_create_options *opt)
+{
+	return opt->digest_min_size ? ZN_FORMAT_VERSION_DMS : ZN_FORMAT_VERSION;
 }
 
 uint64_t zn_create_memory_min(uint64_t chunk_size)
@@ -239,7 +247,7 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	/* The file header. */
 	uint8_t hdr[ZN_HEADER_SIZE] = {0};
 	memcpy(hdr, ZN_MAGIC, ZN_MAGIC_LEN);
-	zn_put_le32(hdr + 8, ZN_FORMAT_VERSION);
+	zn_put_le32(hdr + 8, format_version(&w->opt));
 	if (zn_write_all(fd, hdr, sizeof(hdr)) != ZN_OK) {
 		int err = errno; /* why, for the caller (the header says so) */
 		zn_writer_free(w);
@@ -748,6 +756,8 @@ static zn_result write_index(struct zn_writer *w, uint64_t *order, size_t m)
 	        .chunk_size = w->opt.chunk_size,
 	        .level = w->opt.level,
 	        .digest = w->opt.digest,
+	        .digest_min_size = w->opt.digest_min_size,
+	        .filters = format_version(&w->opt) >= ZN_FORMAT_VERSION_DMS,
 	};
 	memset(&w->stats, 0, sizeof(w->stats));
 	for (size_t i = 0; i < m; i++) {
@@ -784,7 +794,7 @@ static zn_result write_index(struct zn_writer *w, uint64_t *order, size_t m)
 	zn_put_le64(foot + 16, zn_xxh3(io.sums ? io.sums : zeros, io.npages * 8));
 	zn_put_le64(foot + 24, m);
 	zn_put_le64(foot + 32, w->pipe.write_seq);
-	zn_put_le32(foot + 40, ZN_FORMAT_VERSION);
+	zn_put_le32(foot + 40, format_version(&w->opt));
 	zn_put_le64(foot + 48, zn_xxh3(foot, 48));
 	memcpy(foot + 56, ZN_FOOTER_MAGIC, 8);
 	if (r == ZN_OK)
