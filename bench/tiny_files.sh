@@ -67,7 +67,7 @@ print("list --json: %d files, %d digests wrong or missing" % (n, bad))
 sys.exit(bad != 0)'
 record() { python3 "$here/history.py" record tiny_files --command "bench/tiny_files.sh $n" --corpus "tiny $n $kind" "$@"; }
 record --op create --peer "tar|zstd" --runs "$(cat "$dir/znippy_create.s")" \
-	--peer-runs "$(cat "$dir/tar_|_zstd_-T0_-3.s")"
+	--peer-runs "$(cat "$dir/tar_|_zstd_-3.s")"
 record --op size --peer "tar|zstd" --unit bytes --runs "$(stat -c %s a.zn)" --peer-runs "$(stat -c %s a.tzst)"
 rm -f "$dir"/*.s "$dir/time.out"
 rm -f a.zn a-d0.zn a-nd.zn a.tzst
