@@ -14,7 +14,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "archive/archive_internal.h"
+#include "archive/archive_block.h"
 #include <zstd.h>
 
 #include "test_util.h"

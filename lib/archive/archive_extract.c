@@ -38,7 +38,7 @@
 #include "common/sha256.h"
 #include <zstd.h>
 
-#include "archive_internal.h"
+#include "archive_block.h"
 #include "common/xxh3.h"
 #include "common/cpu_features.h"
 

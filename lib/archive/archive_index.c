@@ -15,8 +15,6 @@
  * so a row or a string spanning two pages is contiguous like any other.
  */
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "common/xxh3.h"
 #include <zstd.h>
@@ -698,88 +696,4 @@ const uint8_t *zn_col(struct zn_reader *r, int id)
 	}
 	pthread_mutex_unlock(&r->mu);
 	return st == 1 ? col_data(c) : NULL;
-}
-
-void zn_block_release(struct zn_reader *r, uint64_t i)
-{
-	struct zn_blockinfo b;
-	if (!r->mapped || zn_block_info(r, i, &b) != ZN_OK)
-		return;
-	/* Only whole pages inside the block: its neighbours may still be used by other workers. */
-	uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t start = ((uintptr_t)(r->map + b.offset) + ps - 1) & ~(ps - 1);
-	uintptr_t end = ((uintptr_t)(r->map + b.offset + b.csize)) & ~(ps - 1);
-	if (end > start)
-		madvise((void *)start, end - start, MADV_DONTNEED);
-}
-
-void *zn_dctx_new(void)
-{
-	ZSTD_DCtx *d = ZSTD_createDCtx();
-	if (d)
-		ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 28);
-	return d;
-}
-
-zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b)
-{
-	SAFETY_CHECK(i < r->nblocks, ZN_ERR_CORRUPT);
-	const uint8_t *off = zn_row(r, ZN_COL_BLK_OFFSET, i), *cs = zn_row(r, ZN_COL_BLK_CSIZE, i),
-	              *us = zn_row(r, ZN_COL_BLK_USIZE, i), *co = zn_row(r, ZN_COL_BLK_CODEC, i),
-	              *xx = zn_row(r, ZN_COL_BLK_XXH3, i), *cx = zn_row(r, ZN_COL_BLK_CXXH3, i);
-	SAFETY_CHECK(off && cs && us && co && xx && cx, ZN_ERR_CORRUPT);
-	b->offset = zn_get_le64(off);
-	b->csize = zn_get_le64(cs);
-	b->usize = zn_get_le64(us);
-	b->codec = *co;
-	b->xxh3 = zn_get_le64(xx);
-	b->cxxh3 = zn_get_le64(cx);
-	SAFETY_CHECK(b->offset >= ZN_HEADER_SIZE && b->offset <= r->index_offset, ZN_ERR_CORRUPT);
-	SAFETY_CHECK(b->csize <= r->index_offset - b->offset, ZN_ERR_CORRUPT);
-	SAFETY_CHECK(b->usize <= r->chunk_size, ZN_ERR_CORRUPT);
-	SAFETY_CHECK(b->codec == ZN_BLOCK_STORED || b->codec == ZN_BLOCK_ZSTD, ZN_ERR_CORRUPT);
-	SAFETY_CHECK(b->codec != ZN_BLOCK_STORED || b->csize == b->usize, ZN_ERR_CORRUPT);
-	return ZN_OK;
-}
-
-zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
-                        const uint8_t **data, uint64_t *len)
-{
-	struct zn_blockinfo b;
-	RETURN_IF_ERROR(zn_block_info(r, i, &b));
-	const uint8_t *src = r->map + b.offset;
-	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-	/* The stored bytes are checked before they reach the decoder: every byte of the archive is
-	 * covered by a checksum, and zstd never sees damaged input. */
-	SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, b.csize) == b.cxxh3), ZN_ERR_CHECKSUM);
-	if (b.codec == ZN_BLOCK_STORED) {
-		*data = src; /* zero copy: straight from the mapping; the check above covered it */
-		*len = b.usize;
-		return ZN_SUM_OK(b.xxh3 == b.cxxh3) ? ZN_OK : ZN_ERR_CORRUPT;
-	} else {
-		size_t n = ZSTD_decompressDCtx(dctx, buf, b.usize, src, b.csize);
-		SAFETY_CHECK(!ZSTD_isError(n) && n == b.usize, ZN_ERR_CORRUPT);
-		*data = buf;
-	}
-	SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(*data, b.usize) == b.xxh3), ZN_ERR_CHECKSUM);
-	*len = b.usize;
-	return ZN_OK;
-}
-
-zn_result zn_block_salvage(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
-                           const uint8_t **data)
-{
-	struct zn_blockinfo b;
-	RETURN_IF_ERROR(zn_block_info(r, i, &b));
-	const uint8_t *src = r->map + b.offset;
-	if (b.codec == ZN_BLOCK_STORED) {
-		SAFETY_CHECK(b.csize == b.usize, ZN_ERR_CORRUPT);
-		*data = src;
-		return ZN_OK;
-	}
-	/* zstd decodes damaged or crafted input safely, into at most usize bytes. */
-	size_t n = ZSTD_decompressDCtx(dctx, buf, b.usize, src, b.csize);
-	SAFETY_CHECK(!ZSTD_isError(n) && n == b.usize, ZN_ERR_CORRUPT);
-	*data = buf;
-	return ZN_OK;
 }

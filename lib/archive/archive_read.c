@@ -22,7 +22,7 @@
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_d_stableOutBuffer, a parameter of the shared library */
 #include <zstd.h>
 
-#include "archive_internal.h"
+#include "archive_block.h"
 #include "common/big_alloc.h"
 
 static zn_result fail(struct zn_reader *r, zn_result res, const char *fmt, ...)
@@ -641,183 +641,6 @@ zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t path_len,
 	return ZN_ERR_NOT_FOUND;
 }
 
-/* Where the first block header of the zstd frame at p (n bytes) lies (RFC 8878, 3.1.1.1), or 0
- * if p does not start with a frame header. */
-static size_t frame_blocks_start(const uint8_t *p, size_t n)
-{
-	static const uint8_t did_size[4] = {0, 1, 2, 4}, fcs_size[4] = {0, 2, 4, 8};
-	if (n < 5 || zn_get_le32(p) != 0xFD2FB528u)
-		return 0;
-	const unsigned fhd = p[4], single = fhd >> 5 & 1, fcs = fhd >> 6;
-	const size_t start = 5 + !single + did_size[fhd & 3] + (fcs ? fcs_size[fcs] : single);
-	return start <= n ? start : 0; /* a header longer than the block: crafted, walk lost */
-}
-
-/* How far the decoder of a block's prefix is fed next: to the end of the next whole zstd block
- * (RFC 8878, 3.1.1.2) past the `pos` bytes it has consumed, as *walk (the next block header, 0
- * once unknown) finds them, so that each call decodes one block of at most 128 KiB and the
- * decoding stops within one block of the bytes wanted (feeding 64 KiB of input a call decoded
- * about 180 KiB more than needed, a sixth of a millisecond here), and so that the decoder never
- * copies a block split between two feeds into a buffer of its own. Where the walk is lost (a
- * crafted block), the input goes in steps of 64 KiB. Bounds are checked here; the decoder checks
- * the rest. */
-static size_t next_feed(const uint8_t *p, size_t n, size_t *walk, size_t pos, size_t fed)
-{
-	size_t w = *walk;
-	while (w && w <= pos) {
-		if (w + 3 > n) {
-			w = 0;
-			break;
-		}
-		const uint32_t h = p[w] | (uint32_t)p[w + 1] << 8 | (uint32_t)p[w + 2] << 16;
-		const uint32_t type = h >> 1 & 3, size = h >> 3;
-		w += 3 + (type == 1 ? 1 : size); /* RLE: one byte stored */
-		if (type == 3 || w > n)
-			w = 0; /* reserved, or past the end: crafted */
-		else if (h & 1)
-			w = n; /* the last block: the rest (a checksum) goes too */
-	}
-	*walk = w;
-	return w ? ZN_MAX(w, fed) : ZN_MIN(n, fed + (64 << 10));
-}
-
-/* The slot holding block b, or NULL. */
-static struct zn_bcache *cache_find(struct zn_reader *r, uint64_t b)
-{
-	for (int k = 0; k < ZN_BCACHE_SLOTS; k++)
-		if (r->bc[k].block == b)
-			return &r->bc[k];
-	return NULL;
-}
-
-/* A slot for a block not in the cache: one never used, else the least recently used of the
- * first n, where n keeps the buffers within ZN_BCACHE_BYTES (one slot for 64 MiB chunks and up:
- * a `cat` of one file makes one buffer whatever n is). */
-static struct zn_bcache *cache_victim(struct zn_reader *r)
-{
-	const uint64_t n =
-	        ZN_MAX(1, ZN_MIN(ZN_BCACHE_SLOTS, ZN_BCACHE_BYTES / zn_big_round(r->chunk_size)));
-	struct zn_bcache *v = &r->bc[0];
-	for (uint64_t k = 0; k < n; k++) {
-		if (!r->bc[k].buf)
-			return &r->bc[k];
-		if (r->bc[k].used < v->used)
-			v = &r->bc[k];
-	}
-	return v;
-}
-
-/* Bytes [0, need) of block b, for random access. A compressed block is decoded only as far as
- * needed (a file in the middle of a block costs half a block, not all of it), and the
- * decoding of the block in the cache goes on from where it stopped when a later file of the same
- * block needs more: files read in their order (extract -O, diff, cat of many paths) cost one
- * decoding of each block, not one from the block's start for each file (10,000 files of the
- * small corpus to stdout: 17.7 s before, as many half-block decodings as files). The stored
- * bytes' checksum is checked first unless `digest_first`: the caller then checks the SHA-256 of
- * everything it takes from the block before handing any of it out, which is a stronger check of
- * those bytes and saves hashing the whole compressed block (a fifth of a millisecond per MB,
- * most of `cat`'s cost for a file near the start of a block). Without `digest_first` the
- * whole-block XXH3 is checked whenever the whole block is decoded at once. */
-static zn_result block_prefix(struct zn_reader *r, uint64_t b, const struct zn_blockinfo *bi,
-                              uint64_t need, bool digest_first, const uint8_t **data)
-{
-	struct zn_bcache *c = cache_find(r, b);
-	if (c && c->len >= need && (digest_first || !c->unchecked)) {
-		c->used = ++r->bc_clock;
-		*data = c->buf;
-		return ZN_OK;
-	}
-	uint64_t len;
-	if (bi->codec == ZN_BLOCK_STORED) { /* read from the mapping: nothing to keep */
-		if (!digest_first)
-			return zn_block_load(r, b, NULL, NULL, data, &len);
-		atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-		return zn_block_salvage(r, b, NULL, NULL, data);
-	}
-	/* Only a decoding that stopped part way leaves a block in the cache in part. */
-	const bool resume = c && c->len < bi->usize;
-	if (!c)
-		c = cache_victim(r);
-	c->used = ++r->bc_clock;
-	/* Whole huge pages: the first use costs one page fault, not 256 for a 1 MiB block (0.45 ms
-	 * of the 3 ms `cat` of the file that ends a block on a 2.45 GHz Zen 3 VM; 4 KiB pages made
-	 * `cat` 1.43x as slow on a Zen 5 VM whose first touch of a page costs 15 us). */
-	if (!c->buf)
-		SAFETY_CHECK(c->buf = zn_big_alloc(zn_big_round(r->chunk_size)), ZN_ERR_NOMEM);
-	uint8_t *const buf = c->buf;
-	if (need == bi->usize && !resume) {
-		c->block = UINT64_MAX; /* until it holds this block */
-		/* Made on first use, as sdctx below: creating a context costs ~35 us here (zstd
-		 * runs CPUID for each, a VM exit), and one `cat` needs at most one of them. */
-		if (!r->dctx)
-			SAFETY_CHECK(r->dctx = zn_dctx_new(), ZN_ERR_NOMEM);
-		/* With `digest_first` the file's SHA-256 is the check, as for a prefix below: the
-		 * block's two XXH3s (of the whole block and of its compressed bytes) would add a
-		 * twentieth to `cat` of the file that ends a block. A damaged block (one flipped
-		 * byte among many packed files) then still holds this file intact if its SHA-256
-		 * says so. */
-		zn_result res;
-		if (digest_first) {
-			atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-			res = zn_block_salvage(r, b, r->dctx, buf, data);
-			len = bi->usize;
-		} else
-			res = zn_block_load(r, b, r->dctx, buf, data, &len);
-		RETURN_IF_ERROR(res);
-		c->block = b;
-		c->len = len;
-		c->unchecked = digest_first;
-		return ZN_OK;
-	}
-	const uint8_t *src = r->map + bi->offset;
-	const bool check = !digest_first && (!resume || c->unchecked);
-	if (check)
-		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
-	ZSTD_outBuffer out = {buf, bi->usize, 0};
-	ZSTD_inBuffer in = {src, 0, 0};
-	size_t walk;
-	if (resume) {
-		out.pos = c->len;
-		in.pos = c->stream_in;
-		in.size = c->stream_fed;
-		walk = c->stream_walk;
-		if (check) /* what was decoded came from the bytes just checked */
-			c->unchecked = false;
-	} else {
-		atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-		if (!c->sdctx) {
-			/* Decode straight into the cache (no window buffer of its own, no copy):
-			 * the output buffer stays the same across calls, and stopping early is done
-			 * by feeding the input in pieces rather than by a short output buffer. */
-			c->sdctx = zn_dctx_new();
-			SAFETY_CHECK(c->sdctx, ZN_ERR_NOMEM);
-			ZSTD_DCtx_setParameter(c->sdctx, ZSTD_d_stableOutBuffer, 1);
-		}
-		ZSTD_DCtx_reset(c->sdctx, ZSTD_reset_session_only);
-		walk = frame_blocks_start(src, bi->csize);
-		c->unchecked = digest_first;
-	}
-	/* Not resumable, nor in the cache, until this decoding has succeeded. */
-	c->block = UINT64_MAX;
-	while (out.pos < need) {
-		size_t in0 = in.pos, out0 = out.pos;
-		in.size = next_feed(src, bi->csize, &walk, in.pos, in.size);
-		size_t ret = ZSTD_decompressStream(c->sdctx, &out, &in);
-		SAFETY_CHECK(!ZSTD_isError(ret), ZN_ERR_CORRUPT);
-		/* The frame ended early, or no progress at all: truncated or crafted. */
-		if (out.pos < need)
-			SAFETY_CHECK(ret != 0 && (in.pos > in0 || out.pos > out0), ZN_ERR_CORRUPT);
-	}
-	/* Everything decoded is good to hand out, also the rest of the last zstd block. */
-	c->block = b;
-	c->len = out.pos;
-	c->stream_in = in.pos;
-	c->stream_fed = in.size;
-	c->stream_walk = walk;
-	*data = buf;
-	return ZN_OK;
-}
-
 /* Where the content of entry i lives (itself, or a hardlink's target), touching only the columns
  * random access needs: in a big archive they are raw, so nothing of the index is decoded. */
 struct content_loc {
@@ -873,7 +696,7 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 		 * out; a longer one is handed out block by block, each block checked first. */
 		const bool digest_first = e.sha && take == e.size;
 		const uint8_t *data;
-		RETURN_IF_ERROR(block_prefix(r, b, &bi, off + take, digest_first, &data));
+		RETURN_IF_ERROR(zn_block_prefix(r, b, &bi, off + take, digest_first, &data));
 		if (e.sha)
 			SHA256_Update(&sha, data + off, take);
 		if (digest_first) {
