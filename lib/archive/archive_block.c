@@ -1,5 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* archive_block.c - data blocks: their table rows, decoding them, and the reader's block cache. */
+/* archive_block.c - data blocks: their table rows, and decoding them through a block cache.
+ *
+ * Everything that reads a block's bytes goes through zn_block_get: the reader's random access
+ * (zn_reader_read_entry: a file, or a prefix of a block, with a cache of a few blocks), and the
+ * workers of extract and verify (whole blocks, a cache of one slot each, never shared). A stored
+ * block is handed out straight from the mapping; a compressed one is decoded into a slot's buffer,
+ * whole in one call when all of it is wanted, else as far as wanted by a streaming decoder that can
+ * go on later from where it stopped.
+ */
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -53,48 +61,6 @@ zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b)
 	return ZN_OK;
 }
 
-zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
-                        const uint8_t **data, uint64_t *len)
-{
-	struct zn_blockinfo b;
-	RETURN_IF_ERROR(zn_block_info(r, i, &b));
-	const uint8_t *src = r->map + b.offset;
-	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-	/* The stored bytes are checked before they reach the decoder: every byte of the archive is
-	 * covered by a checksum, and zstd never sees damaged input. */
-	SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, b.csize) == b.cxxh3), ZN_ERR_CHECKSUM);
-	if (b.codec == ZN_BLOCK_STORED) {
-		*data = src; /* zero copy: straight from the mapping; the check above covered it */
-		*len = b.usize;
-		return ZN_SUM_OK(b.xxh3 == b.cxxh3) ? ZN_OK : ZN_ERR_CORRUPT;
-	} else {
-		size_t n = ZSTD_decompressDCtx(dctx, buf, b.usize, src, b.csize);
-		SAFETY_CHECK(!ZSTD_isError(n) && n == b.usize, ZN_ERR_CORRUPT);
-		*data = buf;
-	}
-	SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(*data, b.usize) == b.xxh3), ZN_ERR_CHECKSUM);
-	*len = b.usize;
-	return ZN_OK;
-}
-
-zn_result zn_block_salvage(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
-                           const uint8_t **data)
-{
-	struct zn_blockinfo b;
-	RETURN_IF_ERROR(zn_block_info(r, i, &b));
-	const uint8_t *src = r->map + b.offset;
-	if (b.codec == ZN_BLOCK_STORED) {
-		SAFETY_CHECK(b.csize == b.usize, ZN_ERR_CORRUPT);
-		*data = src;
-		return ZN_OK;
-	}
-	/* zstd decodes damaged or crafted input safely, into at most usize bytes. */
-	size_t n = ZSTD_decompressDCtx(dctx, buf, b.usize, src, b.csize);
-	SAFETY_CHECK(!ZSTD_isError(n) && n == b.usize, ZN_ERR_CORRUPT);
-	*data = buf;
-	return ZN_OK;
-}
-
 /* Where the first block header of the zstd frame at p (n bytes) lies (RFC 8878, 3.1.1.1), or 0
  * if p does not start with a frame header. */
 static size_t frame_blocks_start(const uint8_t *p, size_t n)
@@ -135,139 +101,173 @@ static size_t next_feed(const uint8_t *p, size_t n, size_t *walk, size_t pos, si
 	return w ? ZN_MAX(w, fed) : ZN_MIN(n, fed + (64 << 10));
 }
 
-/* The slot holding block b, or NULL. */
-static struct zn_bcache *cache_find(struct zn_reader *r, uint64_t b)
+void zn_block_cache_init(struct zn_block_cache *c, const struct zn_reader *r, unsigned slots)
 {
-	for (int k = 0; k < ZN_BCACHE_SLOTS; k++)
-		if (r->bc[k].block == b)
-			return &r->bc[k];
+	memset(c, 0, sizeof(*c));
+	/* Within ZN_BCACHE_BYTES of buffers: one slot for 64 MiB chunks and up (a `cat` of one
+	 * file makes one buffer whatever the count). */
+	const uint64_t fit = ZN_BCACHE_BYTES / zn_big_round(r->chunk_size);
+	c->nslots = (unsigned)ZN_MAX(1, ZN_MIN(ZN_MIN(slots, ZN_BCACHE_SLOTS), fit));
+	for (unsigned k = 0; k < ZN_BCACHE_SLOTS; k++)
+		c->slot[k].block = UINT64_MAX;
+}
+
+void zn_block_cache_free(struct zn_block_cache *c, const struct zn_reader *r)
+{
+	for (unsigned k = 0; k < ZN_BCACHE_SLOTS; k++) {
+		zn_big_free(c->slot[k].buf, zn_big_round(r->chunk_size));
+		ZSTD_freeDCtx(c->slot[k].sdctx);
+	}
+	ZSTD_freeDCtx(c->dctx);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The slot holding block b, or NULL. */
+static struct zn_block_slot *slot_find(struct zn_block_cache *c, uint64_t b)
+{
+	for (unsigned k = 0; k < c->nslots; k++)
+		if (c->slot[k].block == b)
+			return &c->slot[k];
 	return NULL;
 }
 
-/* A slot for a block not in the cache: one never used, else the least recently used of the
- * first n, where n keeps the buffers within ZN_BCACHE_BYTES (one slot for 64 MiB chunks and up:
- * a `cat` of one file makes one buffer whatever n is). */
-static struct zn_bcache *cache_victim(struct zn_reader *r)
+/* A slot for a block not in the cache: one never used, else the least recently used. */
+static struct zn_block_slot *slot_victim(struct zn_block_cache *c)
 {
-	const uint64_t n =
-	        ZN_MAX(1, ZN_MIN(ZN_BCACHE_SLOTS, ZN_BCACHE_BYTES / zn_big_round(r->chunk_size)));
-	struct zn_bcache *v = &r->bc[0];
-	for (uint64_t k = 0; k < n; k++) {
-		if (!r->bc[k].buf)
-			return &r->bc[k];
-		if (r->bc[k].used < v->used)
-			v = &r->bc[k];
+	struct zn_block_slot *v = &c->slot[0];
+	for (unsigned k = 0; k < c->nslots; k++) {
+		if (!c->slot[k].buf)
+			return &c->slot[k];
+		if (c->slot[k].used < v->used)
+			v = &c->slot[k];
 	}
 	return v;
 }
 
-/* Bytes [0, need) of block b, for random access. A compressed block is decoded only as far as
- * needed (a file in the middle of a block costs half a block, not all of it), and the
- * decoding of the block in the cache goes on from where it stopped when a later file of the same
- * block needs more: files read in their order (extract -O, diff, cat of many paths) cost one
- * decoding of each block, not one from the block's start for each file (10,000 files of the
- * small corpus to stdout: 17.7 s before, as many half-block decodings as files). The stored
- * bytes' checksum is checked first unless `digest_first`: the caller then checks the SHA-256 of
- * everything it takes from the block before handing any of it out, which is a stronger check of
- * those bytes and saves hashing the whole compressed block (a fifth of a millisecond per MB,
- * most of `cat`'s cost for a file near the start of a block). Without `digest_first` the
- * whole-block XXH3 is checked whenever the whole block is decoded at once. */
-zn_result zn_block_prefix(struct zn_reader *r, uint64_t b, const struct zn_blockinfo *bi,
-                          uint64_t need, bool digest_first, const uint8_t **data)
+/* A stored block, from the mapping (nothing to keep): its stored bytes checked unless
+ * `unchecked`; they are its content, so their two sums must agree. */
+static zn_result get_stored(struct zn_reader *r, const struct zn_blockinfo *bi, bool unchecked,
+                            const uint8_t **data)
 {
-	struct zn_bcache *c = cache_find(r, b);
-	if (c && c->len >= need && (digest_first || !c->unchecked)) {
-		c->used = ++r->bc_clock;
-		*data = c->buf;
-		return ZN_OK;
-	}
-	uint64_t len;
-	if (bi->codec == ZN_BLOCK_STORED) { /* read from the mapping: nothing to keep */
-		if (!digest_first)
-			return zn_block_load(r, b, NULL, NULL, data, &len);
-		atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-		return zn_block_salvage(r, b, NULL, NULL, data);
-	}
-	/* Only a decoding that stopped part way leaves a block in the cache in part. */
-	const bool resume = c && c->len < bi->usize;
-	if (!c)
-		c = cache_victim(r);
-	c->used = ++r->bc_clock;
-	/* Whole huge pages: the first use costs one page fault, not 256 for a 1 MiB block (0.45 ms
-	 * of the 3 ms `cat` of the file that ends a block on a 2.45 GHz Zen 3 VM; 4 KiB pages made
-	 * `cat` 1.43x as slow on a Zen 5 VM whose first touch of a page costs 15 us). */
-	if (!c->buf)
-		SAFETY_CHECK(c->buf = zn_big_alloc(zn_big_round(r->chunk_size)), ZN_ERR_NOMEM);
-	uint8_t *const buf = c->buf;
-	if (need == bi->usize && !resume) {
-		c->block = UINT64_MAX; /* until it holds this block */
-		/* Made on first use, as sdctx below: creating a context costs ~35 us here (zstd
-		 * runs CPUID for each, a VM exit), and one `cat` needs at most one of them. */
-		if (!r->dctx)
-			SAFETY_CHECK(r->dctx = zn_dctx_new(), ZN_ERR_NOMEM);
-		/* With `digest_first` the file's SHA-256 is the check, as for a prefix below: the
-		 * block's two XXH3s (of the whole block and of its compressed bytes) would add a
-		 * twentieth to `cat` of the file that ends a block. A damaged block (one flipped
-		 * byte among many packed files) then still holds this file intact if its SHA-256
-		 * says so. */
-		zn_result res;
-		if (digest_first) {
-			atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-			res = zn_block_salvage(r, b, r->dctx, buf, data);
-			len = bi->usize;
-		} else
-			res = zn_block_load(r, b, r->dctx, buf, data, &len);
-		RETURN_IF_ERROR(res);
-		c->block = b;
-		c->len = len;
-		c->unchecked = digest_first;
-		return ZN_OK;
-	}
 	const uint8_t *src = r->map + bi->offset;
-	const bool check = !digest_first && (!resume || c->unchecked);
+	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
+	if (!unchecked) {
+		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
+		SAFETY_CHECK(ZN_SUM_OK(bi->xxh3 == bi->cxxh3), ZN_ERR_CORRUPT);
+	}
+	*data = src; /* zero copy: straight from the mapping */
+	return ZN_OK;
+}
+
+/* All of compressed block b into slot s, in one call. Checked: the stored bytes before they
+ * reach the decoder (every byte of the archive is covered by a checksum, and zstd never sees
+ * damaged input), the decoded bytes after. Unchecked, zstd still decodes damaged or crafted
+ * input safely, into at most usize bytes. */
+static zn_result decode_whole(struct zn_reader *r, struct zn_block_cache *c,
+                              struct zn_block_slot *s, uint64_t b, const struct zn_blockinfo *bi,
+                              bool unchecked)
+{
+	const uint8_t *src = r->map + bi->offset;
+	s->block = UINT64_MAX; /* until it holds this block */
+	/* Made on first use, as a slot's sdctx: creating a context costs ~35 us here (zstd runs
+	 * CPUID for each, a VM exit), and one `cat` needs at most one of them. */
+	if (!c->dctx)
+		SAFETY_CHECK(c->dctx = zn_dctx_new(), ZN_ERR_NOMEM);
+	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
+	if (!unchecked)
+		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
+	size_t n = ZSTD_decompressDCtx(c->dctx, s->buf, bi->usize, src, bi->csize);
+	SAFETY_CHECK(!ZSTD_isError(n) && n == bi->usize, ZN_ERR_CORRUPT);
+	if (!unchecked)
+		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(s->buf, bi->usize) == bi->xxh3), ZN_ERR_CHECKSUM);
+	s->block = b;
+	s->len = bi->usize;
+	s->unchecked = unchecked;
+	return ZN_OK;
+}
+
+/* Bytes [0, need) of compressed block b in slot s, decoding on from where the slot's decoder
+ * stopped when it holds the block in part (`resume`). Decoding stops within a zstd block of
+ * `need` (next_feed): a file in the middle of a block costs half a block, not all of it. */
+static zn_result decode_prefix(struct zn_reader *r, struct zn_block_slot *s, uint64_t b,
+                               const struct zn_blockinfo *bi, uint64_t need, bool unchecked,
+                               bool resume)
+{
+	const uint8_t *src = r->map + bi->offset;
+	const bool check = !unchecked && (!resume || s->unchecked);
 	if (check)
 		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
-	ZSTD_outBuffer out = {buf, bi->usize, 0};
+	ZSTD_outBuffer out = {s->buf, bi->usize, 0};
 	ZSTD_inBuffer in = {src, 0, 0};
 	size_t walk;
 	if (resume) {
-		out.pos = c->len;
-		in.pos = c->stream_in;
-		in.size = c->stream_fed;
-		walk = c->stream_walk;
+		out.pos = s->len;
+		in.pos = s->stream_in;
+		in.size = s->stream_fed;
+		walk = s->stream_walk;
 		if (check) /* what was decoded came from the bytes just checked */
-			c->unchecked = false;
+			s->unchecked = false;
 	} else {
 		atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-		if (!c->sdctx) {
-			/* Decode straight into the cache (no window buffer of its own, no copy):
-			 * the output buffer stays the same across calls, and stopping early is done
-			 * by feeding the input in pieces rather than by a short output buffer. */
-			c->sdctx = zn_dctx_new();
-			SAFETY_CHECK(c->sdctx, ZN_ERR_NOMEM);
-			ZSTD_DCtx_setParameter(c->sdctx, ZSTD_d_stableOutBuffer, 1);
+		if (!s->sdctx) {
+			/* Decode straight into the slot (no window buffer of its own, no copy): the
+			 * output buffer stays the same across calls, and stopping early is done by
+			 * feeding the input in pieces rather than by a short output buffer. */
+			s->sdctx = zn_dctx_new();
+			SAFETY_CHECK(s->sdctx, ZN_ERR_NOMEM);
+			ZSTD_DCtx_setParameter(s->sdctx, ZSTD_d_stableOutBuffer, 1);
 		}
-		ZSTD_DCtx_reset(c->sdctx, ZSTD_reset_session_only);
+		ZSTD_DCtx_reset(s->sdctx, ZSTD_reset_session_only);
 		walk = frame_blocks_start(src, bi->csize);
-		c->unchecked = digest_first;
+		s->unchecked = unchecked;
 	}
 	/* Not resumable, nor in the cache, until this decoding has succeeded. */
-	c->block = UINT64_MAX;
+	s->block = UINT64_MAX;
 	while (out.pos < need) {
 		size_t in0 = in.pos, out0 = out.pos;
 		in.size = next_feed(src, bi->csize, &walk, in.pos, in.size);
-		size_t ret = ZSTD_decompressStream(c->sdctx, &out, &in);
+		size_t ret = ZSTD_decompressStream(s->sdctx, &out, &in);
 		SAFETY_CHECK(!ZSTD_isError(ret), ZN_ERR_CORRUPT);
 		/* The frame ended early, or no progress at all: truncated or crafted. */
 		if (out.pos < need)
 			SAFETY_CHECK(ret != 0 && (in.pos > in0 || out.pos > out0), ZN_ERR_CORRUPT);
 	}
 	/* Everything decoded is good to hand out, also the rest of the last zstd block. */
-	c->block = b;
-	c->len = out.pos;
-	c->stream_in = in.pos;
-	c->stream_fed = in.size;
-	c->stream_walk = walk;
-	*data = buf;
+	s->block = b;
+	s->len = out.pos;
+	s->stream_in = in.pos;
+	s->stream_fed = in.size;
+	s->stream_walk = walk;
 	return ZN_OK;
+}
+
+zn_result zn_block_get(struct zn_reader *r, struct zn_block_cache *c, uint64_t b,
+                       const struct zn_blockinfo *bi, uint64_t need, enum zn_block_check check,
+                       const uint8_t **data)
+{
+	const bool unchecked = check == ZN_BLOCK_UNCHECKED;
+	struct zn_block_slot *s = slot_find(c, b);
+	if (s && s->len >= need && (unchecked || !s->unchecked)) {
+		s->used = ++c->clock;
+		*data = s->buf;
+		return ZN_OK;
+	}
+	if (bi->codec == ZN_BLOCK_STORED)
+		return get_stored(r, bi, unchecked, data);
+	/* Only a decoding that stopped part way leaves a block in the cache in part. */
+	const bool resume = s && s->len < bi->usize;
+	if (!s)
+		s = slot_victim(c);
+	s->used = ++c->clock;
+	/* Whole huge pages: the first use costs one page fault, not 256 for a 1 MiB block (0.45 ms
+	 * of the 3 ms `cat` of the file that ends a block on a 2.45 GHz Zen 3 VM; 4 KiB pages made
+	 * `cat` 1.43x as slow on a Zen 5 VM whose first touch of a page costs 15 us). */
+	if (!s->buf)
+		SAFETY_CHECK(s->buf = zn_big_alloc(zn_big_round(r->chunk_size)), ZN_ERR_NOMEM);
+	zn_result res = need == bi->usize && !resume
+	                        ? decode_whole(r, c, s, b, bi, unchecked)
+	                        : decode_prefix(r, s, b, bi, need, unchecked, resume);
+	if (res == ZN_OK)
+		*data = s->buf;
+	return res;
 }

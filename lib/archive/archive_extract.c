@@ -428,12 +428,14 @@ static void hash_piece(struct xjob *j, struct last_hash *h, const struct xseg *s
  * flipped byte in a block of packed small files then costs the files it is in, not all of
  * them). Everything else with bytes in it is damaged. Returns the bytes to write the kept
  * files from, or NULL. */
-static const uint8_t *salvage_block(struct xjob *j, uint64_t b, ZSTD_DCtx *dctx, uint8_t *buf)
+static const uint8_t *salvage_block(struct xjob *j, uint64_t b, struct zn_block_cache *bc,
+                                    const struct zn_blockinfo *bi)
 {
 	struct zn_reader *r = j->r;
 	const uint8_t *data = NULL;
 	atomic_fetch_add(&j->blocks_bad, 1);
-	if (r->digest != ZN_DIGEST_SHA256 || zn_block_salvage(r, b, dctx, buf, &data) != ZN_OK)
+	if (r->digest != ZN_DIGEST_SHA256 || !bi ||
+	    zn_block_get(r, bc, b, bi, bi->usize, ZN_BLOCK_UNCHECKED, &data) != ZN_OK)
 		data = NULL;
 	struct last_hash h = {0};
 	int kept = 0;
@@ -460,16 +462,31 @@ static const uint8_t *salvage_block(struct xjob *j, uint64_t b, ZSTD_DCtx *dctx,
 	return kept ? data : NULL;
 }
 
+/* Block b, checked, or what salvage_block keeps of it (NULL: nothing). */
+static const uint8_t *load_block(struct xjob *j, struct zn_block_cache *bc, uint64_t b)
+{
+	struct zn_blockinfo bi;
+	const uint8_t *data;
+	const int info_ok = zn_block_info(j->r, b, &bi) == ZN_OK;
+	zn_result res = info_ok ? zn_block_get(j->r, bc, b, &bi, bi.usize, ZN_BLOCK_CHECKED, &data)
+	                        : ZN_ERR_CORRUPT;
+	if (res == ZN_OK)
+		return data;
+	if (res == ZN_ERR_NOMEM) {
+		system_error(j, res);
+		return NULL;
+	}
+	return salvage_block(j, b, bc, info_ok ? &bi : NULL);
+}
+
 static void *xworker(void *arg)
 {
 	struct xjob *j = arg;
 	struct zn_reader *r = j->r;
-	ZSTD_DCtx *dctx = zn_dctx_new();
-	uint8_t *buf = malloc(r->chunk_size);
+	struct zn_block_cache bc;
+	zn_block_cache_init(&bc, r, 1);
 	struct dircache dc = {.fd = -1, .len = (size_t)-1};
 	const int hashing = j->verify || (j->opt && j->opt->check_digest);
-	if (!dctx || !buf)
-		system_error(j, ZN_ERR_NOMEM);
 	for (;;) {
 		uint64_t w = atomic_fetch_add(&j->cursor, 1);
 		if (w >= j->nwork)
@@ -477,11 +494,8 @@ static void *xworker(void *arg)
 		halted(j); /* a stop: the remaining pieces are skipped, the clean-up removes them */
 		uint64_t b = j->work[w];
 		int64_t span = j->span_idx[b];
-		const uint8_t *data = NULL;
-		uint64_t len = 0;
 		int cancel = atomic_load(&j->cancel);
-		if (!cancel && dctx && buf && zn_block_load(r, b, dctx, buf, &data, &len) != ZN_OK)
-			data = salvage_block(j, b, dctx, buf);
+		const uint8_t *data = cancel ? NULL : load_block(j, &bc, b);
 		if (hashing && span >= 0) {
 			pthread_mutex_lock(&j->mu);
 			while (j->span_turn != span && !atomic_load(&j->cancel))
@@ -519,8 +533,7 @@ static void *xworker(void *arg)
 	}
 	dircache_drop(&dc);
 	free(dc.path);
-	free(buf);
-	ZSTD_freeDCtx(dctx);
+	zn_block_cache_free(&bc, r);
 	return NULL;
 }
 

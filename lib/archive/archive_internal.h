@@ -83,12 +83,6 @@ struct zn_column {
 	_Atomic(_Atomic uint64_t *) pages;
 };
 
-/* Blocks zn_reader_read_entry keeps decoded (within ZN_BCACHE_BYTES of buffers): files read in
- * path order that come back to a block met before (a file stored once for many identical ones,
- * the two packers' blocks) then cost no decoding of it from its start each time. */
-#define ZN_BCACHE_SLOTS 4
-#define ZN_BCACHE_BYTES (64u << 20)
-
 struct zn_reader {
 	const uint8_t *map;
 	uint64_t map_size;
@@ -101,20 +95,9 @@ struct zn_reader {
 	_Atomic uint64_t *ix_ok;  /* bit per page: checked */
 	_Atomic uint64_t *ix_bad; /* bit per page: checked and damaged (not hashed again) */
 	pthread_mutex_t mu;
-	/* zn_reader_read_entry's cache of the blocks it decoded last (single-threaded use). */
-	struct zn_bcache {
-		uint8_t *buf;        /* chunk_size bytes (whole huge pages), made on first use */
-		uint64_t block, len; /* buf holds bytes [0, len) of block `block` (or UINT64_MAX) */
-		bool unchecked;      /* ...decoded without checking the block's checksum */
-		/* Where sdctx stopped in the block when it is here only in part (len below its
-		 * size: only block_prefix's decoding leaves it so), to go on from there: the input
-		 * it consumed and was fed, and the next zstd block header (next_feed). */
-		size_t stream_in, stream_fed, stream_walk;
-		void *sdctx;   /* its partial (streaming) decoder */
-		uint64_t used; /* when it was last used, for the choice of the one to reuse */
-	} bc[ZN_BCACHE_SLOTS];
-	uint64_t bc_clock;
-	void *dctx;                /* the whole-block decoder for random access */
+	/* zn_reader_read_entry's blocks (archive_block.h), made on its first use; one caller at a
+	 * time (zn_reader_read_entry is not thread-safe). */
+	struct zn_block_cache *blocks;
 	void *ixdctx;              /* decoder of index pages, used under mu */
 	_Atomic int offsets_state; /* 0 not scanned, 1 in order, -1 not (see offsets_scan) */
 	/* Prefix sums over the blocks for the stored size of entries spanning many of them, made

@@ -19,11 +19,9 @@
 
 #include "common/sha256.h"
 #include "common/xxh3.h"
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_d_stableOutBuffer, a parameter of the shared library */
 #include <zstd.h>
 
 #include "archive_block.h"
-#include "common/big_alloc.h"
 
 static zn_result fail(struct zn_reader *r, zn_result res, const char *fmt, ...)
 {
@@ -195,8 +193,6 @@ static struct zn_reader *reader_new(void)
 	if (!r)
 		return NULL;
 	pthread_mutex_init(&r->mu, NULL);
-	for (int k = 0; k < ZN_BCACHE_SLOTS; k++)
-		r->bc[k].block = UINT64_MAX;
 	return r;
 }
 
@@ -289,13 +285,12 @@ void zn_reader_close(struct zn_reader *r)
 	}
 	if (r->mapped)
 		munmap((void *)r->map, r->map_size);
-	for (int k = 0; k < ZN_BCACHE_SLOTS; k++) {
-		zn_big_free(r->bc[k].buf, zn_big_round(r->chunk_size));
-		ZSTD_freeDCtx(r->bc[k].sdctx);
+	if (r->blocks) {
+		zn_block_cache_free(r->blocks, r);
+		free(r->blocks);
 	}
 	free(r->ix_ok);
 	free(r->ix_bad);
-	ZSTD_freeDCtx(r->dctx);
 	ZSTD_freeDCtx(r->ixdctx);
 	free(atomic_load(&r->sums));
 	pthread_mutex_destroy(&r->mu);
@@ -683,6 +678,14 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 		return ZN_ERR_INVALID_ARG; /* not ZN_ERR_CORRUPT: the archive is fine */
 	struct content_loc e;
 	RETURN_IF_ERROR(content_loc(r, i, &e));
+	/* The blocks of the files read last stay decoded, in whole or as far as they were needed:
+	 * files read in their order (extract -O, diff, cat of many paths) cost one decoding of
+	 * each block, not one from the block's start for each file (10,000 files of the small
+	 * corpus to stdout: 17.7 s before, as many half-block decodings as files). */
+	if (!r->blocks) {
+		SAFETY_CHECK(r->blocks = malloc(sizeof(*r->blocks)), ZN_ERR_NOMEM);
+		zn_block_cache_init(r->blocks, r, ZN_BCACHE_SLOTS);
+	}
 	SHA256_CTX sha;
 	SHA256_Init(&sha);
 	uint8_t got[32];
@@ -693,10 +696,15 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 		SAFETY_CHECK(off < bi.usize, ZN_ERR_CORRUPT);
 		uint64_t take = ZN_MIN(bi.usize - off, left);
 		/* A file within one block (every small file) is checked whole before it is handed
-		 * out; a longer one is handed out block by block, each block checked first. */
+		 * out, by its SHA-256, which is a stronger check of those bytes and saves hashing
+		 * the whole compressed block (a fifth of a millisecond per MB, most of `cat`'s cost
+		 * for a file near the start of a block); a longer one is handed out block by block,
+		 * each block checked first. */
 		const bool digest_first = e.sha && take == e.size;
 		const uint8_t *data;
-		RETURN_IF_ERROR(zn_block_prefix(r, b, &bi, off + take, digest_first, &data));
+		RETURN_IF_ERROR(zn_block_get(r, r->blocks, b, &bi, off + take,
+		                             digest_first ? ZN_BLOCK_UNCHECKED : ZN_BLOCK_CHECKED,
+		                             &data));
 		if (e.sha)
 			SHA256_Update(&sha, data + off, take);
 		if (digest_first) {
