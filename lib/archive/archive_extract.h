@@ -1,166 +1,217 @@
 /* SPDX-License-Identifier: MIT */
-/* archive_extract.h - what the extraction modules share: the job, its entries and its plan. */
+/* archive_extract.h - what extraction and verification share: the job, its entries, the plan.
+ *
+ * A job reads every block the selected files need once, on a pool of workers: zn_extract writes
+ * the files (archive_extract.c), zn_verify hashes them (archive_verify.c). The entries are read
+ * from the index once, in parallel, into a small record each (archive_job.c); the plan
+ * (archive_plan.c) maps each block to the pieces of files it holds. What is made on disk goes
+ * through fs_beneath.h.
+ */
 #ifndef ZN_ARCHIVE_EXTRACT_H
 #define ZN_ARCHIVE_EXTRACT_H
 
 #include <pthread.h>
-#include <sys/types.h>
-#include <time.h>
 
 #include "archive_block.h"
+#include "common/pool.h"
 #include "common/sha256.h"
+#include "fs_beneath.h"
 
-struct xseg {
-	uint64_t entry, boff, len, foff;
-	uint8_t first, last;
-};
-
-/* ST_KEPT: a directory that existed, kept with its own mode and owner (keep_dirs, or its mode
- * lost to index damage: mkdir_beneath). */
+/* What became of an entry. ST_KEPT: a directory that existed, kept with its own mode and owner
+ * (keep_dirs, or its mode lost to index damage: zn_fs_mkdir). */
 enum { ST_OK = 0, ST_DAMAGED = 1, ST_FAILED = 2, ST_SKIPPED = 3, ST_KEPT = 4 };
 
-/* An entry as the extractor keeps it, one per row: its strings and digest point into the
- * reader's index (zn_entry copies the digest and has room for more; 96 bytes a row instead of
- * 160, for an archive of a million files). */
-struct xent {
-	const char *path, *link, *uname, *gname;
-	const uint8_t *sha256; /* 32 bytes, when has_digest */
-	int64_t mtime_ns;
-	uint64_t size, block_offset;
-	uint32_t path_len, link_len, mode, uid, gid, first_block;
-	uint8_t type, uname_len, gname_len;
-	uint8_t has_digest : 1;
-	uint8_t lost : 5; /* ZN_LOST_*: fields of the row that could not be read (read_entry) */
-	uint32_t strip;   /* bytes of the stored path before `path` (strip_components) */
+/* Flags of a job entry. */
+enum {
+	JE_PLANNED = 1,    /* a file whose bytes are in the plan (its extent is sound) */
+	JE_BAD_TARGET = 2, /* a symlink whose target is empty or holds a NUL byte */
 };
 
-struct xjob {
+/* One row as the job keeps it from start to end: what every phase needs to find, order and name
+ * it (24 bytes; a million entries cost 24 MB). The rest of the row is read from the index where
+ * it is needed (job_read_row): the reader has it decoded already, and keeping a copy of every
+ * field cost 96 bytes a row. Written by the caller's thread before the workers start, read by
+ * all; `status` is also written by the workers (job_set_status and friends, atomic byte
+ * stores), `made` by the worker that creates the file. */
+struct job_entry {
+	const char *path; /* as extracted (after strip_components); NULL: unreadable or refused */
+	uint32_t path_len;
+	uint32_t strip; /* bytes of the stored path before `path` */
+	uint8_t type;   /* ZN_TYPE_* */
+	uint8_t lost;   /* ZN_LOST_*: fields of the row that could not be read */
+	uint8_t status; /* ST_* */
+	uint8_t flags;  /* JE_* */
+	/* 1 once this job created the file (only such files are removed), 2 + k while it is
+	 * written under its temporary name number k (zn_fs_create) */
+	uint8_t made;
+};
+
+/* A row read whole (job_read_row), for the moment it is used. Strings point into the reader's
+ * memory (path: the job's own copy). */
+struct job_row {
+	struct zn_meta meta;
+	const char *path, *link;
+	uint32_t path_len, link_len;
+	const uint8_t *sha256; /* 32 bytes; NULL when the archive has none or the index lost it */
+	uint64_t size, block_offset;
+	uint32_t first_block;
+};
+
+/* A piece of a file in a block: bytes [boff, boff + len) of the block. `owner` is the entry, for
+ * a file held in one block, or PIECE_SPAN | its span (plan_span) for a file spanning blocks. */
+struct plan_piece {
+	uint64_t owner;
+	uint32_t boff, len;
+};
+#define PIECE_SPAN (UINT64_C(1) << 63)
+
+/* A file whose bytes span blocks, or a copy of one: a file with the very same extent (identical
+ * large files stored once), written from the same decoded bytes. Only a primary has pieces in the
+ * plan; each piece written to it is written to its copies too. */
+struct plan_span {
+	/* Set by the plan; read by the workers. */
+	uint64_t entry;
+	uint64_t size;
+	uint64_t first_block, last_block;
+	uint64_t start;     /* its first byte, in the blocks' bytes end to end */
+	uint64_t next_copy; /* the next copy's span + 1; 0: none */
+	uint64_t primary;   /* a copy's primary span + 1; 0: a primary */
+	/* Written by the workers: fd under the job's stripe lock for this span (-1 not yet open, -2
+	 * could not be created); left counts the pieces not yet written (the writer of the last one
+	 * finishes the file); bytes_bad (atomic byte) a block of the primary failed to load. */
+	int fd;
+	atomic_uint_fast64_t left;
+	uint8_t bytes_bad;
+};
+
+/* The plan: for each block, the pieces of files it holds, in offset order. Built on the caller's
+ * thread before the workers start; read-only for them but for the spans' runtime fields. */
+struct plan {
+	uint64_t nblocks;
+	uint64_t *cum;    /* bytes before block b, nblocks + 1 rows */
+	uint64_t *bstart; /* pieces of block b: pieces[bstart[b] .. bstart[b + 1]) */
+	struct plan_piece *pieces;
+	uint64_t *work; /* blocks that hold pieces, in order: the workers' queue */
+	uint64_t nwork;
+	/* Per block: its turn among the blocks holding pieces of spanning files, whose pieces are
+	 * hashed in order (a file's SHA-256 is one chain); -1: none. */
+	int64_t *span_turn;
+	struct plan_span *spans;
+	uint64_t nspans, spans_cap;
+};
+
+/* An extraction or a verification. Labels say who writes a field and who reads it. */
+struct job {
+	/* Set by the caller's thread before any worker runs; read by all. */
 	struct zn_reader *r;
-	const struct zn_extract_options *opt;
-	int verify;     /* 1: hash instead of write */
-	int sparse;     /* leave zero runs as holes (write_at) */
+	const struct zn_extract_options *opt; /* NULL for verify */
+	int verify;                           /* hash instead of write */
+	int hashing;                          /* check SHA-256 (verify, or check_digest) */
+	int sparse;                           /* leave zero runs as holes (write_at) */
 	unsigned strip; /* leading path components left off (strip_components) */
 	int skip_old;   /* existing names are passed over (skip_existing, and not overwrite) */
 	int keep_dirs;  /* existing directories keep their mode (skip_old or no_overwrite_dir) */
-	int rootfd;
 	zn_problem_fn problem;
 	zn_progress_fn progress;
 	void *ctx;
-
+	struct zn_pool *pool;    /* the workers; its first error is the job's (job_fail) */
+	struct zn_target target; /* extract: the destination (fs_beneath.h) */
 	uint64_t n;
-	struct xent *ents; /* all entries (only selected ones are filled) */
-	const uint8_t *select;
-	uint8_t *status;  /* ST_* per entry; written by workers with atomic byte stores */
-	int lost_any;     /* entries named for fields lost to index damage (report_lost) */
-	uint8_t *created; /* 1 once this job created the file (only such files are removed), 2 + k
-	                   * while it is written under its temporary name number k (temp_name) */
-	unsigned seq;     /* this job's number in the process, for temporary names */
-	uint64_t *pieces; /* pieces per file */
-	/* Files spanning blocks with the very same extent (identical large files stored once):
-	 * the first one met takes the pieces, and the others are written from the same decoded
-	 * bytes. NULL when there are none. */
-	uint64_t *copy_next;  /* per file: the next file of its extent + 1, 0 none */
-	uint64_t *primary_of; /* per copy: the file whose pieces it takes + 1; 0 for others */
-	uint8_t *bytes_bad;   /* per file holding pieces: a block of its failed to load */
-	char *paths;          /* copies of the paths that lay in the mapped archive (own_paths) */
+	struct job_entry *ents; /* every row; status written by workers too (see job_entry) */
+	const uint8_t *select;  /* NULL: all */
+	char *paths;            /* copies of the paths that lay in the mapped archive */
+	struct plan plan;
+	int lost_any; /* caller's thread: entries named for fields lost (job_report_lost) */
 
-	uint64_t *bstart; /* segments of block b: segs[bstart[b] .. bstart[b+1]) */
-	struct xseg *segs;
-	uint64_t *work; /* blocks that hold selected pieces, in order */
-	uint64_t nwork;
-	int64_t *span_idx; /* verify: order of blocks that hold multi-block pieces; -1 none */
-	atomic_uint_fast64_t cursor;
-
-	/* Files spanning blocks: fd opened once under a striped lock, closed by the last piece. */
-	int *fds;
-	atomic_uint_fast64_t *left;
-	pthread_mutex_t stripes[64];
-	pthread_mutex_t report_mu; /* the problem hook is called one at a time */
-
-	/* Verify's in-order hashing of multi-block files. */
+	/* Shared by the workers. */
+	atomic_uint_fast64_t cursor; /* the next index into plan.work */
+	pthread_mutex_t stripes[64]; /* stripe k % 64 guards plan.spans[k].fd */
+	pthread_mutex_t report_mu;   /* the problem hook is called one at a time */
+	/* Hashing spanning files in block order: under mu, the turn (a plan.span_turn value) of
+	 * the block whose pieces may be hashed now; cv is broadcast when it moves on or the job is
+	 * cancelled. span_ctx, span_entry and span_missing belong to the worker holding the turn.
+	 */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int64_t span_turn;
 	SHA256_CTX span_ctx;
 	uint64_t span_entry;
 	int span_missing; /* a piece of span_entry was not hashed (its block failed) */
-
+	/* Counters, added to by the workers, read at the end. */
 	atomic_uint_fast64_t done_bytes;
 	/* Blocks that failed their checksums, and of them those whose files were judged one by
 	 * one by their SHA-256 (salvage_block). */
 	atomic_uint_fast64_t blocks_bad, blocks_salvaged;
-	atomic_int cancel;
 	/* A write from the archive's mapping failed with EFAULT: the archive shrank. */
 	atomic_int unreadable;
-	zn_result err; /* first system error, under mu */
-	int same_owner;
-	int umask; /* -1 unknown */
-	uint32_t
-	        perm_mask; /* mode bits kept: all with same_permissions, else 0777 less the umask */
-	uid_t euid;
-	gid_t egid;
-	/* Owner names looked up on this system (local_id), under names_mu: few in any archive. */
-	int by_name;
-	pthread_mutex_t names_mu;
-	struct known_name {
-		char name[256];
-		uint8_t len, group, found;
-		uint32_t id;
-	} names[16];
-	unsigned nnames, next_name;
-	/* keep_dirs: existing directories of ours, closed to us, opened up while missing files
-	 * are written in them, then given back their own mode (restore_dirs). Phase 1. */
-	struct reopened {
-		uint64_t i;
-		uint32_t mode;
-	} * reopened;
-	size_t nreopened, reopened_cap;
 };
 
-/* A per-thread cache of the last parent directory opened. */
-struct dircache {
-	char *path;
-	size_t len, cap;
-	int fd;
-};
+/* Status of entry i, read and written atomically (the workers share the array). */
+static inline uint8_t job_status(const struct job *j, uint64_t i)
+{
+	return __atomic_load_n(&j->ents[i].status, __ATOMIC_RELAXED);
+}
+static inline void job_set_status(struct job *j, uint64_t i, uint8_t st)
+{
+	__atomic_store_n(&j->ents[i].status, st, __ATOMIC_RELAXED);
+}
+/* ST_OK -> st, and only from ST_OK: a file that was not overwritten (ST_FAILED) must never become
+ * "damaged", which would have its pre-existing namesake removed. Returns whether this call made
+ * the change (so that one thread names what went wrong). */
+static inline int job_downgrade(struct job *j, uint64_t i, uint8_t st)
+{
+	uint8_t ok = ST_OK;
+	return __atomic_compare_exchange_n(&j->ents[i].status, &ok, st, 0, __ATOMIC_RELAXED,
+	                                   __ATOMIC_RELAXED);
+}
 
-/* Temporary names tried for one file before giving up (another file may have the name). */
-#define TEMP_TRIES 8
+/* archive_job.c: setting up, rows, reports. */
 
-/* A symlink to `target`, or else a hardlink to tbase in directory tfd. */
-struct linkspec {
-	const char *target;
-	int tfd;
-	const char *tbase;
-};
-
-/* archive_extract.c */
-void xreport(struct xjob *j, const struct xent *e, zn_result r, const char *what);
-void set_status(struct xjob *j, uint64_t i, uint8_t st);
-uint8_t get_status(struct xjob *j, uint64_t i);
-void settle_copies(struct xjob *j);
-zn_result run_workers(struct xjob *j, unsigned threads);
-zn_result job_init(struct xjob *j, struct zn_reader *r, const uint8_t *select, unsigned threads);
-void job_free(struct xjob *j);
-int report_bad_blocks(struct xjob *j);
-
-/* fs_beneath.c */
-void dircache_drop(struct dircache *c);
-int parent_fd(struct xjob *j, struct dircache *c, const struct xent *e, char *base,
-              size_t base_cap);
-void temp_name(const struct xjob *j, uint64_t i, int k, char out[64]);
-int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode, uint64_t i, int *temp);
-int place_link(struct xjob *j, const struct linkspec *l, int dfd, const char *base, uint64_t i);
-int place_hardlink(struct xjob *j, uint64_t src, int dfd, const char *base, uint64_t i);
-int read_umask(void);
-void apply_meta_fd(struct xjob *j, int fd, const struct xent *e);
-void apply_times_at(struct xjob *j, int dfd, const char *base, const struct xent *e);
-void apply_meta_link(struct xjob *j, int dfd, const char *base, const struct xent *e);
-void apply_meta_dir(struct xjob *j, int dfd, const char *base, const struct xent *e);
-int chmod_dir(int dfd, const char *base, uint32_t mode);
-int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent *e);
+/* The job for reader r (entries picked by select, NULL all), with a pool of `threads` (0: one per
+ * CPU): reads every row into ents (in parallel), names those that cannot be read in path order,
+ * and refuses rows the writer never makes (refuse_unsound_rows). j is zeroed first; the caller
+ * sets the fields above "ents" that matter to it before, job_free after. */
+zn_result job_init(struct job *j, struct zn_reader *r, const uint8_t *select, unsigned threads);
+void job_free(struct job *j);
+/* Row i read whole; non-zero if it cannot be read (a damaged page of a column the row needs). */
+int job_read_row(struct job *j, uint64_t i, struct job_row *x);
+/* Entry i's stored digest, or NULL (none, or lost). */
+const uint8_t *job_sha256(struct job *j, uint64_t i);
+/* Name entry i through the problem hook (one call at a time, from any thread). */
+void job_report(struct job *j, uint64_t i, zn_result r, const char *what);
+void job_report_errno(struct job *j, uint64_t i, const char *what, int err);
+/* Name an entry whose fields were lost, saying which; sets lost_any. */
+void job_report_lost(struct job *j, uint64_t i);
+/* Blocks that failed their checksums, named once in a line of their own; whether any did. */
+int job_report_bad_blocks(struct job *j);
+/* Record the first error (the pool's) and cancel the rest of the work. */
+void job_fail(struct job *j, zn_result r);
+/* Whether the job is cancelled; a stop asked by the caller (zn_extract_options.stop) becomes a
+ * cancellation (ZN_ERR_CANCELED) here. */
+int job_halted(struct job *j);
+/* The first row after row i whose stored path is at or after "PATH/" (PATH: row i's). */
+uint64_t job_below_start(const struct job *j, uint64_t i);
 
 /* archive_plan.c */
-zn_result build_plan(struct xjob *j);
+
+/* Build j->plan from the entries still ST_OK: files whose extent leaves the blocks are named and
+ * damaged; overlapping extents are ZN_ERR_CORRUPT (named once). */
+zn_result plan_build(struct job *j);
+void plan_free(struct plan *p);
+/* The entry owning a piece, and its span or NULL. */
+static inline struct plan_span *piece_span(const struct plan *p, const struct plan_piece *g)
+{
+	return g->owner & PIECE_SPAN ? &p->spans[g->owner & ~PIECE_SPAN] : NULL;
+}
+static inline uint64_t piece_entry(const struct plan *p, const struct plan_piece *g)
+{
+	return g->owner & PIECE_SPAN ? p->spans[g->owner & ~PIECE_SPAN].entry : g->owner;
+}
+
+/* archive_extract.c: the workers, shared by extract and verify. */
+
+/* Run the workers over the plan, on the job's pool, until every block is done or the job is
+ * cancelled; then settle the copies of spanning files (settle_copies). */
+void job_run_workers(struct job *j);
 
 #endif

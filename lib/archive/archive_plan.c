@@ -1,28 +1,36 @@
 /* SPDX-License-Identifier: MIT */
-/* archive_plan.c - the extraction plan: the pieces of files each data block holds. */
+/* archive_plan.c - the extraction plan: the pieces of files each data block holds.
+ *
+ * Extract and verify read each block once and handle every piece of a file in it there, so the
+ * plan lists, per block, the pieces in offset order. A file held in one block is one piece, owned
+ * by its entry. A file spanning blocks gets a span record (plan_span) and one piece per block,
+ * owned by the span; files with the very same extent as a spanning file (identical large files
+ * stored once) become its copies, with no pieces of their own. The plan costs 16 bytes per piece
+ * and 32 per block, plus 72 per spanning file.
+ *
+ * A crafted index is refused here rather than trusted: extents that leave the blocks damage their
+ * file, and extents that overlap other than by being the same are ZN_ERR_CORRUPT, so that the
+ * pieces number at most files + blocks and the bytes hashed never exceed the blocks' bytes.
+ */
 #include <stdlib.h>
+#include <string.h>
 
 #include "archive_extract.h"
 
-/* ------------------------------------------------------------------------------------------------
- * The plan: segments per block
- * ---------------------------------------------------------------------------------------------- */
-
 /* Pieces of one block by offset, then length; pieces of spanning files first among equals. */
-static int cmp_pieces(const void *a, const void *b, void *ctx)
+static int cmp_pieces(const void *a, const void *b)
 {
-	const struct xseg *x = a, *y = b;
-	const uint64_t *pieces = ctx;
+	const struct plan_piece *x = a, *y = b;
 	if (x->boff != y->boff)
 		return x->boff < y->boff ? -1 : 1;
 	if (x->len != y->len)
 		return x->len < y->len ? -1 : 1;
-	if ((pieces[x->entry] > 1) != (pieces[y->entry] > 1))
-		return pieces[x->entry] > 1 ? -1 : 1;
-	return x->entry < y->entry ? -1 : x->entry > y->entry;
+	if ((x->owner & PIECE_SPAN) != (y->owner & PIECE_SPAN))
+		return x->owner & PIECE_SPAN ? -1 : 1;
+	return x->owner < y->owner ? -1 : x->owner > y->owner;
 }
 
-static zn_result overlap(struct xjob *j)
+static zn_result overlap(struct job *j)
 {
 	if (j->problem)
 		j->problem(j->ctx, "(index)", ZN_ERR_CORRUPT,
@@ -30,34 +38,27 @@ static zn_result overlap(struct xjob *j)
 	return ZN_ERR_CORRUPT;
 }
 
-static int same_extent(const struct xent *a, const struct xent *b)
+/* Where a file's bytes lie. */
+struct extent {
+	uint64_t size, first_block, block_offset;
+};
+
+/* Entry i's extent, from the index (the row was read whole once: job_init). */
+static int read_extent(struct zn_reader *r, uint64_t i, struct extent *x)
 {
-	return a->first_block == b->first_block && a->block_offset == b->block_offset &&
-	       a->size == b->size;
+	const uint8_t *sz = zn_row(r, ZN_COL_SIZE, i), *fb = zn_row(r, ZN_COL_FIRST_BLOCK, i),
+	              *bo = zn_row(r, ZN_COL_BLOCK_OFFSET, i);
+	if (!sz || !fb || !bo)
+		return -1;
+	*x = (struct extent){zn_get_le64(sz), zn_get_le32(fb), zn_get_le32(bo)};
+	return 0;
 }
 
-/* Entry i shares the extent of p, a file spanning blocks that holds the pieces. */
-static zn_result add_copy(struct xjob *j, uint64_t i, uint64_t p)
-{
-	if (!j->copy_next) {
-		j->copy_next = calloc(j->n, sizeof(uint64_t));
-		j->primary_of = calloc(j->n, sizeof(uint64_t));
-		j->bytes_bad = calloc(j->n, 1);
-		if (!j->copy_next || !j->primary_of || !j->bytes_bad)
-			return ZN_ERR_NOMEM;
-	}
-	j->copy_next[i] = j->copy_next[p];
-	j->copy_next[p] = i + 1;
-	j->primary_of[i] = p + 1;
-	j->pieces[i] = j->pieces[p];
-	return ZN_OK;
-}
-
-/* The last block of a file's extent, by binary search in the prefix sums of the blocks' sizes
+/* The last block of an extent, by binary search in the prefix sums of the blocks' sizes
  * (cum[b]: bytes before block b; zeros[b]: empty blocks before b); -1 if the extent leaves the
  * blocks or crosses an empty one. */
-static int extent_end(const uint64_t *cum, const uint64_t *zeros, uint64_t nb, const struct xent *e,
-                      uint64_t *last)
+static int extent_end(const uint64_t *cum, const uint64_t *zeros, uint64_t nb,
+                      const struct extent *e, uint64_t *last)
 {
 	uint64_t fb = e->first_block;
 	if (fb >= nb || e->block_offset >= cum[fb + 1] - cum[fb])
@@ -77,129 +78,217 @@ static int extent_end(const uint64_t *cum, const uint64_t *zeros, uint64_t nb, c
 	return zeros[lo + 1] - zeros[fb] ? -1 : 0;
 }
 
-zn_result build_plan(struct xjob *j)
+/* A new span record for entry i; its index, or UINT64_MAX without memory. */
+static uint64_t add_span(struct plan *p, uint64_t i, uint64_t size, uint64_t fb, uint64_t last,
+                         uint64_t start)
 {
-	struct zn_reader *r = j->r;
-	uint64_t nb = r->nblocks;
-	uint64_t *usize = malloc((nb ? nb : 1) * sizeof(uint64_t));
-	j->bstart = calloc(nb + 2, sizeof(uint64_t));
-	if (!usize || !j->bstart) {
-		free(usize);
-		return ZN_ERR_NOMEM;
+	if (p->nspans == p->spans_cap) {
+		uint64_t cap = p->spans_cap * 2 + 16;
+		struct plan_span *ns = realloc(p->spans, cap * sizeof(*ns));
+		if (!ns)
+			return UINT64_MAX;
+		p->spans = ns;
+		p->spans_cap = cap;
 	}
-	uint64_t *cum = calloc(nb + 1, sizeof(uint64_t)), *zeros = calloc(nb + 1, sizeof(uint64_t));
-	uint64_t *span_at = calloc(nb ? nb : 1, sizeof(uint64_t)); /* spanning file from b + 1 */
-	zn_result res = cum && zeros && span_at ? ZN_OK : ZN_ERR_NOMEM;
-	for (uint64_t b = 0; res == ZN_OK && b <= nb; b++) {
+	struct plan_span *s = &p->spans[p->nspans];
+	memset(s, 0, sizeof(*s));
+	s->entry = i;
+	s->size = size;
+	s->first_block = fb;
+	s->last_block = last;
+	s->start = start;
+	s->fd = -1;
+	atomic_init(&s->left, last - fb + 1);
+	return p->nspans++;
+}
+
+/* Temporary tables of the plan's first pass. */
+struct plan_scan {
+	uint64_t *zeros;   /* empty blocks before block b */
+	uint64_t *span_at; /* the spanning file starting in block b: its span + 1 */
+	uint64_t pieces;   /* counted so far */
+};
+
+/* Entry i's extent checked, its pieces counted into bstart, and its span made; a file with the
+ * extent of a spanning file met before becomes a copy of it (two different spanning files
+ * starting in one block overlap, which is refused later). */
+static zn_result scan_entry(struct job *j, struct plan_scan *sc, uint64_t i)
+{
+	struct plan *p = &j->plan;
+	const uint64_t nb = p->nblocks;
+	struct extent e;
+	uint64_t last;
+	if (read_extent(j->r, i, &e) || !e.size)
+		return ZN_OK; /* read once already: a page cannot go bad; empty: no pieces */
+	uint64_t fb = e.first_block, sp = fb < nb ? sc->span_at[fb] : 0;
+	struct extent pe;
+	if (sp && !read_extent(j->r, p->spans[sp - 1].entry, &pe) &&
+	    pe.block_offset == e.block_offset && pe.size == e.size) {
+		struct plan_span *prim = &p->spans[sp - 1];
+		uint64_t c = add_span(p, i, e.size, fb, prim->last_block, prim->start);
+		if (c == UINT64_MAX)
+			return ZN_ERR_NOMEM;
+		prim = &p->spans[sp - 1]; /* add_span may have moved it */
+		p->spans[c].primary = sp;
+		p->spans[c].next_copy = prim->next_copy;
+		prim->next_copy = c + 1;
+		j->ents[i].flags |= JE_PLANNED;
+		return ZN_OK;
+	}
+	if (extent_end(p->cum, sc->zeros, nb, &e, &last)) {
+		job_set_status(j, i, ST_DAMAGED);
+		job_report(j, i, ZN_ERR_CORRUPT, "index describes content outside the data blocks");
+		return ZN_OK;
+	}
+	if (last > fb) {
+		uint64_t s = add_span(p, i, e.size, fb, last, p->cum[fb] + e.block_offset);
+		if (s == UINT64_MAX)
+			return ZN_ERR_NOMEM;
+		if (!sc->span_at[fb])
+			sc->span_at[fb] = s + 1;
+	}
+	j->ents[i].flags |= JE_PLANNED;
+	for (uint64_t x = fb; x <= last; x++)
+		p->bstart[x + 1]++;
+	sc->pieces += last - fb + 1;
+	/* Distinct files spanning blocks share no bytes (files of the same extent are one set of
+	 * pieces), so pieces number at most files + blocks (files within one block, which may
+	 * share bytes, are one piece each). A crafted index whose extents overlap would otherwise
+	 * make the plan grow as files x blocks; any overlap left is refused once the pieces are in
+	 * order (check_overlaps). */
+	return sc->pieces > j->n + nb ? overlap(j) : ZN_OK;
+}
+
+/* The prefix sums of the blocks' sizes (cum) and of the empty blocks (zeros). */
+static void sum_blocks(struct job *j, uint64_t *zeros)
+{
+	struct plan *p = &j->plan;
+	uint64_t prev = 0;
+	for (uint64_t b = 0; b <= p->nblocks; b++) {
 		struct zn_blockinfo bi;
-		if (b < nb)
-			usize[b] = zn_block_info(r, b, &bi) == ZN_OK ? bi.usize : 0;
-		cum[b] = b ? cum[b - 1] + usize[b - 1] : 0;
-		zeros[b] = b ? zeros[b - 1] + !usize[b - 1] : 0;
+		uint64_t usize = 0;
+		if (b < p->nblocks)
+			usize = zn_block_info(j->r, b, &bi) == ZN_OK ? bi.usize : 0;
+		p->cum[b] = b ? p->cum[b - 1] + prev : 0;
+		zeros[b] = b ? zeros[b - 1] + !prev : 0;
+		prev = usize;
 	}
-	/* Pass 1: check every file's extent and count pieces per block. A file with the extent
-	 * of a spanning file met before is a copy of it (two different spanning files starting in
-	 * the same block overlap, which is refused below). */
-	uint64_t total = 0;
-	for (uint64_t i = 0; res == ZN_OK && i < j->n; i++) {
-		struct xent *e = &j->ents[i];
-		if (get_status(j, i) != ST_OK || e->type != ZN_TYPE_FILE || !e->size)
-			continue;
-		uint64_t fb = e->first_block, last;
-		if (fb < nb && span_at[fb] && same_extent(&j->ents[span_at[fb] - 1], e)) {
-			res = add_copy(j, i, span_at[fb] - 1);
-			continue;
-		}
-		if (extent_end(cum, zeros, nb, e, &last)) {
-			set_status(j, i, ST_DAMAGED);
-			xreport(j, e, ZN_ERR_CORRUPT,
-			        "index describes content outside the data blocks");
-			continue;
-		}
-		j->pieces[i] = last - fb + 1;
-		if (last > fb && !span_at[fb])
-			span_at[fb] = i + 1;
-		for (uint64_t x = fb; x <= last; x++)
-			j->bstart[x + 1]++;
-		total += j->pieces[i];
-		/* Distinct files spanning blocks share no bytes (files of the same extent are
-		 * one set of pieces), so pieces number at most files + blocks (files within one
-		 * block, which may share bytes, are one piece each). A crafted index whose extents
-		 * overlap would otherwise make the plan grow as files x blocks; any overlap left
-		 * is refused once the pieces are in order, below. */
-		if (total > j->n + nb)
-			res = overlap(j);
-	}
-	free(cum);
-	free(zeros);
-	free(span_at);
-	if (res != ZN_OK) {
-		free(usize);
-		return res;
-	}
-	for (uint64_t b = 0; b < nb; b++)
-		j->bstart[b + 1] += j->bstart[b];
-	j->segs = malloc((total ? total : 1) * sizeof(*j->segs));
-	uint64_t *fill = malloc((nb ? nb : 1) * sizeof(uint64_t));
-	j->work = malloc((nb ? nb : 1) * sizeof(uint64_t));
-	j->span_idx = malloc((nb ? nb : 1) * sizeof(int64_t));
-	if (!j->segs || !fill || !j->work || !j->span_idx) {
-		free(fill);
-		free(usize);
-		return ZN_ERR_NOMEM;
-	}
-	memcpy(fill, j->bstart, nb * sizeof(uint64_t));
-	/* Pass 2: fill, in entry order within each block. */
+}
+
+/* Pass 2: the pieces, in entry order within each block (spans in their order: a span's pieces
+ * go with its entry's). */
+static void fill_pieces(struct job *j, uint64_t *fill)
+{
+	struct plan *p = &j->plan;
+	uint64_t next_span = 0;
 	for (uint64_t i = 0; i < j->n; i++) {
-		struct xent *e = &j->ents[i];
-		if (get_status(j, i) != ST_OK || e->type != ZN_TYPE_FILE || !e->size ||
-		    (j->primary_of && j->primary_of[i]))
+		struct extent e;
+		if (!(j->ents[i].flags & JE_PLANNED) || job_status(j, i) != ST_OK ||
+		    read_extent(j->r, i, &e))
 			continue;
-		uint64_t left = e->size, off = e->block_offset, b = e->first_block, foff = 0;
+		while (next_span < p->nspans && p->spans[next_span].entry < i)
+			next_span++;
+		const int spans = next_span < p->nspans && p->spans[next_span].entry == i;
+		if (spans && p->spans[next_span].primary)
+			continue; /* a copy: its primary's pieces serve it */
+		uint64_t left = e.size, off = e.block_offset, b = e.first_block;
 		while (left) {
-			uint64_t take = ZN_MIN(left, usize[b] - off);
-			struct xseg *s = &j->segs[fill[b]++];
-			s->entry = i;
-			s->boff = off;
-			s->len = take;
-			s->foff = foff;
-			s->first = foff == 0;
-			s->last = take == left;
-			foff += take;
+			uint64_t take = ZN_MIN(left, p->cum[b + 1] - p->cum[b] - off);
+			struct plan_piece *g = &p->pieces[fill[b]++];
+			g->owner = spans ? PIECE_SPAN | next_span : i;
+			g->boff = (uint32_t)off;
+			g->len = (uint32_t)take;
 			left -= take;
 			off = 0;
 			b++;
 		}
 	}
-	free(fill);
-	free(usize);
-	/* Within each block, pieces in offset order; they must be disjoint, but for files within
-	 * one block with the very same extent (identical files stored once). Then a block's
-	 * distinct bytes are hashed once however many rows share them (see hash_piece), and a
-	 * crafted index cannot make verification hash more than the blocks hold. */
-	for (uint64_t b = 0; b < nb; b++) {
-		struct xseg *g = j->segs + j->bstart[b];
-		uint64_t m = j->bstart[b + 1] - j->bstart[b], end = 0;
-		qsort_r(g, m, sizeof(*g), cmp_pieces, j->pieces);
+}
+
+/* Within each block, pieces in offset order; they must be disjoint, but for files within one
+ * block with the very same extent (identical files stored once). Then a block's distinct bytes
+ * are hashed once however many rows share them (see hash_piece), and a crafted index cannot make
+ * verification hash more than the blocks hold. */
+static zn_result check_overlaps(struct job *j)
+{
+	struct plan *p = &j->plan;
+	for (uint64_t b = 0; b < p->nblocks; b++) {
+		struct plan_piece *g = p->pieces + p->bstart[b];
+		uint64_t m = p->bstart[b + 1] - p->bstart[b], end = 0;
+		qsort(g, m, sizeof(*g), cmp_pieces);
 		for (uint64_t k = 0; k < m; k++) {
 			int same = k && g[k].boff == g[k - 1].boff && g[k].len == g[k - 1].len &&
-			           j->pieces[g[k].entry] == 1 && j->pieces[g[k - 1].entry] == 1;
+			           !(g[k].owner & PIECE_SPAN) && !(g[k - 1].owner & PIECE_SPAN);
 			if (g[k].boff < end && !same)
 				return overlap(j);
-			end = ZN_MAX(end, g[k].boff + g[k].len);
+			end = ZN_MAX(end, (uint64_t)g[k].boff + g[k].len);
 		}
 	}
-	int64_t span = 0;
-	for (uint64_t b = 0; b < nb; b++) {
-		j->span_idx[b] = -1;
-		if (j->bstart[b + 1] == j->bstart[b])
+	return ZN_OK;
+}
+
+/* The workers' queue, and the turns of blocks holding pieces of spanning files. */
+static void make_queue(struct plan *p)
+{
+	int64_t turn = 0;
+	for (uint64_t b = 0; b < p->nblocks; b++) {
+		p->span_turn[b] = -1;
+		if (p->bstart[b + 1] == p->bstart[b])
 			continue;
-		j->work[j->nwork++] = b;
-		for (uint64_t s = j->bstart[b]; s < j->bstart[b + 1]; s++)
-			if (j->pieces[j->segs[s].entry] > 1) {
-				j->span_idx[b] = span++;
+		p->work[p->nwork++] = b;
+		for (uint64_t s = p->bstart[b]; s < p->bstart[b + 1]; s++)
+			if (p->pieces[s].owner & PIECE_SPAN) {
+				p->span_turn[b] = turn++;
 				break;
 			}
 	}
+}
+
+zn_result plan_build(struct job *j)
+{
+	struct plan *p = &j->plan;
+	const uint64_t nb = j->r->nblocks, nb1 = nb ? nb : 1;
+	p->nblocks = nb;
+	p->cum = malloc((nb + 1) * sizeof(uint64_t));
+	p->bstart = calloc(nb + 2, sizeof(uint64_t));
+	struct plan_scan sc = {malloc((nb + 1) * sizeof(uint64_t)), calloc(nb1, sizeof(uint64_t)),
+	                       0};
+	zn_result res = p->cum && p->bstart && sc.zeros && sc.span_at ? ZN_OK : ZN_ERR_NOMEM;
+	if (res == ZN_OK)
+		sum_blocks(j, sc.zeros);
+	/* Pass 1: check every file's extent and count pieces per block. */
+	for (uint64_t i = 0; res == ZN_OK && i < j->n; i++)
+		if (job_status(j, i) == ST_OK && j->ents[i].type == ZN_TYPE_FILE)
+			res = scan_entry(j, &sc, i);
+	free(sc.zeros);
+	free(sc.span_at);
+	if (res != ZN_OK)
+		return res;
+	for (uint64_t b = 0; b < nb; b++)
+		p->bstart[b + 1] += p->bstart[b];
+	p->pieces = malloc((sc.pieces ? sc.pieces : 1) * sizeof(*p->pieces));
+	uint64_t *fill = malloc(nb1 * sizeof(uint64_t));
+	p->work = malloc(nb1 * sizeof(uint64_t));
+	p->span_turn = malloc(nb1 * sizeof(int64_t));
+	if (!p->pieces || !fill || !p->work || !p->span_turn) {
+		free(fill);
+		return ZN_ERR_NOMEM;
+	}
+	memcpy(fill, p->bstart, nb * sizeof(uint64_t));
+	fill_pieces(j, fill);
+	free(fill);
+	RETURN_IF_ERROR(check_overlaps(j));
+	make_queue(p);
 	return ZN_OK;
+}
+
+void plan_free(struct plan *p)
+{
+	free(p->cum);
+	free(p->bstart);
+	free(p->pieces);
+	free(p->work);
+	free(p->span_turn);
+	free(p->spans);
+	memset(p, 0, sizeof(*p));
 }

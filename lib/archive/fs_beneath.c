@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* fs_beneath.c - symlink-proof file operations below the target directory, and metadata. */
+/* fs_beneath.c - symlink-proof file operations below the target directory, and metadata
+ * (see fs_beneath.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -7,15 +8,55 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "archive_extract.h"
+#include "fs_beneath.h"
+#include "znippy.h"
 
 /* ------------------------------------------------------------------------------------------------
- * Safe path resolution below the target directory
+ * The target and its directories
  * ---------------------------------------------------------------------------------------------- */
+
+/* The process's umask, read without changing it (umask(2) would race with other threads). */
+static int read_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	int mask = -1;
+	char line[128];
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Umask:", 6))
+			mask = (int)strtol(line + 6, NULL, 8);
+	if (f)
+		fclose(f);
+	return mask;
+}
+
+void zn_fs_target_start(struct zn_target *t)
+{
+	static _Atomic unsigned targets;
+	t->seq = atomic_fetch_add(&targets, 1);
+	t->umask = read_umask();
+	/* Without /proc the umask cannot be read without changing it (a race with the program's
+	 * other threads): the common 022 stands in. */
+	t->perm_mask =
+	        t->same_permissions ? 07777 : 0777 & ~(uint32_t)(t->umask < 0 ? 022 : t->umask);
+	t->euid = geteuid();
+	t->egid = getegid();
+	pthread_mutex_init(&t->names_mu, NULL);
+}
+
+void zn_fs_target_end(struct zn_target *t)
+{
+	if (t->rootfd >= 0)
+		close(t->rootfd);
+	t->rootfd = -1;
+	free(t->reopened);
+	t->reopened = NULL;
+	pthread_mutex_destroy(&t->names_mu);
+}
 
 static atomic_int have_openat2 = 1;
 
@@ -73,7 +114,7 @@ static int open_dir_beneath(int rootfd, const char *rel, int create)
 	return fd;
 }
 
-void dircache_drop(struct dircache *c)
+static void dircache_drop(struct zn_dircache *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
@@ -81,21 +122,37 @@ void dircache_drop(struct dircache *c)
 	c->len = (size_t)-1;
 }
 
-/* The parent directory of entry path p (creating missing parents); *base gets the last name. */
-int parent_fd(struct xjob *j, struct dircache *c, const struct xent *e, char *base, size_t base_cap)
+void zn_dircache_init(struct zn_dircache *c)
 {
-	size_t cut = e->path_len;
-	while (cut > 0 && e->path[cut - 1] != '/')
+	c->path = NULL;
+	c->cap = 0;
+	c->fd = -1;
+	c->len = (size_t)-1;
+}
+
+void zn_dircache_free(struct zn_dircache *c)
+{
+	dircache_drop(c);
+	free(c->path);
+	c->path = NULL;
+	c->cap = 0;
+}
+
+int zn_fs_parent(const struct zn_target *t, struct zn_dircache *c, const char *path, size_t len,
+                 char *base, size_t base_cap)
+{
+	size_t cut = len;
+	while (cut > 0 && path[cut - 1] != '/')
 		cut--;
-	size_t blen = e->path_len - cut;
+	size_t blen = len - cut;
 	if (blen >= base_cap) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	memcpy(base, e->path + cut, blen);
+	memcpy(base, path + cut, blen);
 	base[blen] = 0;
 	size_t plen = cut ? cut - 1 : 0;
-	if (c->fd >= 0 && c->len == plen && !memcmp(c->path, e->path, plen))
+	if (c->fd >= 0 && c->len == plen && !memcmp(c->path, path, plen))
 		return c->fd;
 	dircache_drop(c);
 	if (plen + 1 > c->cap) {
@@ -107,13 +164,60 @@ int parent_fd(struct xjob *j, struct dircache *c, const struct xent *e, char *ba
 		c->path = np;
 		c->cap = plen + 1;
 	}
-	memcpy(c->path, e->path, plen);
+	memcpy(c->path, path, plen);
 	c->path[plen] = 0;
-	c->fd = open_dir_beneath(j->rootfd, c->path, 1);
+	c->fd = open_dir_beneath(t->rootfd, c->path, 1);
 	if (c->fd >= 0)
 		c->len = plen;
 	return c->fd;
 }
+
+int zn_fs_mkdir(struct zn_target *t, struct zn_dircache *c, const char *path, size_t len, int keep,
+                uint64_t who)
+{
+	char base[256];
+	int dfd = zn_fs_parent(t, c, path, len, base, sizeof(base));
+	if (dfd < 0)
+		return -1;
+	if (!mkdirat(dfd, base, 0777))
+		return 0;
+	if (errno != EEXIST)
+		return -1;
+	struct stat st;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW))
+		return -1;
+	if (S_ISDIR(st.st_mode) && t->euid && st.st_uid == t->euid && (st.st_mode & 0300) != 0300) {
+		/* Ours but closed to us (extracted before from a read-only directory): opened up
+		 * while its files are written, as tar does. Its mode from the archive is set at the
+		 * end (apply_meta_dir); with keep, its own mode is given back. */
+		if (keep && t->nreopened == t->reopened_cap) {
+			size_t cap = t->reopened_cap * 2 + 8;
+			struct zn_reopened *np = realloc(t->reopened, cap * sizeof(*np));
+			if (!np)
+				return 1; /* not opened up: its missing files are named as not
+				             created */
+			t->reopened = np;
+			t->reopened_cap = cap;
+		}
+		if (!zn_fs_chmod_dir(dfd, base, (st.st_mode & 07777) | 0700) && keep)
+			t->reopened[t->nreopened++] = (struct zn_reopened){who, st.st_mode & 07777};
+	}
+	if (S_ISDIR(st.st_mode) && keep)
+		return 1; /* kept as it is, and not given the archive's mode */
+	if (S_ISDIR(st.st_mode))
+		return 0;
+	if (!t->overwrite) {
+		errno = EEXIST;
+		return -1;
+	}
+	if (unlinkat(dfd, base, 0))
+		return -1;
+	return mkdirat(dfd, base, 0777);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Files and links
+ * ---------------------------------------------------------------------------------------------- */
 
 /* What --overwrite may remove where the archive has a file or link: anything but a directory
  * that holds something (an empty one goes, as with tar). 0, or -1 with errno set. */
@@ -124,21 +228,14 @@ static int remove_old(int dfd, const char *base)
 	return errno == EISDIR && !unlinkat(dfd, base, AT_REMOVEDIR) ? 0 : -1;
 }
 
-/* The name entry i is written under while an older file keeps its own name (--overwrite):
- * hidden, beside it, unique to the process and the job; try k < TEMP_TRIES if others exist. */
-void temp_name(const struct xjob *j, uint64_t i, int k, char out[64])
+void zn_fs_temp_name(const struct zn_target *t, uint64_t who, int k, char out[64])
 {
 	snprintf(out, 64, k ? ".znippy-%ld-%u-%llu-%d.part" : ".znippy-%ld-%u-%llu.part",
-	         (long)getpid(), j->seq, (unsigned long long)i, k);
+	         (long)getpid(), t->seq, (unsigned long long)who, k);
 }
 
-/* Create the file for writing: never through a symlink, never over an existing file unless
- * overwrite. Then an existing file or link keeps its name until the new content is complete
- * and checked: the new file is made under temp_name (*temp set to 1 + the try) and renamed over
- * it by finish_temp, so a damaged entry, a failed write or a stop costs nothing that was there;
- * where no temporary file can be made (a full disk, a quota) the entry fails and the old file
- * stays. Only an empty directory in the way (which a rename cannot replace) is removed first. */
-int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode, uint64_t i, int *temp)
+int zn_fs_create(const struct zn_target *t, int dfd, const char *base, uint32_t mode, uint64_t who,
+                 int *temp)
 {
 	*temp = 0;
 	for (int tries = 0; tries < 2; tries++) {
@@ -149,14 +246,14 @@ int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode, uint64
 		/* --overwrite never removes a directory that holds something: say which it is */
 		struct stat st;
 		int dir = !fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode);
-		if (!j->opt->overwrite) {
+		if (!t->overwrite) {
 			errno = dir ? EISDIR : EEXIST;
 			return -1;
 		}
 		if (!dir) {
-			for (int k = 0; k < TEMP_TRIES; k++) {
+			for (int k = 0; k < ZN_TEMP_TRIES; k++) {
 				char tmp[64];
-				temp_name(j, i, k, tmp);
+				zn_fs_temp_name(t, who, k, tmp);
 				fd = openat(dfd, tmp,
 				            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				            mode & 0777);
@@ -177,25 +274,36 @@ int create_file(struct xjob *j, int dfd, const char *base, uint32_t mode, uint64
 	return -1;
 }
 
-static int make_link(const struct linkspec *l, int dfd, const char *name)
+int zn_fs_finish_temp(const struct zn_target *t, int dfd, const char *base, uint64_t who, int temp,
+                      int ok)
+{
+	char tmp[64];
+	zn_fs_temp_name(t, who, temp - 1, tmp);
+	if (ok && !renameat(dfd, tmp, dfd, base))
+		return 0;
+	int err = errno;
+	unlinkat(dfd, tmp, 0);
+	errno = err;
+	return ok ? -1 : 0;
+}
+
+static int make_link(const struct zn_linkspec *l, int dfd, const char *name)
 {
 	return l->target ? symlinkat(l->target, dfd, name) : linkat(l->tfd, l->tbase, dfd, name, 0);
 }
 
-/* Makes entry i's link at base. With --overwrite an existing file or link is replaced whole: the
- * link is made under a temporary name (temp_name) and renamed over it, so a failure leaves the
- * old one; an empty directory in the way is removed first. 0, or -1 with errno set. */
-int place_link(struct xjob *j, const struct linkspec *l, int dfd, const char *base, uint64_t i)
+int zn_fs_place_link(const struct zn_target *t, const struct zn_linkspec *l, int dfd,
+                     const char *base, uint64_t who)
 {
 	int rc = make_link(l, dfd, base);
-	if (!rc || errno != EEXIST || !j->opt->overwrite)
+	if (!rc || errno != EEXIST || !t->overwrite)
 		return rc;
 	struct stat st;
 	if (!fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
 		return remove_old(dfd, base) ? -1 : make_link(l, dfd, base);
-	for (int k = 0; k < TEMP_TRIES; k++) {
+	for (int k = 0; k < ZN_TEMP_TRIES; k++) {
 		char tmp[64];
-		temp_name(j, i, k, tmp);
+		zn_fs_temp_name(t, who, k, tmp);
 		if (make_link(l, dfd, tmp)) {
 			if (errno == EEXIST)
 				continue;
@@ -211,33 +319,35 @@ int place_link(struct xjob *j, const struct linkspec *l, int dfd, const char *ba
 	return -1;
 }
 
-/* Makes entry i at base a hardlink to the file entry src was extracted as (place_link): 0, or
- * -1 with errno set. */
-int place_hardlink(struct xjob *j, uint64_t src, int dfd, const char *base, uint64_t i)
+int zn_fs_place_hardlink(const struct zn_target *t, const char *path, size_t len, int dfd,
+                         const char *base, uint64_t who)
 {
-	struct dircache tdc = {.fd = -1, .len = (size_t)-1};
+	struct zn_dircache tdc;
+	zn_dircache_init(&tdc);
 	char tbase[256];
-	int rc = -1, tfd = parent_fd(j, &tdc, &j->ents[src], tbase, sizeof(tbase));
+	int rc = -1, tfd = zn_fs_parent(t, &tdc, path, len, tbase, sizeof(tbase));
 	if (tfd >= 0) {
-		struct linkspec l = {NULL, tfd, tbase};
-		rc = place_link(j, &l, dfd, base, i);
+		struct zn_linkspec l = {NULL, tfd, tbase};
+		rc = zn_fs_place_link(t, &l, dfd, base, who);
 	}
-	dircache_drop(&tdc);
-	free(tdc.path);
+	zn_dircache_free(&tdc);
 	return rc;
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Metadata
+ * ---------------------------------------------------------------------------------------------- */
+
 /* Access and modification time for an entry: its mtime (floor division for times before 1970). */
-static void entry_times(const struct xjob *j, const struct xent *e, struct timespec ts[2])
+static void entry_times(const struct zn_target *t, const struct zn_meta *m, struct timespec ts[2])
 {
-	if (j->opt->touch ||
-	    (e->lost & ZN_LOST_MTIME)) { /* as tar -m: as the extraction made them */
+	if (t->touch || (m->lost & ZN_LOST_MTIME)) { /* as tar -m: as the extraction made them */
 		ts[0].tv_sec = ts[1].tv_sec = 0;
 		ts[0].tv_nsec = ts[1].tv_nsec = UTIME_OMIT;
 		return;
 	}
-	ts[0].tv_sec = e->mtime_ns / 1000000000;
-	ts[0].tv_nsec = e->mtime_ns % 1000000000;
+	ts[0].tv_sec = m->mtime_ns / 1000000000;
+	ts[0].tv_nsec = m->mtime_ns % 1000000000;
 	if (ts[0].tv_nsec < 0) {
 		ts[0].tv_nsec += 1000000000;
 		ts[0].tv_sec--;
@@ -245,36 +355,23 @@ static void entry_times(const struct xjob *j, const struct xent *e, struct times
 	ts[1] = ts[0];
 }
 
-/* The process's umask, read without changing it (umask(2) would race with other threads). */
-int read_umask(void)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	int mask = -1;
-	char line[128];
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Umask:", 6))
-			mask = (int)strtol(line + 6, NULL, 8);
-	if (f)
-		fclose(f);
-	return mask;
-}
-
 /* The id on this system of the user (group: of the group) stored as name with id stored: the
  * name's, when this system knows it (tar's default), else the stored one. */
-static uint32_t local_id(struct xjob *j, const char *name, size_t len, int group, uint32_t stored)
+static uint32_t local_id(struct zn_target *t, const char *name, size_t len, int group,
+                         uint32_t stored)
 {
-	if (!j->by_name || !name || !len || len > 255)
+	if (!t->by_name || !name || !len || len > 255)
 		return stored;
-	pthread_mutex_lock(&j->names_mu);
-	const struct known_name *k = NULL;
-	for (unsigned i = 0; i < j->nnames && !k; i++)
-		if (j->names[i].len == len && j->names[i].group == group &&
-		    !memcmp(j->names[i].name, name, len))
-			k = &j->names[i];
+	pthread_mutex_lock(&t->names_mu);
+	const struct zn_owner_name *k = NULL;
+	for (unsigned i = 0; i < t->nnames && !k; i++)
+		if (t->names[i].len == len && t->names[i].group == group &&
+		    !memcmp(t->names[i].name, name, len))
+			k = &t->names[i];
 	if (!k) {
-		struct known_name *n = &j->names[j->next_name];
-		j->next_name = (j->next_name + 1) % 16;
-		j->nnames += j->nnames < 16;
+		struct zn_owner_name *n = &t->names[t->next_name];
+		t->next_name = (t->next_name + 1) % 16;
+		t->nnames += t->nnames < 16;
 		memcpy(n->name, name, len);
 		n->name[len] = 0;
 		n->len = (uint8_t)len;
@@ -302,7 +399,7 @@ static uint32_t local_id(struct xjob *j, const char *name, size_t len, int group
 		k = n;
 	}
 	uint32_t id = k->found ? k->id : stored;
-	pthread_mutex_unlock(&j->names_mu);
+	pthread_mutex_unlock(&t->names_mu);
 	return id;
 }
 
@@ -312,23 +409,23 @@ static uint32_t local_id(struct xjob *j, const char *name, size_t len, int group
 /* Gives fd the entry's owner when that is asked for, and returns the mode to set: setuid and
  * setgid are dropped unless the file ended up with the entry's owner and group (as libarchive
  * does), so a non-root extraction never makes a set-id program owned by the wrong user. */
-static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, uid_t cur_uid,
-                            gid_t cur_gid, int *chowned)
+static uint32_t apply_owner(struct zn_target *t, int fd, const struct zn_meta *m, uid_t cur_uid,
+                            gid_t cur_gid, int *chowned, uint64_t who)
 {
 	*chowned = 0;
 	/* A lost owner is left to whoever owns it now, and so without set-id bits (a directory's
 	 * setgid bit grants nothing: it stays); so are the bits of a file whose owner was to be
 	 * found by names that were lost, as the stored ids may be someone else here. */
-	const uint32_t kept = e->type == ZN_TYPE_DIR ? 03777 : 01777;
-	if (e->lost & ZN_LOST_OWNER)
-		return e->mode & kept & j->perm_mask;
-	const uint32_t setid_ok = j->by_name && (e->lost & ZN_LOST_NAMES) ? kept : 07777;
+	const uint32_t kept = m->type == ZN_TYPE_DIR ? 03777 : 01777;
+	if (m->lost & ZN_LOST_OWNER)
+		return m->mode & kept & t->perm_mask;
+	const uint32_t setid_ok = t->by_name && (m->lost & ZN_LOST_NAMES) ? kept : 07777;
 	/* Who owns it matters when owners are applied, and otherwise only for set-id bits. */
-	int need = j->same_owner || (e->mode & 06000);
-	uint32_t uid = need ? local_id(j, e->uname, e->uname_len, 0, e->uid) : e->uid;
-	uint32_t gid = need ? local_id(j, e->gname, e->gname_len, 1, e->gid) : e->gid;
+	int need = t->same_owner || (m->mode & 06000);
+	uint32_t uid = need ? local_id(t, m->uname, m->uname_len, 0, m->uid) : m->uid;
+	uint32_t gid = need ? local_id(t, m->gname, m->gname_len, 1, m->gid) : m->gid;
 	int owned = uid == cur_uid && gid == cur_gid;
-	if (!owned && j->same_owner) {
+	if (!owned && t->same_owner) {
 		*chowned = 1;
 		/* AT_EMPTY_PATH: fd may be an O_PATH descriptor (see apply_meta_dir). A failure is
 		 * not fatal, as with tar, and named, as tar names it. */
@@ -337,52 +434,54 @@ static uint32_t apply_owner(struct xjob *j, int fd, const struct xent *e, uid_t 
 			char msg[96];
 			snprintf(msg, sizeof(msg), "cannot give it its stored owner %u:%u: %s", uid,
 			         gid, strerror(errno));
-			xreport(j, e, ZN_OK, msg);
+			if (t->warn)
+				t->warn(t->warn_ctx, who, ZN_OK, msg);
 		}
 	}
-	return (owned ? e->mode & setid_ok : e->mode & 01777) & j->perm_mask;
+	return (owned ? m->mode & setid_ok : m->mode & 01777) & t->perm_mask;
 }
 
-void apply_meta_fd(struct xjob *j, int fd, const struct xent *e)
+void zn_fs_apply_meta_fd(struct zn_target *t, int fd, const struct zn_meta *m, uint64_t who)
 {
 	int chowned;
-	uint32_t mode = apply_owner(j, fd, e, j->euid, j->egid, &chowned); /* a file it made */
+	uint32_t mode = apply_owner(t, fd, m, t->euid, t->egid, &chowned, who); /* a file it made */
 	/* The file was created with mode & 0777, less the umask: the chmod is needed only where
 	 * that is not the mode wanted. With the umask unknown (no /proc), only as stored: a mode
 	 * the umask is to cut is left as the kernel cut it. */
 	if (chowned || (mode & 07000) ||
-	    (j->umask < 0 ? j->perm_mask == 07777 : (mode & (uint32_t)j->umask) != 0))
+	    (t->umask < 0 ? t->perm_mask == 07777 : (mode & (uint32_t)t->umask) != 0))
 		fchmod(fd, mode);
 	struct timespec ts[2];
-	entry_times(j, e, ts);
+	entry_times(t, m, ts);
 	futimens(fd, ts);
 }
 
 /* The entry's times on base in dfd, never through a symlink. */
-void apply_times_at(struct xjob *j, int dfd, const char *base, const struct xent *e)
+void zn_fs_apply_times_at(struct zn_target *t, int dfd, const char *base, const struct zn_meta *m)
 {
 	struct timespec ts[2];
-	entry_times(j, e, ts);
+	entry_times(t, m, ts);
 	utimensat(dfd, base, ts, AT_SYMLINK_NOFOLLOW);
 }
 
 /* Owner and times of a symlink just created (a symlink has no mode of its own). */
-void apply_meta_link(struct xjob *j, int dfd, const char *base, const struct xent *e)
+void zn_fs_apply_meta_link(struct zn_target *t, int dfd, const char *base, const struct zn_meta *m)
 {
-	if (j->same_owner && !(e->lost & ZN_LOST_OWNER))
-		(void)!fchownat(dfd, base, local_id(j, e->uname, e->uname_len, 0, e->uid),
-		                local_id(j, e->gname, e->gname_len, 1, e->gid),
+	if (t->same_owner && !(m->lost & ZN_LOST_OWNER))
+		(void)!fchownat(dfd, base, local_id(t, m->uname, m->uname_len, 0, m->uid),
+		                local_id(t, m->gname, m->gname_len, 1, m->gid),
 		                AT_SYMLINK_NOFOLLOW);
-	apply_times_at(j, dfd, base, e);
+	zn_fs_apply_times_at(t, dfd, base, m);
 }
 
 /* Owner, mode and times of a directory, through a descriptor opened with O_NOFOLLOW: if the
  * directory was replaced by a symlink meanwhile, nothing is changed (fchmodat has no
  * AT_SYMLINK_NOFOLLOW, so a name-based chmod would follow it). */
-void apply_meta_dir(struct xjob *j, int dfd, const char *base, const struct xent *e)
+void zn_fs_apply_meta_dir(struct zn_target *t, int dfd, const char *base, const struct zn_meta *m,
+                          uint64_t who)
 {
 	struct timespec ts[2];
-	entry_times(j, e, ts);
+	entry_times(t, m, ts);
 	/* A directory this user may not read (an existing one, with --overwrite) is pinned by an
 	 * O_PATH descriptor instead, also without following a symlink; its /proc/self/fd name
 	 * reaches exactly that directory. Failures are not fatal, as with tar. */
@@ -399,18 +498,18 @@ void apply_meta_dir(struct xjob *j, int dfd, const char *base, const struct xent
 		return;
 	}
 	/* Its owner now: another user's, for a directory that was there before. */
-	uint32_t mode = apply_owner(j, fd, e, st.st_uid, st.st_gid, &chowned);
+	uint32_t mode = apply_owner(t, fd, m, st.st_uid, st.st_gid, &chowned, who);
 	if (chowned && fstat(fd, &st)) {
 		close(fd);
 		return;
 	}
 	uint32_t cur = st.st_mode & 07777;
-	if (j->perm_mask != 07777) {
+	if (t->perm_mask != 07777) {
 		/* As tar without -p: the permission bits, less the umask (never more open than
 		 * mkdir made the directory, when the umask is unknown); the set-id and sticky bits
 		 * the directory has stay (a setgid one inherited from its parent keeps the group
 		 * going), and the archive's are not added. */
-		uint32_t rwx = j->umask < 0 ? mode & cur & 0777 : mode & 0777;
+		uint32_t rwx = t->umask < 0 ? mode & cur & 0777 : mode & 0777;
 		mode = (cur & ~0777u) | rwx;
 	}
 	char self[64];
@@ -432,13 +531,14 @@ void apply_meta_dir(struct xjob *j, int dfd, const char *base, const struct xent
 		         : mode_bad           ? "mode"
 		                              : "time",
 		         strerror(err));
-		xreport(j, e, ZN_OK, msg);
+		if (t->warn)
+			t->warn(t->warn_ctx, who, ZN_OK, msg);
 	}
 }
 
 /* chmod of directory `base` in dfd, without following a symlink put there: through an O_PATH
  * descriptor's /proc/self/fd name (Linux has no fchmodat(AT_SYMLINK_NOFOLLOW) before 6.6). */
-int chmod_dir(int dfd, const char *base, uint32_t mode)
+int zn_fs_chmod_dir(int dfd, const char *base, uint32_t mode)
 {
 	int fd = openat(dfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -448,49 +548,4 @@ int chmod_dir(int dfd, const char *base, uint32_t mode)
 	int rc = chmod(self, mode);
 	close(fd);
 	return rc;
-}
-
-int mkdir_beneath(struct xjob *j, struct dircache *dc, const struct xent *e)
-{
-	char base[256];
-	int dfd = parent_fd(j, dc, e, base, sizeof(base));
-	if (dfd < 0)
-		return -1;
-	if (!mkdirat(dfd, base, 0777))
-		return 0;
-	if (errno != EEXIST)
-		return -1;
-	struct stat st;
-	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW))
-		return -1;
-	/* An existing directory whose mode the damaged index lost keeps its own, and its owner. */
-	const int keep = j->keep_dirs || (e->lost & ZN_LOST_MODE);
-	if (S_ISDIR(st.st_mode) && j->euid && st.st_uid == j->euid && (st.st_mode & 0300) != 0300) {
-		/* Ours but closed to us (extracted before from a read-only directory): opened up
-		 * while its files are written, as tar does. Its mode from the archive is set at the
-		 * end (apply_meta_dir); with keep_dirs, its own mode is given back. */
-		if (keep && j->nreopened == j->reopened_cap) {
-			size_t cap = j->reopened_cap * 2 + 8;
-			struct reopened *np = realloc(j->reopened, cap * sizeof(*np));
-			if (!np)
-				return 1; /* not opened up: its missing files are named as not
-				             created */
-			j->reopened = np;
-			j->reopened_cap = cap;
-		}
-		if (!chmod_dir(dfd, base, (st.st_mode & 07777) | 0700) && keep)
-			j->reopened[j->nreopened++] =
-			        (struct reopened){(uint64_t)(e - j->ents), st.st_mode & 07777};
-	}
-	if (S_ISDIR(st.st_mode) && keep)
-		return 1; /* kept as it is, and not given the archive's mode */
-	if (S_ISDIR(st.st_mode))
-		return 0;
-	if (!j->opt->overwrite) {
-		errno = EEXIST;
-		return -1;
-	}
-	if (unlinkat(dfd, base, 0))
-		return -1;
-	return mkdirat(dfd, base, 0777);
 }
