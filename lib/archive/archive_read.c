@@ -171,6 +171,16 @@ static zn_result parse(struct zn_reader *r)
 	for (size_t i = 0; i < ZN_ARRAY_LEN(required_cols); i++)
 		if (!r->cols[required_cols[i]].present)
 			return fail(r, ZN_ERR_CORRUPT, "column %d missing", required_cols[i]);
+	/* What the columns decode to, which a reader of every row holds (archive_format.h). Each
+	 * raw size is at most 32768 times the index (zn_col_check_shape), so for any file
+	 * that can be mapped the sum cannot wrap. */
+	uint64_t raw = 0;
+	for (int id = 0; id <= ZN_COL_MAX_ID; id++)
+		raw += r->cols[id].present ? r->cols[id].raw_size : 0;
+	if (raw > ZN_INDEX_RAW_FREE + ZN_INDEX_RAW_PER_BYTE * r->index_size)
+		return fail(r, ZN_ERR_CORRUPT,
+		            "the index decodes to %llu bytes, too many for its %llu bytes",
+		            (unsigned long long)raw, (unsigned long long)r->index_size);
 	if (r->digest == ZN_DIGEST_SHA256 && !r->cols[ZN_COL_SHA256].present)
 		return fail(r, ZN_ERR_CORRUPT, "digest column missing");
 	/* Column contents are checked when first touched: pages against their checksums, offsets
