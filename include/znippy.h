@@ -379,8 +379,10 @@ ZN_API zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_f
 struct zn_extract_options {
 	unsigned threads; /* 0 = one per CPU it may run on (its affinity, as nproc) */
 	int overwrite;    /* replace existing files and links (each by a complete, checked
-	                   * new one, written beside it as .znippy-*.part and renamed over
-	                   * it; where none can be made there, the old one is kept) */
+	                   * new one, written beside it unnamed, or as .znippy-*.part where
+	                   * the file system has no O_TMPFILE, and renamed over it; where
+	                   * none can be made there, the old one is kept). Either way a name
+	                   * holds a complete file or none, whenever extraction stops. */
 	int check_digest; /* also verify each file's SHA-256 (always on in zn_verify) */
 	int same_owner;   /* apply uid/gid (default: when running as root) */
 	/* When *stop becomes non-zero (a signal handler may set it; the library reads it with

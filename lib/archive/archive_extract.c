@@ -83,43 +83,57 @@ static void report_create_failure(struct job *j, uint64_t i, int temp)
 	job_report_errno(j, i, err == EEXIST ? "not overwritten" : "cannot create", err);
 }
 
-/* Opens (creates) entry i's file for writing; on failure marks it failed and names it. */
-static int open_output(struct job *j, struct zn_dircache *dc, uint64_t i, uint32_t mode)
+/* Entry i's file made new, unnamed, in its directory; on failure it is marked failed and named. */
+static int open_output(struct job *j, struct zn_dircache *dc, uint64_t i, uint32_t mode,
+                       struct zn_outfile *f)
 {
 	const struct job_entry *e = &j->ents[i];
 	char base[256];
 	int dfd = zn_fs_parent(&j->target, dc, e->path, e->path_len, base, sizeof(base));
-	int temp = 0;
-	int fd = dfd < 0 ? -1 : zn_fs_create(&j->target, dfd, base, mode, i, &temp);
-	if (fd < 0 && dfd >= 0 && (errno == EEXIST || errno == EISDIR) && j->skip_old) {
-		job_set_status(j, i, ST_SKIPPED); /* kept as it is, and not named */
-	} else if (fd < 0) {
-		job_set_status(j, i, ST_FAILED);
-		report_create_failure(j, i, temp);
-	} else {
-		__atomic_store_n(&j->ents[i].made, (uint8_t)(temp ? 1 + temp : 1),
-		                 __ATOMIC_RELAXED);
-	}
-	return fd;
+	if (dfd >= 0 && !zn_fs_open_new(&j->target, dfd, mode, i, f))
+		return 0;
+	/* With overwrite, where a file is there already, the new one was to be made beside it. */
+	int err = errno;
+	struct stat st;
+	int beside = dfd >= 0 && j->target.overwrite &&
+	             !fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && !S_ISDIR(st.st_mode);
+	errno = err;
+	job_set_status(j, i, ST_FAILED);
+	report_create_failure(j, i, beside ? -1 : 0);
+	f->fd = -1;
+	return -1;
 }
 
-/* Entry i, if written under its temporary name, takes its own name when complete (status OK)
- * or goes, leaving the old file as it was. */
-static void settle_temp(struct job *j, struct zn_dircache *dc, uint64_t i)
+/* Entry i's file could not take its name (errno says why, `beside` as zn_fs_publish says). */
+static void publish_failed(struct job *j, uint64_t i, int beside)
 {
-	struct job_entry *e = &j->ents[i];
-	if (e->made < 2)
+	int err = errno;
+	if (!beside && (err == EEXIST || err == EISDIR) && j->skip_old) {
+		job_set_status(j, i, ST_SKIPPED); /* kept as it is, and not named */
 		return;
+	}
+	job_set_status(j, i, ST_FAILED);
+	if (beside == 2)
+		job_report_errno(j, i, "cannot replace the file that was there", err);
+	else
+		report_create_failure(j, i, beside ? -1 : 0);
+}
+
+/* Entry i's file, written: given its metadata (m) and its name if its status is still ST_OK, and
+ * closed. One that is not complete never had a name: it is gone once closed. */
+static void finish_output(struct job *j, struct zn_dircache *dc, uint64_t i, struct zn_outfile *f,
+                          const struct zn_meta *m)
+{
+	const struct job_entry *e = &j->ents[i];
 	char base[256];
 	int dfd = zn_fs_parent(&j->target, dc, e->path, e->path_len, base, sizeof(base));
-	int ok = e->status == ST_OK;
-	if (dfd < 0 || zn_fs_finish_temp(&j->target, dfd, base, i, e->made - 1, ok)) {
-		if (ok)
-			job_report_errno(j, i, "cannot replace the file that was there", errno);
-		e->status = ST_FAILED;
-		ok = 0;
+	if (job_status(j, i) == ST_OK) {
+		int beside = 0;
+		zn_fs_apply_meta_fd(&j->target, f->fd, m, i);
+		if (dfd < 0 || zn_fs_publish(&j->target, f, dfd, base, i, &beside))
+			publish_failed(j, i, beside);
 	}
-	e->made = (uint8_t)ok;
+	zn_fs_discard(&j->target, f, dfd, i);
 }
 
 /* Holes are made of runs of zero bytes between multiples of SPARSE_UNIT in the file. */
@@ -222,30 +236,30 @@ static void write_failed(struct job *j, uint64_t i, int err)
 		job_fail(j, ZN_ERR_IO);
 }
 
-/* The descriptor of span s's file (entry i), opened by the first usable piece met: under the
- * span's stripe lock, as several workers may meet its pieces at once. -1 or -2 if none. */
+/* The descriptor of span s's file, made by the first usable piece met: under the span's stripe
+ * lock, as several workers may meet its pieces at once. -1 or -2 if none. */
 static int span_fd(struct job *j, struct zn_dircache *dc, struct plan_span *s, int usable)
 {
 	pthread_mutex_t *m = &j->stripes[(uint64_t)(s - j->plan.spans) % 64];
 	struct zn_meta meta;
 	pthread_mutex_lock(m);
-	if (s->fd == -1 && usable && !file_meta(j, s->entry, &meta)) {
-		int nfd = open_output(j, dc, s->entry, meta.mode);
-		s->fd = nfd < 0 ? -2 : nfd;
-		/* Pre-size; a hint only. */
-		if (nfd >= 0 && ftruncate(nfd, (off_t)s->size)) {
+	if (s->out.fd == -1 && usable && !file_meta(j, s->entry, &meta)) {
+		if (open_output(j, dc, s->entry, meta.mode, &s->out))
+			s->out.fd = -2;
+		/* Pre-size (a hint only): unnamed, the file is complete or gone. */
+		else if (ftruncate(s->out.fd, (off_t)s->size)) {
 		}
 	}
-	int fd = s->fd;
+	int fd = s->out.fd;
 	pthread_mutex_unlock(m);
 	return fd;
 }
 
 /* Writes piece g (in block b) of entry i, the owner or a copy (s: its span, NULL for a file
  * held in one block). `data` is NULL when the block could not be used (damaged). When that or a
- * cancellation stops the piece, nothing is created, and a file already created for earlier
- * pieces is only closed (the clean-up after the workers removes it, as its status is no longer
- * ST_OK). A file is written only while its status is ST_OK. */
+ * cancellation stops the piece, nothing is created, and a file made for earlier pieces is only
+ * dropped at its last piece (its status is no longer ST_OK: it never gets a name). A file is
+ * written only while its status is ST_OK. */
 static void write_one(struct job *j, struct zn_dircache *dc, uint64_t i, struct plan_span *s,
                       const struct plan_piece *g, uint64_t b, const uint8_t *data)
 {
@@ -258,11 +272,12 @@ static void write_one(struct job *j, struct zn_dircache *dc, uint64_t i, struct 
 	}
 	int usable = data && job_status(j, i) == ST_OK;
 	struct zn_meta meta;
+	struct zn_outfile one = {-1, -1};
 	int fd = -1;
 	if (s)
 		fd = span_fd(j, dc, s, usable);
-	else if (usable && !file_meta(j, i, &meta))
-		fd = open_output(j, dc, i, meta.mode);
+	else if (usable && !file_meta(j, i, &meta) && !open_output(j, dc, i, meta.mode, &one))
+		fd = one.fd;
 	if (fd >= 0 && usable) {
 		uint64_t foff = s ? j->plan.cum[b] + g->boff - s->start : 0;
 		int err = write_at(fd, data + g->boff, g->len, foff, j->sparse ? size : 0);
@@ -270,23 +285,21 @@ static void write_one(struct job *j, struct zn_dircache *dc, uint64_t i, struct 
 			write_failed(j, i, err);
 		atomic_fetch_add(&j->done_bytes, g->len);
 	}
+	struct zn_outfile *f = &one;
 	if (s) {
 		if (atomic_fetch_sub(&s->left, 1) != 1)
 			return; /* not the last piece */
-		/* The last piece closes the file, whichever worker opened it: this one may have
-		 * read s->fd before another worker's piece created the file. */
+		/* The last piece finishes the file, whichever worker opened it: this one may have
+		 * read s->out before another worker's piece created the file. */
 		pthread_mutex_t *m = &j->stripes[(uint64_t)(s - j->plan.spans) % 64];
 		pthread_mutex_lock(m);
-		fd = s->fd;
+		f = &s->out;
 		pthread_mutex_unlock(m);
-		if (fd >= 0 && job_status(j, i) == ST_OK)
-			file_meta(j, i, &meta); /* on failure the file is damaged: closed below */
+		if (f->fd >= 0 && job_status(j, i) == ST_OK)
+			file_meta(j, i, &meta); /* on failure the file is damaged: dropped below */
 	}
-	if (fd >= 0) {
-		if (job_status(j, i) == ST_OK)
-			zn_fs_apply_meta_fd(&j->target, fd, &meta, i);
-		close(fd);
-	}
+	if (f->fd >= 0)
+		finish_output(j, dc, i, f, &meta);
 }
 
 /* Writes piece g of block b into its file and into the files stored once for it. */
@@ -319,10 +332,21 @@ static void judge_copies(struct job *j, const struct plan_span *s, const uint8_t
 	}
 }
 
+/* A file that will not be finished: closed, and gone (a temporary name removed). */
+static void drop_output(struct job *j, uint64_t i, struct zn_outfile *f)
+{
+	struct zn_dircache dc;
+	char base[256];
+	zn_dircache_init(&dc);
+	const struct job_entry *e = &j->ents[i];
+	int dfd = zn_fs_parent(&j->target, &dc, e->path, e->path_len, base, sizeof(base));
+	zn_fs_discard(&j->target, f, dfd, i);
+	zn_dircache_free(&dc);
+}
+
 /* After the workers: a copy whose shared bytes did not load is damaged as its primary is
  * (verify writes nothing, so only this marks it); verify counts its bytes as checked. A copy
- * that did not get every piece (a damaged block, a cancelled job) is closed here, to be
- * removed by the clean-up. */
+ * that did not get every piece (a damaged block, a cancelled job) is dropped here. */
 static void settle_copies(struct job *j)
 {
 	for (uint64_t k = 0; k < j->plan.nspans; k++) {
@@ -334,11 +358,10 @@ static void settle_copies(struct job *j)
 		if (j->verify) {
 			atomic_fetch_add(&j->done_bytes, c->size);
 		} else if (atomic_load(&c->left)) {
-			if (c->fd >= 0)
-				close(c->fd);
-			c->fd = -1;
 			job_downgrade(j, c->entry,
 			              zn_pool_canceled(j->pool) ? ST_FAILED : ST_DAMAGED);
+			if (c->out.fd >= 0)
+				drop_output(j, c->entry, &c->out);
 		}
 	}
 }
@@ -571,7 +594,8 @@ static void warn_entry(void *ctx, uint64_t who, zn_result r, const char *msg)
  * used. */
 static zn_result open_root(struct job *j, const char *dir)
 {
-	if ((mkdir(dir, 0755) && errno != EEXIST) ||
+	int existed = 0;
+	if ((mkdir(dir, 0755) && !(existed = errno == EEXIST)) ||
 	    (j->target.rootfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		if (j->problem) {
 			char msg[128];
@@ -581,6 +605,8 @@ static zn_result open_root(struct job *j, const char *dir)
 		}
 		return ZN_ERR_IO;
 	}
+	if (existed) /* a killed extraction's temporary files, in a rerun (zn_fs_mkdir below) */
+		zn_fs_clean_stale(&j->target, j->target.rootfd, ".");
 	return ZN_OK;
 }
 
@@ -717,14 +743,10 @@ static void make_empty_files(struct job *j, struct zn_dircache *dc)
 			e->status = ST_FAILED; /* not made: neither listed nor counted as made */
 			continue;
 		}
-		if (file_meta(j, i, &meta))
-			continue;
-		int fd = open_output(j, dc, i, meta.mode);
-		if (fd < 0)
-			continue; /* named, and marked failed */
-		zn_fs_apply_meta_fd(&j->target, fd, &meta, i);
-		close(fd);
-		settle_temp(j, dc, i);
+		struct zn_outfile f;
+		if (file_meta(j, i, &meta) || open_output(j, dc, i, meta.mode, &f))
+			continue; /* named, and marked */
+		finish_output(j, dc, i, &f, &meta);
 	}
 }
 
@@ -748,24 +770,23 @@ struct link_try {
 static void write_stand_in(struct job *j, uint64_t i, int dfd, const char *base,
                            const struct zn_meta *m, struct link_try *lt)
 {
-	int fd = zn_fs_create(&j->target, dfd, base, m->mode, i, &lt->temp);
-	if (fd < 0)
+	struct zn_outfile f;
+	if (zn_fs_open_new(&j->target, dfd, m->mode, i, &f))
 		return;
-	zn_result got = zn_reader_read_entry(j->r, i, sink_fd, &fd);
-	if (got == ZN_OK)
-		zn_fs_apply_meta_fd(&j->target, fd, m, i);
-	close(fd);
-	lt->rc = got == ZN_OK ? 0 : -1;
-	if (lt->temp)
-		lt->rc = zn_fs_finish_temp(&j->target, dfd, base, i, lt->temp, !lt->rc);
-	else if (lt->rc)
-		unlinkat(dfd, base, 0);
+	zn_result got = zn_reader_read_entry(j->r, i, sink_fd, &f.fd);
+	int beside = 0;
+	if (got == ZN_OK) {
+		zn_fs_apply_meta_fd(&j->target, f.fd, m, i);
+		lt->rc = zn_fs_publish(&j->target, &f, dfd, base, i, &beside);
+		lt->temp = beside ? -1 : 0;
+	}
+	int err = errno;
+	zn_fs_discard(&j->target, &f, dfd, i);
+	errno = err;
 	if (got == ZN_ERR_CHECKSUM || got == ZN_ERR_CORRUPT) {
-		lt->rc = -1;
 		lt->damaged_why =
 		        "damaged in the archive (the content of its target); not extracted";
 	} else if (got != ZN_OK) {
-		lt->rc = -1;
 		errno = got == ZN_ERR_NOMEM ? ENOMEM : EIO;
 	}
 }
@@ -856,7 +877,7 @@ static void make_links(struct job *j, struct zn_dircache *dc)
 		if (dfd >= 0 && !job_read_row(j, i, &x) && x.link)
 			target = strndup(x.link, x.link_len);
 		if (target && e->type == ZN_TYPE_SYMLINK) {
-			struct zn_linkspec l = {target, -1, NULL};
+			struct zn_linkspec l = {target, -1, NULL, -1};
 			lt.rc = zn_fs_place_link(&j->target, &l, dfd, base, i);
 			if (!lt.rc)
 				zn_fs_apply_meta_link(&j->target, dfd, base, &x.meta);
@@ -913,11 +934,9 @@ static void restore_dirs(struct job *j, struct zn_dircache *dc)
 
 /* Entries extracted without what the damaged index lost of them, in path order; an existing
  * directory kept under keep_dirs (unless it was to get its lost time) and files passed over are
- * not named; after a stop or a system error, none (not all were made). Then damaged files, and
- * files this job created but could not finish (damaged, a write error, cancelled) are removed. A
- * file it did not create is left alone: with overwrite an old file is replaced only by a
- * complete new one (zn_fs_create). */
-static void report_and_clean(struct job *j, struct zn_dircache *dc)
+ * not named; after a stop or a system error, none (not all were made). Then damaged files, in
+ * path order (a file not complete never had a name: nothing is left to remove). */
+static void report_entries(struct job *j)
 {
 	for (uint64_t i = 0; i < j->n && !zn_pool_canceled(j->pool); i++) {
 		const struct job_entry *e = &j->ents[i];
@@ -928,17 +947,9 @@ static void report_and_clean(struct job *j, struct zn_dircache *dc)
 	}
 	for (uint64_t i = 0; i < j->n; i++) {
 		const struct job_entry *e = &j->ents[i];
-		if (e->status == ST_OK || e->type != ZN_TYPE_FILE)
-			continue;
-		/* Else named by the plan. */
-		if (e->status == ST_DAMAGED && (e->flags & JE_PLANNED))
+		/* Files whose extent the plan refused were named by it. */
+		if (e->status == ST_DAMAGED && e->type == ZN_TYPE_FILE && (e->flags & JE_PLANNED))
 			job_report(j, i, ZN_ERR_CHECKSUM, "damaged in the archive; not extracted");
-		if (e->made != 1)
-			continue; /* what was there before stays */
-		char base[256];
-		int dfd = zn_fs_parent(&j->target, dc, e->path, e->path_len, base, sizeof(base));
-		if (dfd >= 0)
-			unlinkat(dfd, base, 0);
 	}
 }
 
@@ -994,14 +1005,10 @@ static zn_result extract_all(struct job *j, const char *dir)
 		return res;
 	}
 	job_run_workers(j);
-	/* Files written under a temporary name replace their old namesakes now, before any
-	 * hardlink looks for them by name; unfinished ones go, and the old ones stay. */
-	for (uint64_t i = 0; i < j->n; i++)
-		settle_temp(j, &dc, i);
 	make_empty_files(j, &dc);
 	make_links(j, &dc);
 	job_halted(j); /* a stop that came after the last check still makes the result CANCELED */
-	report_and_clean(j, &dc);
+	report_entries(j);
 	restore_dirs(j, &dc);
 	zn_dircache_free(&dc);
 	return finish(j, dir);

@@ -32,7 +32,7 @@ enum {
  * it is needed (job_read_row): the reader has it decoded already, and keeping a copy of every
  * field cost 96 bytes a row. Written by the caller's thread before the workers start, read by
  * all; `status` is also written by the workers (job_set_status and friends, atomic byte
- * stores), `made` by the worker that creates the file. */
+ * stores). */
 struct job_entry {
 	const char *path; /* as extracted (after strip_components); NULL: unreadable or refused */
 	uint32_t path_len;
@@ -41,9 +41,6 @@ struct job_entry {
 	uint8_t lost;   /* ZN_LOST_*: fields of the row that could not be read */
 	uint8_t status; /* ST_* */
 	uint8_t flags;  /* JE_* */
-	/* 1 once this job created the file (only such files are removed), 2 + k while it is
-	 * written under its temporary name number k (zn_fs_create) */
-	uint8_t made;
 };
 
 /* A row read whole (job_read_row), for the moment it is used. Strings point into the reader's
@@ -76,10 +73,11 @@ struct plan_span {
 	uint64_t start;     /* its first byte, in the blocks' bytes end to end */
 	uint64_t next_copy; /* the next copy's span + 1; 0: none */
 	uint64_t primary;   /* a copy's primary span + 1; 0: a primary */
-	/* Written by the workers: fd under the job's stripe lock for this span (-1 not yet open, -2
-	 * could not be created); left counts the pieces not yet written (the writer of the last one
-	 * finishes the file); bytes_bad (atomic byte) a block of the primary failed to load. */
-	int fd;
+	/* Written by the workers: out under the job's stripe lock for this span (out.fd -1 not
+	 * yet open, -2 could not be made); left counts the pieces not yet written (the writer of
+	 * the last one finishes the file); bytes_bad (atomic byte) a block of the primary failed
+	 * to load. */
+	struct zn_outfile out;
 	atomic_uint_fast64_t left;
 	uint8_t bytes_bad;
 };

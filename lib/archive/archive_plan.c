@@ -97,7 +97,7 @@ static uint64_t add_span(struct plan *p, uint64_t i, uint64_t size, uint64_t fb,
 	s->first_block = fb;
 	s->last_block = last;
 	s->start = start;
-	s->fd = -1;
+	s->out = (struct zn_outfile){-1, -1};
 	atomic_init(&s->left, last - fb + 1);
 	return p->nspans++;
 }

@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/openat2.h>
+#include <dirent.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,13 @@ void zn_fs_target_start(struct zn_target *t)
 	        t->same_permissions ? 07777 : 0777 & ~(uint32_t)(t->umask < 0 ? 022 : t->umask);
 	t->euid = geteuid();
 	t->egid = getegid();
+	/* Unnamed files are named through /proc/self/fd (make_link). */
+	atomic_init(&t->tmpfile, access("/proc/self/fd", X_OK) == 0);
+	atomic_init(&t->empty_path, 1);
+#ifdef ZN_TEST_HOOKS
+	if (getenv("ZN_TEST_NO_TMPFILE")) /* as on a file system without O_TMPFILE */
+		atomic_init(&t->tmpfile, 0);
+#endif
 	pthread_mutex_init(&t->names_mu, NULL);
 }
 
@@ -186,6 +195,8 @@ int zn_fs_mkdir(struct zn_target *t, struct zn_dircache *c, const char *path, si
 	struct stat st;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW))
 		return -1;
+	if (S_ISDIR(st.st_mode))
+		zn_fs_clean_stale(t, dfd, base); /* a killed extraction's, in a rerun */
 	if (S_ISDIR(st.st_mode) && t->euid && st.st_uid == t->euid && (st.st_mode & 0300) != 0300) {
 		/* Ours but closed to us (extracted before from a read-only directory): opened up
 		 * while its files are written, as tar does. Its mode from the archive is set at the
@@ -234,89 +245,202 @@ void zn_fs_temp_name(const struct zn_target *t, uint64_t who, int k, char out[64
 	         (long)getpid(), t->seq, (unsigned long long)who, k);
 }
 
-int zn_fs_create(const struct zn_target *t, int dfd, const char *base, uint32_t mode, uint64_t who,
-                 int *temp)
+/* A link l at name in dfd: a symlink, a hardlink, or the unnamed file's first name. The file
+ * is named from its descriptor where this process may (AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH:
+ * root), else through its /proc/self/fd entry (linkat with AT_SYMLINK_FOLLOW links what the magic
+ * link points at, which needs no privilege); the first takes a tenth less time (a path walk
+ * through /proc less: 0.67 against 0.74 s of system time for 30,000 files of 4 KiB, tmpfs). */
+static int make_link(const struct zn_target *t, const struct zn_linkspec *l, int dfd,
+                     const char *name)
 {
-	*temp = 0;
-	for (int tries = 0; tries < 2; tries++) {
-		int fd = openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		                mode & 0777);
-		if (fd >= 0 || errno != EEXIST)
-			return fd;
-		/* --overwrite never removes a directory that holds something: say which it is */
-		struct stat st;
-		int dir = !fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode);
-		if (!t->overwrite) {
-			errno = dir ? EISDIR : EEXIST;
+	if (l->target)
+		return symlinkat(l->target, dfd, name);
+	if (l->tbase)
+		return linkat(l->tfd, l->tbase, dfd, name, 0);
+	if (atomic_load_explicit(&t->empty_path, memory_order_relaxed)) {
+		if (!linkat(l->fd, "", dfd, name, AT_EMPTY_PATH))
+			return 0;
+		if (errno != ENOENT && errno != EPERM)
 			return -1;
-		}
-		if (!dir) {
-			for (int k = 0; k < ZN_TEMP_TRIES; k++) {
-				char tmp[64];
-				zn_fs_temp_name(t, who, k, tmp);
-				fd = openat(dfd, tmp,
-				            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				            mode & 0777);
-				*temp = fd >= 0 ? 1 + k : -1;
-				if (fd >= 0 || errno != EEXIST)
-					return fd;
-			}
-			*temp = -1; /* EEXIST: every name taken */
-			return -1;
-		}
-		if (remove_old(dfd, base)) { /* keeps why (EACCES, EROFS), but a full directory */
-			if (dir && (errno == ENOTEMPTY || errno == EEXIST))
-				errno = EISDIR;
-			return -1;
-		}
+		/* Without the capability AT_EMPTY_PATH fails with ENOENT: by /proc from now on (a
+		 * name's directory that is gone fails there again). */
+		atomic_store_explicit(&((struct zn_target *)t)->empty_path, 0,
+		                      memory_order_relaxed);
 	}
-	errno = EEXIST;
-	return -1;
+	char self[32];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", l->fd);
+	return linkat(AT_FDCWD, self, dfd, name, AT_SYMLINK_FOLLOW);
 }
 
-int zn_fs_finish_temp(const struct zn_target *t, int dfd, const char *base, uint64_t who, int temp,
-                      int ok)
+/* zn_fs_place_link, saying in *beside (1) when the name beside the old one could not be made,
+ * or (2) could not replace it. */
+static int place(const struct zn_target *t, const struct zn_linkspec *l, int dfd, const char *base,
+                 uint64_t who, int *beside)
 {
-	char tmp[64];
-	zn_fs_temp_name(t, who, temp - 1, tmp);
-	if (ok && !renameat(dfd, tmp, dfd, base))
-		return 0;
-	int err = errno;
-	unlinkat(dfd, tmp, 0);
-	errno = err;
-	return ok ? -1 : 0;
-}
-
-static int make_link(const struct zn_linkspec *l, int dfd, const char *name)
-{
-	return l->target ? symlinkat(l->target, dfd, name) : linkat(l->tfd, l->tbase, dfd, name, 0);
-}
-
-int zn_fs_place_link(const struct zn_target *t, const struct zn_linkspec *l, int dfd,
-                     const char *base, uint64_t who)
-{
-	int rc = make_link(l, dfd, base);
+	*beside = 0;
+	int rc = make_link(t, l, dfd, base);
 	if (!rc || errno != EEXIST || !t->overwrite)
 		return rc;
 	struct stat st;
 	if (!fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
-		return remove_old(dfd, base) ? -1 : make_link(l, dfd, base);
+		return remove_old(dfd, base) ? -1 : make_link(t, l, dfd, base);
 	for (int k = 0; k < ZN_TEMP_TRIES; k++) {
 		char tmp[64];
 		zn_fs_temp_name(t, who, k, tmp);
-		if (make_link(l, dfd, tmp)) {
+		if (make_link(t, l, dfd, tmp)) {
 			if (errno == EEXIST)
 				continue;
+			*beside = 1;
 			return -1;
 		}
 		rc = renameat(dfd, tmp, dfd, base);
 		int err = errno;
 		unlinkat(dfd, tmp, 0); /* left by a rename onto a hardlink of the same file */
 		errno = err;
+		*beside = rc ? 2 : 0;
 		return rc;
 	}
+	*beside = 1;
 	errno = EEXIST;
 	return -1;
+}
+
+int zn_fs_place_link(const struct zn_target *t, const struct zn_linkspec *l, int dfd,
+                     const char *base, uint64_t who)
+{
+	int beside;
+	return place(t, l, dfd, base, who, &beside);
+}
+
+int zn_fs_open_new(struct zn_target *t, int dfd, uint32_t mode, uint64_t who, struct zn_outfile *f)
+{
+	if (atomic_load_explicit(&t->tmpfile, memory_order_relaxed)) {
+		int fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode & 0777);
+		if (fd >= 0) {
+			*f = (struct zn_outfile){fd, -1};
+			return 0;
+		}
+		/* The file system has none (EOPNOTSUPP), or the kernel (EISDIR, EINVAL): named
+		 * temporary files from here on. Anything else is this file's failure. */
+		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+			return -1;
+		atomic_store(&t->tmpfile, 0);
+	}
+	for (int k = 0; k < ZN_TEMP_TRIES; k++) {
+		char tmp[64];
+		zn_fs_temp_name(t, who, k, tmp);
+		int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		                mode & 0777);
+		if (fd >= 0) {
+			*f = (struct zn_outfile){fd, k};
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	errno = EEXIST; /* every name taken */
+	return -1;
+}
+
+/* A file under a temporary name takes base's: without replacing anything (renameat2's
+ * RENAME_NOREPLACE, or where the file system lacks it a check first), or with t->overwrite over
+ * a file or link, or an empty directory. */
+static int publish_named(const struct zn_target *t, const struct zn_outfile *f, int dfd,
+                         const char *base, uint64_t who, int *beside)
+{
+	char tmp[64];
+	struct stat st;
+	zn_fs_temp_name(t, who, f->tmpk, tmp);
+	const int exists = !fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW);
+	const int dir = exists && S_ISDIR(st.st_mode);
+	if (!t->overwrite) {
+		int rc = exists ? -1 : renameat2(dfd, tmp, dfd, base, RENAME_NOREPLACE);
+		if (rc && !exists && (errno == EINVAL || errno == ENOSYS))
+			rc = renameat(dfd, tmp, dfd, base); /* checked just above */
+		if (rc && (exists || errno == EEXIST))
+			errno = dir ? EISDIR : EEXIST;
+		return rc;
+	}
+	if (dir && remove_old(dfd, base)) {
+		if (errno == ENOTEMPTY || errno == EEXIST)
+			errno = EISDIR; /* a directory that holds something is never removed */
+		return -1;
+	}
+	if (renameat(dfd, tmp, dfd, base)) {
+		*beside = exists ? 2 : 0;
+		return -1;
+	}
+	return 0;
+}
+
+int zn_fs_publish(const struct zn_target *t, const struct zn_outfile *f, int dfd, const char *base,
+                  uint64_t who, int *beside)
+{
+	*beside = 0;
+	if (f->tmpk >= 0)
+		return publish_named(t, f, dfd, base, who, beside);
+	struct zn_linkspec l = {NULL, -1, NULL, f->fd};
+	int rc = place(t, &l, dfd, base, who, beside);
+	if (rc && !*beside && (errno == ENOTEMPTY || errno == EEXIST)) {
+		/* The name is taken (no overwrite), or by a directory that holds something: say
+		 * which, as a directory is never replaced by a file. */
+		struct stat st;
+		int dir = !fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode);
+		errno = dir ? EISDIR : EEXIST;
+	}
+	return rc;
+}
+
+void zn_fs_discard(const struct zn_target *t, struct zn_outfile *f, int dfd, uint64_t who)
+{
+	if (f->tmpk >= 0 && dfd >= 0) {
+		char tmp[64];
+		zn_fs_temp_name(t, who, f->tmpk, tmp);
+		unlinkat(dfd, tmp, 0); /* gone already once published */
+	}
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+/* Whether name is one zn_fs_temp_name makes, and of which process. */
+static int temp_name_pid(const char *name, long *pid)
+{
+	unsigned seq;
+	unsigned long long who;
+	int k, end = 0;
+	if (sscanf(name, ".znippy-%ld-%u-%llu.part%n", pid, &seq, &who, &end) == 3 && end &&
+	    !name[end])
+		return 1;
+	end = 0;
+	return sscanf(name, ".znippy-%ld-%u-%llu-%d.part%n", pid, &seq, &who, &k, &end) == 4 &&
+	       end && !name[end];
+}
+
+void zn_fs_clean_stale(const struct zn_target *t, int dfd, const char *base)
+{
+	int fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	const long self = (long)getpid();
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		long pid;
+		struct stat st;
+		if (de->d_name[0] != '.' || !temp_name_pid(de->d_name, &pid) || pid <= 0 ||
+		    pid == self)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != t->euid)
+			continue;
+		if (pid == (pid_t)pid && kill((pid_t)pid, 0) && errno == ESRCH)
+			unlinkat(dirfd(d), de->d_name, 0); /* its process is gone */
+	}
+	closedir(d);
 }
 
 int zn_fs_place_hardlink(const struct zn_target *t, const char *path, size_t len, int dfd,
@@ -327,7 +451,7 @@ int zn_fs_place_hardlink(const struct zn_target *t, const char *path, size_t len
 	char tbase[256];
 	int rc = -1, tfd = zn_fs_parent(t, &tdc, path, len, tbase, sizeof(tbase));
 	if (tfd >= 0) {
-		struct zn_linkspec l = {NULL, tfd, tbase};
+		struct zn_linkspec l = {NULL, tfd, tbase, -1};
 		rc = zn_fs_place_link(t, &l, dfd, base, who);
 	}
 	zn_dircache_free(&tdc);

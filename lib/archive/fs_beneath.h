@@ -64,6 +64,12 @@ struct zn_target {
 	uid_t euid;
 	gid_t egid;
 	unsigned seq; /* this target's number in the process, for temporary names */
+	/* Whether files are made unnamed (O_TMPFILE); set at start where /proc/self/fd can name
+	 * them, cleared by the first file system that cannot make one. Any thread. */
+	atomic_int tmpfile;
+	/* Whether an unnamed file may be named from its descriptor (AT_EMPTY_PATH), which needs a
+	 * capability; cleared by the first refusal. Any thread. */
+	atomic_int empty_path;
 	/* Owner names looked up (zn_fs_local_id), under names_mu: few in any archive. */
 	pthread_mutex_t names_mu;
 	struct zn_owner_name names[16];
@@ -98,29 +104,46 @@ int zn_fs_parent(const struct zn_target *t, struct zn_dircache *c, const char *p
 /* Temporary names tried for one file before giving up (another file may have the name). */
 #define ZN_TEMP_TRIES 8
 
-/* The name a file or link is made under beside the one it replaces (overwrite): hidden, unique
- * to the process, the target and `who`; the k-th try (k < ZN_TEMP_TRIES). */
+/* The name a file or link is made under beside the one it replaces (overwrite), or while it is
+ * written where there is no O_TMPFILE: hidden, unique to the process, the target and `who`
+ * (".znippy-PID-SEQ-WHO[-K].part"); the k-th try (k < ZN_TEMP_TRIES). */
 void zn_fs_temp_name(const struct zn_target *t, uint64_t who, int k, char out[64]);
 
-/* A new file `base` in dfd, open for writing with mode & 0777 (less the umask): never through a
- * symlink, never over an existing file unless t->overwrite. Then an existing file or link keeps
- * its name until the new content is complete and checked: the new file is made under a temporary
- * name (*temp = 1 + the try) to be renamed over it by zn_fs_finish_temp, so a damaged entry, a
- * failed write or a stop costs nothing that was there; where no temporary file can be made (a
- * full disk, a quota) it fails with *temp = -1 and the old file stays. Only an empty directory in
- * the way (which a rename cannot replace) is removed first. EEXIST or EISDIR for a name taken. */
-int zn_fs_create(const struct zn_target *t, int dfd, const char *base, uint32_t mode, uint64_t who,
-                 int *temp);
-/* A file made under its temporary name (temp from zn_fs_create) takes base's name if `ok`, else
- * is removed, leaving the old one as it was. 0, or -1 (the temporary file removed). */
-int zn_fs_finish_temp(const struct zn_target *t, int dfd, const char *base, uint64_t who, int temp,
-                      int ok);
+/* A regular file being written: unnamed (O_TMPFILE) until zn_fs_publish gives it its name, so
+ * that a name holds a complete file or nothing, whenever the extraction stops (kill -9 included);
+ * where the file system has no O_TMPFILE, under a temporary name beside it (zn_fs_temp_name),
+ * which zn_fs_clean_stale removes in a later extraction if its process is gone. */
+struct zn_outfile {
+	int fd;
+	int tmpk; /* -1: unnamed; else its temporary name is zn_fs_temp_name(who, tmpk) */
+};
 
-/* What a link is made of: a symlink to `target`, or else a hardlink to tbase in directory tfd. */
+/* A new file in directory dfd, open for writing with mode & 0777 (less the umask), not yet
+ * named. `who` names its temporary name where one is needed. */
+int zn_fs_open_new(struct zn_target *t, int dfd, uint32_t mode, uint64_t who, struct zn_outfile *f);
+/* The file, complete (content, owner, mode and times given), takes name base in dfd (the
+ * directory it was opened in): never over anything unless t->overwrite, and then over a file or
+ * link (replaced whole, by a rename) or an empty directory, never one that holds something. 0,
+ * or -1 with errno: EEXIST (the name is taken), EISDIR (by a directory), or why; *beside is 1
+ * when the name beside the old file could not be made, 2 when it could not replace it. The file
+ * stays open; zn_fs_discard closes it either way. */
+int zn_fs_publish(const struct zn_target *t, const struct zn_outfile *f, int dfd, const char *base,
+                  uint64_t who, int *beside);
+/* Closes the file; one never published is gone (its temporary name removed). */
+void zn_fs_discard(const struct zn_target *t, struct zn_outfile *f, int dfd, uint64_t who);
+/* Temporary files left in directory base of dfd by extractions that were killed: named as
+ * zn_fs_temp_name names them, regular files of this user, made by a process that no longer
+ * runs (another process's, or this one's, are never touched). Called for each directory the
+ * archive has that existed already. */
+void zn_fs_clean_stale(const struct zn_target *t, int dfd, const char *base);
+
+/* What a link is made of: a symlink to `target`, or else a hardlink to tbase in directory tfd,
+ * or else a name for the unnamed file open on fd (zn_fs_publish). */
 struct zn_linkspec {
 	const char *target;
 	int tfd;
 	const char *tbase;
+	int fd;
 };
 /* Link l at base in dfd. With t->overwrite an existing file or link is replaced whole (the link
  * is made under a temporary name and renamed over it, so a failure leaves the old one); an empty
