@@ -41,7 +41,10 @@ static const int required_cols[] = {
         ZN_COL_BLK_XXH3,      ZN_COL_BLK_CXXH3,
 };
 
-static zn_result parse(struct zn_reader *r)
+/* The header, and where the archive ends: zero bytes after the footer (a copy padded to a block
+ * size, as `dd conv=sync` or a tape pads) are passed over, up to 1 MiB of them, as tar passes
+ * over its zero blocks. *end: just after the footer. */
+static zn_result check_header(struct zn_reader *r, uint64_t *end)
 {
 	const uint8_t *m = r->map;
 	uint64_t size = r->map_size;
@@ -57,9 +60,6 @@ static zn_result parse(struct zn_reader *r)
 	if (zn_get_le32(m + 12) != 0)
 		return fail(r, ZN_ERR_UNSUPPORTED, "unknown header flags 0x%x",
 		            zn_get_le32(m + 12));
-
-	/* Zero bytes after the footer (a copy padded to a block size, as `dd conv=sync` or a tape
-	 * pads) are passed over, up to 1 MiB of them, as tar passes over its zero blocks. */
 	if (memcmp(m + size - 8, ZN_FOOTER_MAGIC, 8) && !m[size - 1]) {
 		uint64_t z = size;
 		while (z > ZN_HEADER_SIZE + ZN_FOOTER_SIZE && size - z < (1u << 20) && !m[z - 1])
@@ -67,7 +67,14 @@ static zn_result parse(struct zn_reader *r)
 		if (!memcmp(m + z - 8, ZN_FOOTER_MAGIC, 8))
 			size = z;
 	}
-	const uint8_t *f = m + size - ZN_FOOTER_SIZE;
+	*end = size;
+	return ZN_OK;
+}
+
+/* The footer ending at `size`, and the index position and page checksums it gives. */
+static zn_result check_footer(struct zn_reader *r, uint64_t size)
+{
+	const uint8_t *m = r->map, *f = m + size - ZN_FOOTER_SIZE;
 	if (memcmp(f + 56, ZN_FOOTER_MAGIC, 8)) {
 		/* A whole footer a little earlier: something was appended to a good archive. */
 		for (uint64_t end = size - 1;
@@ -105,21 +112,27 @@ static zn_result parse(struct zn_reader *r)
 		        (unsigned long long)described, (unsigned long long)size);
 	if (end - r->index_offset - r->index_size != npages * 8)
 		return fail(r, ZN_ERR_CORRUPT, "index page checksums out of bounds");
-	const uint8_t *ix = m + r->index_offset;
-	r->ix = ix;
-	r->pagesums = ix + r->index_size;
+	r->ix = m + r->index_offset;
+	r->pagesums = r->ix + r->index_size;
 	if (!ZN_SUM_OK(zn_xxh3(r->pagesums, npages * 8) == zn_get_le64(f + 16)))
 		return fail(r, ZN_ERR_CHECKSUM, "index page checksums damaged");
 	r->ix_ok = calloc((npages + 63) / 64, sizeof(uint64_t));
 	r->ix_bad = calloc((npages + 63) / 64, sizeof(uint64_t));
 	if (!r->ix_ok || !r->ix_bad)
 		return fail(r, ZN_ERR_NOMEM, "out of memory");
+	return ZN_OK;
+}
+
+/* The index header (against the footer f) and the column directory's size: *ncols. */
+static zn_result check_index_header(struct zn_reader *r, const uint8_t *f, uint32_t *ncols)
+{
+	const uint8_t *ix = r->ix;
 	if (!zn_ix_ensure(r, 0, ZN_INDEX_HEADER_SIZE))
 		return fail(r, ZN_ERR_CHECKSUM,
 		            "index checksum mismatch in its first page (which holds its header)");
 	if (memcmp(ix, ZN_INDEX_MAGIC, 4))
 		return fail(r, ZN_ERR_CORRUPT, "bad index magic");
-	uint32_t ncols = zn_get_le32(ix + 4);
+	*ncols = zn_get_le32(ix + 4);
 	r->nentries = zn_get_le64(ix + 8);
 	r->nblocks = zn_get_le64(ix + 16);
 	r->chunk_size = zn_get_le64(ix + 24);
@@ -128,10 +141,10 @@ static zn_result parse(struct zn_reader *r)
 	r->content_bytes = zn_get_le64(ix + 40);
 	if (r->nentries != zn_get_le64(f + 24) || r->nblocks != zn_get_le64(f + 32))
 		return fail(r, ZN_ERR_CORRUPT, "index and footer disagree on counts");
-	if (ncols > ZN_MAX_COLUMNS ||
-	    ZN_INDEX_HEADER_SIZE + (uint64_t)ncols * ZN_COLDIR_SIZE > r->index_size)
-		return fail(r, ZN_ERR_CORRUPT, "bad column count %u", ncols);
-	if (!zn_ix_ensure(r, ZN_INDEX_HEADER_SIZE, (uint64_t)ncols * ZN_COLDIR_SIZE))
+	if (*ncols > ZN_MAX_COLUMNS ||
+	    ZN_INDEX_HEADER_SIZE + (uint64_t)*ncols * ZN_COLDIR_SIZE > r->index_size)
+		return fail(r, ZN_ERR_CORRUPT, "bad column count %u", *ncols);
+	if (!zn_ix_ensure(r, ZN_INDEX_HEADER_SIZE, (uint64_t)*ncols * ZN_COLDIR_SIZE))
 		return fail(r, ZN_ERR_CHECKSUM,
 		            "index checksum mismatch (column directory damaged)");
 	if (r->chunk_size < ZN_CHUNK_SIZE_MIN || r->chunk_size > ZN_CHUNK_SIZE_MAX)
@@ -143,13 +156,21 @@ static zn_result parse(struct zn_reader *r)
 	if (r->nblocks > r->index_offset - ZN_HEADER_SIZE)
 		return fail(r, ZN_ERR_CORRUPT, "block count exceeds the data area");
 	/* Readers keep a record per entry, so a few KB of highly compressed columns must not claim
-	 * millions of entries (see docs/FORMAT.md, "What a reader checks"). */
+	 * millions of entries (archive_format.h; docs/FORMAT.md, "What a reader checks"). */
 	if (r->nentries > ZN_ENTRIES_FREE + ZN_ENTRIES_PER_INDEX_BYTE * r->index_size)
 		return fail(r, ZN_ERR_CORRUPT, "entry count %llu too large for a %llu-byte index",
 		            (unsigned long long)r->nentries, (unsigned long long)r->index_size);
+	return ZN_OK;
+}
 
+/* The column directory: each known column's place and shape (their content is checked when first
+ * touched: pages against their checksums, offsets and types on each access, decoded columns as a
+ * whole); the required ones present, and all of them decoding to no more than the index's size
+ * allows (archive_format.h). */
+static zn_result read_columns(struct zn_reader *r, uint32_t ncols)
+{
 	for (uint32_t i = 0; i < ncols; i++) {
-		const uint8_t *d = ix + ZN_INDEX_HEADER_SIZE + (size_t)i * ZN_COLDIR_SIZE;
+		const uint8_t *d = r->ix + ZN_INDEX_HEADER_SIZE + (size_t)i * ZN_COLDIR_SIZE;
 		uint32_t id = zn_get_le32(d);
 		uint64_t off = zn_get_le64(d + 8), stored = zn_get_le64(d + 16);
 		if (!zn_col_known(id))
@@ -162,7 +183,7 @@ static zn_result parse(struct zn_reader *r)
 		c->present = 1;
 		c->codec = d[4];
 		c->page_log = d[5];
-		c->stored = ix + off;
+		c->stored = r->ix + off;
 		c->stored_size = stored;
 		c->raw_size = zn_get_le64(d + 24);
 		if (zn_col_check_shape(r, (int)id) != ZN_OK)
@@ -171,9 +192,8 @@ static zn_result parse(struct zn_reader *r)
 	for (size_t i = 0; i < ZN_ARRAY_LEN(required_cols); i++)
 		if (!r->cols[required_cols[i]].present)
 			return fail(r, ZN_ERR_CORRUPT, "column %d missing", required_cols[i]);
-	/* What the columns decode to, which a reader of every row holds (archive_format.h). Each
-	 * raw size is at most 32768 times the index (zn_col_check_shape), so for any file
-	 * that can be mapped the sum cannot wrap. */
+	/* Each raw size is at most 32768 times the index (zn_col_check_shape), so for any file that
+	 * can be mapped the sum cannot wrap. */
 	uint64_t raw = 0;
 	for (int id = 0; id <= ZN_COL_MAX_ID; id++)
 		raw += r->cols[id].present ? r->cols[id].raw_size : 0;
@@ -183,9 +203,17 @@ static zn_result parse(struct zn_reader *r)
 		            (unsigned long long)raw, (unsigned long long)r->index_size);
 	if (r->digest == ZN_DIGEST_SHA256 && !r->cols[ZN_COL_SHA256].present)
 		return fail(r, ZN_ERR_CORRUPT, "digest column missing");
-	/* Column contents are checked when first touched: pages against their checksums, offsets
-	 * and types on each access, decoded columns as a whole. */
 	return ZN_OK;
+}
+
+static zn_result parse(struct zn_reader *r)
+{
+	uint64_t end = 0;
+	uint32_t ncols = 0;
+	RETURN_IF_ERROR(check_header(r, &end));
+	RETURN_IF_ERROR(check_footer(r, end));
+	RETURN_IF_ERROR(check_index_header(r, r->map + end - ZN_FOOTER_SIZE, &ncols));
+	return read_columns(r, ncols);
 }
 
 static zn_result open_common(struct zn_reader *r, char *err, size_t err_len)
