@@ -322,7 +322,7 @@ static void write_piece(struct job *j, struct zn_dircache *dc, const struct plan
 
 /* The digest of a spanning file's bytes, `got` (NULL if some were missing), must be its
  * copies' too. Once per file, so the work stays within the number of files. */
-static void judge_copies(struct job *j, const struct plan_span *s, const uint8_t *got)
+static void check_copies(struct job *j, const struct plan_span *s, const uint8_t *got)
 {
 	for (uint64_t c = s->next_copy; c; c = j->plan.spans[c - 1].next_copy) {
 		uint64_t i = j->plan.spans[c - 1].entry;
@@ -393,7 +393,7 @@ static void hash_span_piece(struct job *j, struct plan_span *s, const struct pla
 		const uint8_t *v = j->span_missing ? NULL : got;
 		if (!v || memcmp(v, want, 32))
 			job_downgrade(j, s->entry, ST_DAMAGED);
-		judge_copies(j, s, v);
+		check_copies(j, s, v);
 		j->span_entry = UINT64_MAX;
 	}
 }

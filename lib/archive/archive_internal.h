@@ -73,9 +73,12 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
  * decompressed on first use (once, under the reader's lock) into `heap`: a whole column at once,
  * a paged one page by page as rows are asked for, each page in its place. */
 struct zn_column {
+	/* Set by zn_reader_open (parse), read-only after. */
 	const uint8_t *stored;
 	uint64_t stored_size, raw_size;
 	uint8_t codec, present, page_log;
+	/* Written under the reader's lock (zn_col, decode_page) by whichever thread first needs
+	 * the column, published by a release store; read without the lock by any thread. */
 	_Atomic(uint8_t *) heap;
 	_Atomic int state; /* 0 not loaded, 1 ready, -1 invalid (as a whole) */
 	/* Paged columns: a bit per page decoded, then a bit per page found damaged; set under the
@@ -83,28 +86,35 @@ struct zn_column {
 	_Atomic(_Atomic uint64_t *) pages;
 };
 
+/* An open archive. zn_reader_entry and zn_reader_find may be called from several threads at
+ * once (extract's and verify's workers do); zn_reader_read_entry from one at a time. */
 struct zn_reader {
+	/* Set by zn_reader_open (parse), read-only after. */
 	const uint8_t *map;
 	uint64_t map_size;
 	int mapped; /* 1: munmap on close */
 	uint64_t nentries, nblocks, index_offset, index_size, chunk_size, content_bytes;
 	int level, digest;
-	struct zn_column cols[ZN_COL_MAX_ID + 1];
-	const uint8_t *ix;        /* the index */
-	const uint8_t *pagesums;  /* XXH3 of each ZN_IX_PAGE page of the index */
-	_Atomic uint64_t *ix_ok;  /* bit per page: checked */
-	_Atomic uint64_t *ix_bad; /* bit per page: checked and damaged (not hashed again) */
-	pthread_mutex_t mu;
-	/* zn_reader_read_entry's blocks (archive_block.h), made on its first use; one caller at a
-	 * time (zn_reader_read_entry is not thread-safe). */
+	struct zn_column cols[ZN_COL_MAX_ID + 1]; /* the fields marked so in zn_column */
+	const uint8_t *ix;                        /* the index */
+	const uint8_t *pagesums;                  /* XXH3 of each ZN_IX_PAGE page of the index */
+	/* Bit per index page: checked, and checked and damaged (not hashed again); set by any
+	 * thread (a relaxed atomic or: pages never change, a race only checks one twice). */
+	_Atomic uint64_t *ix_ok;
+	_Atomic uint64_t *ix_bad;
+	pthread_mutex_t mu; /* guards decoding index columns and pages (zn_col, pages_ready) */
+	void *ixdctx;       /* decoder of index pages, made and used under mu */
+	/* zn_reader_read_entry's blocks (archive_block.h), made on its first use; used by its one
+	 * caller at a time. */
 	struct zn_block_cache *blocks;
-	void *ixdctx;              /* decoder of index pages, used under mu */
+	/* Written once by whichever thread gets there first, the same by all (release store),
+	 * read by all. */
 	_Atomic int offsets_state; /* 0 not scanned, 1 in order, -1 not (see offsets_scan) */
 	/* Prefix sums over the blocks for the stored size of entries spanning many of them, made
 	 * on first need by whichever thread gets there (see block_sums); freed on close. */
 	_Atomic(struct zn_block_sums *) sums;
-	atomic_uint_fast64_t blocks_loaded;
-	char err[256];
+	atomic_uint_fast64_t blocks_loaded; /* counted by every block read; read by tests */
+	char err[256];                      /* zn_reader_open's message; written by it alone */
 };
 
 /* Whether id is a column this reader knows; it ignores the others entirely (docs/FORMAT.md). */

@@ -93,7 +93,7 @@ static int check_structure(struct zn_reader *r, zn_problem_fn problem, void *ctx
 /* Entry i's final state, named when it is damaged: a hardlink must find its target, a file
  * that failed its checks is named here (in path order), and a path must be one an archive may
  * hold. Returns whether it is damaged. */
-static int judge_entry(struct job *j, uint64_t i)
+static int entry_damaged(struct job *j, uint64_t i)
 {
 	const struct job_entry *e = &j->ents[i];
 	uint8_t st = e->status;
@@ -141,7 +141,7 @@ zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem
 		res = zn_pool_result(j.pool);
 	int damaged = 0;
 	for (uint64_t i = 0; res == ZN_OK && i < j.n; i++)
-		damaged |= judge_entry(&j, i);
+		damaged |= entry_damaged(&j, i);
 	damaged |= j.lost_any;
 	damaged |= job_report_bad_blocks(&j);
 	job_free(&j);
