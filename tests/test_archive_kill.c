@@ -91,7 +91,10 @@ static int count_temp(const char *path, const struct stat *st, int flag, struct 
 
 static int temp_files(const char *dir)
 {
+	struct stat st;
 	temps = 0;
+	if (lstat(dir, &st) && errno == ENOENT)
+		return 0; /* killed before the target was made */
 	CHECK(nftw(dir, count_temp, 16, FTW_PHYS) == 0);
 	return temps;
 }
