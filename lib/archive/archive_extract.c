@@ -83,20 +83,26 @@ static void report_create_failure(struct job *j, uint64_t i, int temp)
 	job_report_errno(j, i, err == EEXIST ? "not overwritten" : "cannot create", err);
 }
 
-/* Entry i's file made new, unnamed, in its directory; on failure it is marked failed and named. */
+/* Where a file is made: its directory (a descriptor of a dircache) and its name there. */
+struct out_place {
+	int dfd;
+	char base[256];
+};
+
+/* Entry i's file made new, unnamed, in its directory (*at, for finish_output); on failure it is
+ * marked failed and named. */
 static int open_output(struct job *j, struct zn_dircache *dc, uint64_t i, uint32_t mode,
-                       struct zn_outfile *f)
+                       struct zn_outfile *f, struct out_place *at)
 {
 	const struct job_entry *e = &j->ents[i];
-	char base[256];
-	int dfd = zn_fs_parent(&j->target, dc, e->path, e->path_len, base, sizeof(base));
-	if (dfd >= 0 && !zn_fs_open_new(&j->target, dfd, mode, i, f))
+	at->dfd = zn_fs_parent(&j->target, dc, e->path, e->path_len, at->base, sizeof(at->base));
+	if (at->dfd >= 0 && !zn_fs_open_new(&j->target, at->dfd, mode, i, f))
 		return 0;
 	/* With overwrite, where a file is there already, the new one was to be made beside it. */
 	int err = errno;
 	struct stat st;
-	int beside = dfd >= 0 && j->target.overwrite &&
-	             !fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && !S_ISDIR(st.st_mode);
+	int beside = at->dfd >= 0 && j->target.overwrite &&
+	             !fstatat(at->dfd, at->base, &st, AT_SYMLINK_NOFOLLOW) && !S_ISDIR(st.st_mode);
 	errno = err;
 	job_set_status(j, i, ST_FAILED);
 	report_create_failure(j, i, beside ? -1 : 0);
@@ -120,20 +126,25 @@ static void publish_failed(struct job *j, uint64_t i, int beside)
 }
 
 /* Entry i's file, written: given its metadata (m) and its name if its status is still ST_OK, and
- * closed. One that is not complete never had a name: it is gone once closed. */
+ * closed. One that is not complete never had a name: it is gone once closed. `at` is where
+ * open_output made it, or NULL to look its directory up again (in dc). */
 static void finish_output(struct job *j, struct zn_dircache *dc, uint64_t i, struct zn_outfile *f,
-                          const struct zn_meta *m)
+                          const struct zn_meta *m, const struct out_place *at)
 {
 	const struct job_entry *e = &j->ents[i];
-	char base[256];
-	int dfd = zn_fs_parent(&j->target, dc, e->path, e->path_len, base, sizeof(base));
+	struct out_place here;
+	if (!at) {
+		here.dfd = zn_fs_parent(&j->target, dc, e->path, e->path_len, here.base,
+		                        sizeof(here.base));
+		at = &here;
+	}
 	if (job_status(j, i) == ST_OK) {
 		int beside = 0;
 		zn_fs_apply_meta_fd(&j->target, f->fd, m, i);
-		if (dfd < 0 || zn_fs_publish(&j->target, f, dfd, base, i, &beside))
+		if (at->dfd < 0 || zn_fs_publish(&j->target, f, at->dfd, at->base, i, &beside))
 			publish_failed(j, i, beside);
 	}
-	zn_fs_discard(&j->target, f, dfd, i);
+	zn_fs_discard(&j->target, f, at->dfd, i);
 }
 
 /* Holes are made of runs of zero bytes between multiples of SPARSE_UNIT in the file. */
@@ -211,11 +222,8 @@ static int write_at(int fd, const uint8_t *p, uint64_t len, uint64_t off, uint64
  * read (it could be once, in job_init: only a bug or a changed mapping gets here). */
 static int file_meta(struct job *j, uint64_t i, struct zn_meta *m)
 {
-	struct job_row row;
-	if (!job_read_row(j, i, &row)) {
-		*m = row.meta;
+	if (!job_read_meta(j, i, m))
 		return 0;
-	}
 	job_downgrade(j, i, ST_DAMAGED);
 	return -1;
 }
@@ -243,8 +251,9 @@ static int span_fd(struct job *j, struct zn_dircache *dc, struct plan_span *s, i
 	pthread_mutex_t *m = &j->stripes[(uint64_t)(s - j->plan.spans) % 64];
 	struct zn_meta meta;
 	pthread_mutex_lock(m);
+	struct out_place at;
 	if (s->out.fd == -1 && usable && !file_meta(j, s->entry, &meta)) {
-		if (open_output(j, dc, s->entry, meta.mode, &s->out))
+		if (open_output(j, dc, s->entry, meta.mode, &s->out, &at))
 			s->out.fd = -2;
 		/* Pre-size (a hint only): unnamed, the file is complete or gone. */
 		else if (ftruncate(s->out.fd, (off_t)s->size)) {
@@ -273,10 +282,11 @@ static void write_one(struct job *j, struct zn_dircache *dc, uint64_t i, struct 
 	int usable = data && job_status(j, i) == ST_OK;
 	struct zn_meta meta;
 	struct zn_outfile one = {-1, -1};
+	struct out_place at;
 	int fd = -1;
 	if (s)
 		fd = span_fd(j, dc, s, usable);
-	else if (usable && !file_meta(j, i, &meta) && !open_output(j, dc, i, meta.mode, &one))
+	else if (usable && !file_meta(j, i, &meta) && !open_output(j, dc, i, meta.mode, &one, &at))
 		fd = one.fd;
 	if (fd >= 0 && usable) {
 		uint64_t foff = s ? j->plan.cum[b] + g->boff - s->start : 0;
@@ -299,7 +309,7 @@ static void write_one(struct job *j, struct zn_dircache *dc, uint64_t i, struct 
 			file_meta(j, i, &meta); /* on failure the file is damaged: dropped below */
 	}
 	if (f->fd >= 0)
-		finish_output(j, dc, i, f, &meta);
+		finish_output(j, dc, i, f, &meta, s ? NULL : &at);
 }
 
 /* Writes piece g of block b into its file and into the files stored once for it. */
@@ -744,9 +754,10 @@ static void make_empty_files(struct job *j, struct zn_dircache *dc)
 			continue;
 		}
 		struct zn_outfile f;
-		if (file_meta(j, i, &meta) || open_output(j, dc, i, meta.mode, &f))
+		struct out_place at;
+		if (file_meta(j, i, &meta) || open_output(j, dc, i, meta.mode, &f, &at))
 			continue; /* named, and marked */
-		finish_output(j, dc, i, &f, &meta);
+		finish_output(j, dc, i, &f, &meta, &at);
 	}
 }
 

@@ -136,6 +136,8 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
                           unsigned *lost);
 /* Row i's path alone, for naming an entry whose other fields cannot be read. */
 zn_result zn_entry_path(struct zn_reader *r, uint64_t i, const char **path, size_t *len);
+/* Row i's string of the offsets column off_id (and the bytes column after it). */
+zn_result zn_entry_str(struct zn_reader *r, int off_id, uint64_t i, const char **s, size_t *len);
 
 /* Bytes [a, b) of a string-bytes column (checked or decoded); NULL if damaged. */
 const uint8_t *zn_bytes(struct zn_reader *r, int id, uint64_t a, uint64_t b);

@@ -150,7 +150,74 @@ const uint8_t *job_sha256(struct job *j, uint64_t i)
 {
 	if (j->r->digest != ZN_DIGEST_SHA256 || j->ents[i].type != ZN_TYPE_FILE)
 		return NULL;
-	return zn_row(j->r, ZN_COL_SHA256, i);
+	return job_col_row(j, j->cols.sha256, ZN_COL_SHA256, 32, i);
+}
+
+/* String i of an offsets column (whole: off, bytes) or, without them, from the reader; NULL and
+ * 0 if it cannot be read. */
+static void read_name(struct job *j, const uint8_t *off, const uint8_t *bytes, int off_id,
+                      uint64_t i, const char **s, uint8_t *len)
+{
+	size_t n = 0;
+	*s = NULL;
+	if (off && bytes) {
+		uint64_t a = zn_get_le64(off + 8 * i), b = zn_get_le64(off + 8 * i + 8);
+		*s = b - a ? (const char *)bytes + a : "";
+		n = b - a;
+	} else if (zn_entry_str(j->r, off_id, i, s, &n) != ZN_OK) {
+		*s = NULL;
+		n = 0;
+	}
+	*len = (uint8_t)ZN_MIN(n, 255); /* at most 255 in a row job_init read */
+}
+
+int job_read_meta(struct job *j, uint64_t i, struct zn_meta *m)
+{
+	const struct job_cols *c = &j->cols;
+	const struct job_entry *e = &j->ents[i];
+	const uint8_t *mode = job_col_row(j, c->mode, ZN_COL_MODE, 4, i),
+	              *uid = job_col_row(j, c->uid, ZN_COL_UID, 4, i),
+	              *gid = job_col_row(j, c->gid, ZN_COL_GID, 4, i),
+	              *mt = job_col_row(j, c->mtime, ZN_COL_MTIME_NS, 8, i);
+	*m = (struct zn_meta){.type = e->type, .lost = e->lost};
+	/* What job_init found lost stays lost, and what it read is there still (a page once
+	 * checked or decoded stays so); as job_read_row fills them. */
+	if ((!mode && !(e->lost & ZN_LOST_MODE)) || (!(uid && gid) && !(e->lost & ZN_LOST_OWNER)) ||
+	    (!mt && !(e->lost & ZN_LOST_MTIME)))
+		return -1;
+	m->mode = mode ? zn_get_le32(mode) & 07777 : 0;
+	if (e->lost & ZN_LOST_MODE)
+		m->mode = e->type == ZN_TYPE_DIR ? 0755 : 0644;
+	m->uid = uid && gid ? zn_get_le32(uid) : 0;
+	m->gid = uid && gid ? zn_get_le32(gid) : 0;
+	m->mtime_ns = mt ? (int64_t)zn_get_le64(mt) : 0;
+	read_name(j, c->uname_off, c->uname_bytes, ZN_COL_UNAME_OFFSETS, i, &m->uname,
+	          &m->uname_len);
+	read_name(j, c->gname_off, c->gname_bytes, ZN_COL_GNAME_OFFSETS, i, &m->gname,
+	          &m->gname_len);
+	return 0;
+}
+
+/* The columns read again later, whole where every row was read (job_cols). */
+static void take_columns(struct job *j)
+{
+	struct zn_reader *r = j->r;
+	if (j->select)
+		return; /* only some rows' pages are decoded: decoding all would cost more */
+	j->cols = (struct job_cols){
+	        .mode = zn_col(r, ZN_COL_MODE),
+	        .uid = zn_col(r, ZN_COL_UID),
+	        .gid = zn_col(r, ZN_COL_GID),
+	        .mtime = zn_col(r, ZN_COL_MTIME_NS),
+	        .size = zn_col(r, ZN_COL_SIZE),
+	        .first_block = zn_col(r, ZN_COL_FIRST_BLOCK),
+	        .block_offset = zn_col(r, ZN_COL_BLOCK_OFFSET),
+	        .sha256 = r->digest == ZN_DIGEST_SHA256 ? zn_col(r, ZN_COL_SHA256) : NULL,
+	        .uname_off = zn_col(r, ZN_COL_UNAME_OFFSETS),
+	        .uname_bytes = zn_col(r, ZN_COL_UNAME_BYTES),
+	        .gname_off = zn_col(r, ZN_COL_GNAME_OFFSETS),
+	        .gname_bytes = zn_col(r, ZN_COL_GNAME_BYTES),
+	};
 }
 
 /* Leaves the first n components off e's path, as tar --strip-components; non-zero if that is
@@ -429,6 +496,7 @@ zn_result job_init(struct job *j, struct zn_reader *r, const uint8_t *select, un
 	if (!j->ents)
 		return ZN_ERR_NOMEM;
 	zn_pool_run(j->pool, read_part, &rp, rp.parts);
+	take_columns(j);
 	report_unreadable(j);
 	RETURN_IF_ERROR(own_paths(j));
 	return refuse_unsound_rows(j);

@@ -44,10 +44,11 @@ struct extent {
 };
 
 /* Entry i's extent, from the index (the row was read whole once: job_init). */
-static int read_extent(struct zn_reader *r, uint64_t i, struct extent *x)
+static int read_extent(struct job *j, uint64_t i, struct extent *x)
 {
-	const uint8_t *sz = zn_row(r, ZN_COL_SIZE, i), *fb = zn_row(r, ZN_COL_FIRST_BLOCK, i),
-	              *bo = zn_row(r, ZN_COL_BLOCK_OFFSET, i);
+	const uint8_t *sz = job_col_row(j, j->cols.size, ZN_COL_SIZE, 8, i),
+	              *fb = job_col_row(j, j->cols.first_block, ZN_COL_FIRST_BLOCK, 4, i),
+	              *bo = job_col_row(j, j->cols.block_offset, ZN_COL_BLOCK_OFFSET, 4, i);
 	if (!sz || !fb || !bo)
 		return -1;
 	*x = (struct extent){zn_get_le64(sz), zn_get_le32(fb), zn_get_le32(bo)};
@@ -118,11 +119,11 @@ static zn_result scan_entry(struct job *j, struct plan_scan *sc, uint64_t i)
 	const uint64_t nb = p->nblocks;
 	struct extent e;
 	uint64_t last;
-	if (read_extent(j->r, i, &e) || !e.size)
+	if (read_extent(j, i, &e) || !e.size)
 		return ZN_OK; /* read once already: a page cannot go bad; empty: no pieces */
 	uint64_t fb = e.first_block, sp = fb < nb ? sc->span_at[fb] : 0;
 	struct extent pe;
-	if (sp && !read_extent(j->r, p->spans[sp - 1].entry, &pe) &&
+	if (sp && !read_extent(j, p->spans[sp - 1].entry, &pe) &&
 	    pe.block_offset == e.block_offset && pe.size == e.size) {
 		struct plan_span *prim = &p->spans[sp - 1];
 		uint64_t c = add_span(p, i, e.size, fb, prim->last_block, prim->start);
@@ -184,7 +185,7 @@ static void fill_pieces(struct job *j, uint64_t *fill)
 	for (uint64_t i = 0; i < j->n; i++) {
 		struct extent e;
 		if (!(j->ents[i].flags & JE_PLANNED) || job_status(j, i) != ST_OK ||
-		    read_extent(j->r, i, &e))
+		    read_extent(j, i, &e))
 			continue;
 		while (next_span < p->nspans && p->spans[next_span].entry < i)
 			next_span++;
@@ -214,9 +215,14 @@ static zn_result check_overlaps(struct job *j)
 	struct plan *p = &j->plan;
 	for (uint64_t b = 0; b < p->nblocks; b++) {
 		struct plan_piece *g = p->pieces + p->bstart[b];
-		uint64_t m = p->bstart[b + 1] - p->bstart[b], end = 0;
-		qsort(g, m, sizeof(*g), cmp_pieces);
-		for (uint64_t k = 0; k < m; k++) {
+		uint64_t m = p->bstart[b + 1] - p->bstart[b], end = 0, k = 1;
+		/* Pieces were filled in entry order, which is offset order in a block the writer
+		 * packed: most need no sort. */
+		while (k < m && cmp_pieces(&g[k - 1], &g[k]) < 0)
+			k++;
+		if (k < m)
+			qsort(g, m, sizeof(*g), cmp_pieces);
+		for (k = 0; k < m; k++) {
 			int same = k && g[k].boff == g[k - 1].boff && g[k].len == g[k - 1].len &&
 			           !(g[k].owner & PIECE_SPAN) && !(g[k - 1].owner & PIECE_SPAN);
 			if (g[k].boff < end && !same)

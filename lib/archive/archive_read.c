@@ -405,6 +405,11 @@ zn_result zn_entry_path(struct zn_reader *r, uint64_t i, const char **path, size
 	return get_str(r, ZN_COL_PATH_OFFSETS, i, path, len);
 }
 
+zn_result zn_entry_str(struct zn_reader *r, int off_id, uint64_t i, const char **s, size_t *len)
+{
+	return get_str(r, off_id, i, s, len);
+}
+
 zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, const uint8_t **sha,
                           unsigned *lost)
 {
