@@ -219,13 +219,13 @@ static void vanished_file(const char *root, int no_uring, int readd)
 	struct zn_block_cache bc;
 	struct zn_blockinfo bi;
 	const uint8_t *data;
-	zn_block_cache_init(&bc, rd, 1);
+	zn_block_cache_init(&bc, rd, 1, false);
 	CHECK_OK(zn_block_info(rd, e56.first_block, &bi));
 	CHECK_OK(zn_block_get(rd, &bc, e56.first_block, &bi, bi.usize, ZN_BLOCK_CHECKED, &data));
 	CHECK(bi.usize >= to);
 	for (uint64_t k = from; k < to; k++)
 		CHECK(data[k] == 0);
-	zn_block_cache_free(&bc, rd);
+	zn_block_cache_free(&bc);
 	zn_reader_close(rd);
 	free(victim);
 	free(dir);

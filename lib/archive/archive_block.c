@@ -101,21 +101,23 @@ static size_t next_feed(const uint8_t *p, size_t n, size_t *walk, size_t pos, si
 	return w ? ZN_MAX(w, fed) : ZN_MIN(n, fed + (64 << 10));
 }
 
-void zn_block_cache_init(struct zn_block_cache *c, const struct zn_reader *r, unsigned slots)
+void zn_block_cache_init(struct zn_block_cache *c, const struct zn_reader *r, unsigned slots,
+                         bool huge)
 {
 	memset(c, 0, sizeof(*c));
+	c->buf_size = huge ? zn_big_round(r->chunk_size) : r->chunk_size;
 	/* Within ZN_BCACHE_BYTES of buffers: one slot for 64 MiB chunks and up (a `cat` of one
 	 * file makes one buffer whatever the count). */
-	const uint64_t fit = ZN_BCACHE_BYTES / zn_big_round(r->chunk_size);
+	const uint64_t fit = ZN_BCACHE_BYTES / c->buf_size;
 	c->nslots = (unsigned)ZN_MAX(1, ZN_MIN(ZN_MIN(slots, ZN_BCACHE_SLOTS), fit));
 	for (unsigned k = 0; k < ZN_BCACHE_SLOTS; k++)
 		c->slot[k].block = UINT64_MAX;
 }
 
-void zn_block_cache_free(struct zn_block_cache *c, const struct zn_reader *r)
+void zn_block_cache_free(struct zn_block_cache *c)
 {
 	for (unsigned k = 0; k < ZN_BCACHE_SLOTS; k++) {
-		zn_big_free(c->slot[k].buf, zn_big_round(r->chunk_size));
+		zn_big_free(c->slot[k].buf, c->buf_size);
 		ZSTD_freeDCtx(c->slot[k].sdctx);
 	}
 	ZSTD_freeDCtx(c->dctx);
@@ -259,11 +261,8 @@ zn_result zn_block_get(struct zn_reader *r, struct zn_block_cache *c, uint64_t b
 	if (!s)
 		s = slot_victim(c);
 	s->used = ++c->clock;
-	/* Whole huge pages: the first use costs one page fault, not 256 for a 1 MiB block (0.45 ms
-	 * of the 3 ms `cat` of the file that ends a block on a 2.45 GHz Zen 3 VM; 4 KiB pages made
-	 * `cat` 1.43x as slow on a Zen 5 VM whose first touch of a page costs 15 us). */
 	if (!s->buf)
-		SAFETY_CHECK(s->buf = zn_big_alloc(zn_big_round(r->chunk_size)), ZN_ERR_NOMEM);
+		SAFETY_CHECK(s->buf = zn_big_alloc(c->buf_size), ZN_ERR_NOMEM);
 	zn_result res = need == bi->usize && !resume
 	                        ? decode_whole(r, c, s, b, bi, unchecked)
 	                        : decode_prefix(r, s, b, bi, need, unchecked, resume);

@@ -547,7 +547,7 @@ static void job_worker(void *arg, unsigned t)
 	struct zn_reader *r = j->r;
 	struct zn_block_cache bc;
 	struct zn_dircache dc;
-	zn_block_cache_init(&bc, r, 1);
+	zn_block_cache_init(&bc, r, 1, false);
 	zn_dircache_init(&dc);
 	for (;;) {
 		uint64_t w = atomic_fetch_add(&j->cursor, 1);
@@ -572,7 +572,7 @@ static void job_worker(void *arg, unsigned t)
 		}
 	}
 	zn_dircache_free(&dc);
-	zn_block_cache_free(&bc, r);
+	zn_block_cache_free(&bc);
 }
 
 void job_run_workers(struct job *j)

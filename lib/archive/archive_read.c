@@ -324,7 +324,7 @@ void zn_reader_close(struct zn_reader *r)
 	if (r->mapped)
 		munmap((void *)r->map, r->map_size);
 	if (r->blocks) {
-		zn_block_cache_free(r->blocks, r);
+		zn_block_cache_free(r->blocks);
 		free(r->blocks);
 	}
 	free(r->ix_ok);
@@ -727,7 +727,7 @@ zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink,
 	 * corpus to stdout: 17.7 s before, as many half-block decodings as files). */
 	if (!r->blocks) {
 		SAFETY_CHECK(r->blocks = malloc(sizeof(*r->blocks)), ZN_ERR_NOMEM);
-		zn_block_cache_init(r->blocks, r, ZN_BCACHE_SLOTS);
+		zn_block_cache_init(r->blocks, r, ZN_BCACHE_SLOTS, true);
 	}
 	SHA256_CTX sha;
 	SHA256_Init(&sha);
