@@ -75,7 +75,7 @@ static void report_create_failure(struct job *j, uint64_t i, int temp)
 		                 err);
 		return;
 	}
-	if (err == ELOOP) { /* openat2's RESOLVE_NO_SYMLINKS, or O_NOFOLLOW on the name itself */
+	if (err == ELOOP) { /* O_NOFOLLOW on a directory of its path, or on the name */
 		/* No hint: where the archive has that directory, its own message gives one. */
 		job_report(j, i, ZN_ERR_IO, "not created: a symlink on its path is not followed");
 		return;
@@ -695,7 +695,7 @@ static void dir_failed(struct job *j, uint64_t i, int err)
 		         "not overwritten: something that is not a directory stands where the "
 		         "archive has one%s",
 		         more);
-	else if (err == ELOOP) /* a symlink on its path (openat2, O_NOFOLLOW) */
+	else if (err == ELOOP) /* a symlink on its path (O_NOFOLLOW) */
 		snprintf(msg, sizeof(msg), "not created: a symlink on its path is not followed%s",
 		         more);
 	else
@@ -805,8 +805,9 @@ static void write_stand_in(struct job *j, uint64_t i, int dfd, const char *base,
 /* Hardlink i (row x) at base in dfd. stand_in[t] (t a target not extracted) is the member of
  * t's group that got the content, + 1; made on first need (a failed allocation only writes the
  * content again for each). */
-static void make_hardlink(struct job *j, uint64_t i, const struct job_row *x, int dfd,
-                          const char *base, uint64_t **stand_in, struct link_try *lt)
+static void make_hardlink(struct job *j, struct zn_dircache *tc, uint64_t i,
+                          const struct job_row *x, int dfd, const char *base, uint64_t **stand_in,
+                          struct link_try *lt)
 {
 	uint64_t t;
 	const int found = zn_reader_find(j->r, x->link, x->link_len, &t) == ZN_OK;
@@ -816,13 +817,13 @@ static void make_hardlink(struct job *j, uint64_t i, const struct job_row *x, in
 	const uint64_t *si = *stand_in;
 	if (found && j->ents[t].type == ZN_TYPE_FILE && j->ents[t].status == ST_OK &&
 	    zn_path_is_safe(x->link, x->link_len)) {
-		lt->rc = zn_fs_place_hardlink(&j->target, j->ents[t].path, j->ents[t].path_len, dfd,
-		                              base, i);
+		lt->rc = zn_fs_place_hardlink(&j->target, tc, j->ents[t].path, j->ents[t].path_len,
+		                              dfd, base, i);
 	} else if (absent && si && si[t] && j->ents[si[t] - 1].status == ST_OK) {
 		/* An earlier link of the group holds the content already: this one links to it, as
 		 * on disk. */
 		const struct job_entry *s = &j->ents[si[t] - 1];
-		lt->rc = zn_fs_place_hardlink(&j->target, s->path, s->path_len, dfd, base, i);
+		lt->rc = zn_fs_place_hardlink(&j->target, tc, s->path, s->path_len, dfd, base, i);
 	} else if (absent) {
 		if (!*stand_in)
 			*stand_in = calloc(j->n, sizeof(**stand_in));
@@ -871,6 +872,8 @@ static void report_link(struct job *j, uint64_t i, const struct link_try *lt)
 static void make_links(struct job *j, struct zn_dircache *dc)
 {
 	uint64_t *stand_in = NULL;
+	struct zn_dircache tc; /* the targets' directories */
+	zn_dircache_init(&tc);
 	for (uint64_t i = 0; i < j->n; i++) {
 		struct job_entry *e = &j->ents[i];
 		if (e->status != ST_OK ||
@@ -893,11 +896,12 @@ static void make_links(struct job *j, struct zn_dircache *dc)
 			if (!lt.rc)
 				zn_fs_apply_meta_link(&j->target, dfd, base, &x.meta);
 		} else if (target) {
-			make_hardlink(j, i, &x, dfd, base, &stand_in, &lt);
+			make_hardlink(j, &tc, i, &x, dfd, base, &stand_in, &lt);
 		}
 		report_link(j, i, &lt);
 		free(target);
 	}
+	zn_dircache_free(&tc);
 	free(stand_in);
 }
 

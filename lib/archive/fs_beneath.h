@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* fs_beneath.h - symlink-proof file operations below a target directory, and metadata.
  *
- * Every name is resolved below the target's directory descriptor, with openat2(RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS) where the kernel has it and otherwise component by component with
- * O_NOFOLLOW, so that neither a symlink the archive made nor one already in the destination is
- * ever followed. Paths handed in are the archive's, already checked by zn_path_is_safe (relative,
- * no "." or ".." component). Functions return 0 or a descriptor, or -1 with errno set, as the
- * system calls they wrap, so that callers can word their messages from errno.
+ * Every name is resolved below the target's directory descriptor, component by component with
+ * O_NOFOLLOW, from the deepest directory already held open (zn_dircache), so that neither a symlink
+ * the archive made nor one already in the destination is ever followed. Paths handed in are the
+ * archive's, already checked by zn_path_is_safe (relative, no "." or ".." component). Functions
+ * return 0 or a descriptor, or -1 with errno set, as the system calls they wrap, so that callers
+ * can word their messages from errno.
  */
 #ifndef ZN_FS_BENEATH_H
 #define ZN_FS_BENEATH_H
@@ -63,7 +63,8 @@ struct zn_target {
 	uint32_t perm_mask; /* mode bits kept: all (same_permissions), else 0777 less the umask */
 	uid_t euid;
 	gid_t egid;
-	unsigned seq; /* this target's number in the process, for temporary names */
+	unsigned seq;     /* this target's number in the process, for temporary names */
+	unsigned dir_fds; /* descriptors a zn_dircache may hold, from the limit on open files */
 	/* Whether files are made unnamed (O_TMPFILE); set at start where /proc/self/fd can name
 	 * them, cleared by the first file system that cannot make one. Any thread. */
 	atomic_int tmpfile;
@@ -85,12 +86,17 @@ struct zn_target {
 void zn_fs_target_start(struct zn_target *t);
 void zn_fs_target_end(struct zn_target *t);
 
-/* A thread's last parent directory opened, so that the files of one directory cost one lookup
- * of it. Not shared between threads. */
+/* A thread's last parent directory, as a chain of its levels, some of them held open, so that
+ * the next parent costs an open of each level it does not share with the last one (fs_beneath.c
+ * says which are held, and why that makes a deep tree linear). Not shared between threads. */
 struct zn_dircache {
-	char *path;
+	char *path; /* the last parent, relative to the target; len bytes, no trailing '/' */
 	size_t len, cap;
-	int fd;
+	size_t *ends; /* ends[k]: where level k + 1's component ends in path */
+	int *fds;     /* fds[k]: level k + 1's O_PATH descriptor, or -1 not held */
+	size_t depth; /* levels in path; the deepest is always held */
+	size_t levels_cap;
+	unsigned held; /* descriptors in fds */
 };
 void zn_dircache_init(struct zn_dircache *c);
 void zn_dircache_free(struct zn_dircache *c);
@@ -150,9 +156,10 @@ struct zn_linkspec {
  * directory in the way is removed first. */
 int zn_fs_place_link(const struct zn_target *t, const struct zn_linkspec *l, int dfd,
                      const char *base, uint64_t who);
-/* A hardlink at base in dfd to the file extracted as `path` (len bytes), as zn_fs_place_link. */
-int zn_fs_place_hardlink(const struct zn_target *t, const char *path, size_t len, int dfd,
-                         const char *base, uint64_t who);
+/* A hardlink at base in dfd to the file extracted as `path` (len bytes), as zn_fs_place_link;
+ * the target's directory is found through tc (not the cache dfd came from). */
+int zn_fs_place_hardlink(const struct zn_target *t, struct zn_dircache *tc, const char *path,
+                         size_t len, int dfd, const char *base, uint64_t who);
 
 /* Owner, mode and times of a file this extraction made, through its descriptor. */
 void zn_fs_apply_meta_fd(struct zn_target *t, int fd, const struct zn_meta *m, uint64_t who);
