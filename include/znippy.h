@@ -331,6 +331,8 @@ struct zn_archive_info {
 	uint64_t compressed_bytes; /* every data block as stored, compressed or not */
 	uint64_t archive_bytes, index_bytes, chunk_size;
 	int level, digest;
+	uint64_t expanded_bytes; /* what extracting everything writes: the regular files' sizes,
+	                            shared ones each time (content_bytes counts them once) */
 };
 ZN_API void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info);
 /* Checks every page of the index against its checksum, as zn_verify does first (XXH3 over the
@@ -437,6 +439,13 @@ struct zn_extract_options {
 	 * and is given the archive's times (by default it is given all three). skip_existing
 	 * keeps its times too. */
 	int no_overwrite_dir;
+	/* By default zn_extract first compares what the selected entries take once written (the
+	 * bytes of every regular file, identical files counted each time, sparse ones whole; an
+	 * inode for each entry but hardlinks) with what the target's file system has free for
+	 * this user (statvfs), and where that does not fit refuses before writing anything:
+	 * ZN_ERR_LIMIT, said through `problem` with the numbers (the path given is `dir`). An
+	 * archive of a few kilobytes can describe terabytes. Non-zero: no such check. */
+	int no_space_check;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 

@@ -841,6 +841,7 @@ void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 	info->level = r->level;
 	info->digest = r->digest;
 	const uint8_t *type = zn_col(r, ZN_COL_TYPE), *codec = zn_col(r, ZN_COL_BLK_CODEC);
+	const uint8_t *size = zn_col(r, ZN_COL_SIZE);
 	/* The blocks' stored bytes; when their column is unreadable, the data area
 	 * (docs/FORMAT.md), padding included. */
 	const uint8_t *csize = zn_col(r, ZN_COL_BLK_CSIZE);
@@ -852,6 +853,10 @@ void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 		info->dirs += type[i] == ZN_TYPE_DIR;
 		info->symlinks += type[i] == ZN_TYPE_SYMLINK;
 		info->hardlinks += type[i] == ZN_TYPE_HARDLINK;
+		uint64_t n = size && type[i] == ZN_TYPE_FILE ? zn_get_le64(size + 8 * i) : 0;
+		info->expanded_bytes = n > UINT64_MAX - info->expanded_bytes
+		                               ? UINT64_MAX
+		                               : info->expanded_bytes + n;
 	}
 	for (uint64_t i = 0; codec && i < r->nblocks; i++)
 		info->stored_blocks += codec[i] == ZN_BLOCK_STORED;
