@@ -979,7 +979,7 @@ static void make_links(struct job *j, struct zn_dircache *dc)
 			struct zn_linkspec l = {target, -1, NULL, -1};
 			lt.rc = zn_fs_place_link(&j->target, &l, dfd, base, i);
 			if (!lt.rc)
-				zn_fs_apply_meta_link(&j->target, dfd, base, &x.meta);
+				zn_fs_apply_meta_link(&j->target, dfd, base, &x.meta, i);
 		} else if (target) {
 			make_hardlink(j, &tc, i, &x, dfd, base, &stand_in, &lt);
 		}
@@ -1088,6 +1088,19 @@ static zn_result finish(struct job *j, const char *dir)
 		damaged |= j->ents[i].status == ST_DAMAGED;
 		failed |= j->ents[i].status == ST_FAILED;
 	}
+	/* --same-owner where this user may not give files away: each was named; the extraction
+	 * failed, as tar's does, and this says how many and why in one line. */
+	uint64_t owners = atomic_load(&j->target.owners_failed);
+	if (owners && j->problem) {
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+		         "%llu entr%s kept the extracting user as owner: the stored owners could "
+		         "not "
+		         "be given (that takes root, or CAP_CHOWN)",
+		         (unsigned long long)owners, owners == 1 ? "y" : "ies");
+		j->problem(j->ctx, dir, ZN_ERR_IO, msg);
+	}
+	failed |= owners != 0;
 	return damaged ? ZN_ERR_DAMAGED : failed ? ZN_ERR_IO : ZN_OK;
 }
 

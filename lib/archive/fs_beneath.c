@@ -56,6 +56,7 @@ void zn_fs_target_start(struct zn_target *t)
 	/* Unnamed files are named through /proc/self/fd (make_link). */
 	atomic_init(&t->tmpfile, access("/proc/self/fd", X_OK) == 0);
 	atomic_init(&t->empty_path, 1);
+	atomic_init(&t->owners_failed, 0);
 #ifdef ZN_TEST_HOOKS
 	if (getenv("ZN_TEST_NO_TMPFILE")) /* as on a file system without O_TMPFILE */
 		atomic_init(&t->tmpfile, 0);
@@ -630,6 +631,18 @@ static uint32_t local_id(struct zn_target *t, const char *name, size_t len, int 
 	return id;
 }
 
+/* Entry `who` could not be given owner uid:gid (errno says why): named, and counted, which fails
+ * the extraction, as tar's fails (the files are there, not as asked). */
+static void owner_failed(struct zn_target *t, uint64_t who, uint32_t uid, uint32_t gid)
+{
+	char msg[96];
+	snprintf(msg, sizeof(msg), "cannot give it its stored owner %u:%u: %s", uid, gid,
+	         strerror(errno));
+	atomic_fetch_add_explicit(&t->owners_failed, 1, memory_order_relaxed);
+	if (t->warn)
+		t->warn(t->warn_ctx, who, ZN_ERR_IO, msg);
+}
+
 /* Owner, mode and times of a file just written. Files are created with their permission bits,
  * so the chown and chmod calls are made only when they change something: per small file that
  * is two system calls fewer, which shows when extracting 100,000 files. */
@@ -657,13 +670,8 @@ static uint32_t apply_owner(struct zn_target *t, int fd, const struct zn_meta *m
 		/* AT_EMPTY_PATH: fd may be an O_PATH descriptor (see apply_meta_dir). A failure is
 		 * not fatal, as with tar, and named, as tar names it. */
 		owned = fchownat(fd, "", uid, gid, AT_EMPTY_PATH) == 0;
-		if (!owned) {
-			char msg[96];
-			snprintf(msg, sizeof(msg), "cannot give it its stored owner %u:%u: %s", uid,
-			         gid, strerror(errno));
-			if (t->warn)
-				t->warn(t->warn_ctx, who, ZN_OK, msg);
-		}
+		if (!owned)
+			owner_failed(t, who, uid, gid);
 	}
 	return (owned ? m->mode & setid_ok : m->mode & 01777) & t->perm_mask;
 }
@@ -692,12 +700,20 @@ void zn_fs_apply_times_at(struct zn_target *t, int dfd, const char *base, const 
 }
 
 /* Owner and times of a symlink just created (a symlink has no mode of its own). */
-void zn_fs_apply_meta_link(struct zn_target *t, int dfd, const char *base, const struct zn_meta *m)
+void zn_fs_apply_meta_link(struct zn_target *t, int dfd, const char *base, const struct zn_meta *m,
+                           uint64_t who)
 {
-	if (t->same_owner && !(m->lost & ZN_LOST_OWNER))
-		(void)!fchownat(dfd, base, local_id(t, m->uname, m->uname_len, 0, m->uid),
-		                local_id(t, m->gname, m->gname_len, 1, m->gid),
-		                AT_SYMLINK_NOFOLLOW);
+	if (t->same_owner && !(m->lost & ZN_LOST_OWNER)) {
+		uint32_t uid = local_id(t, m->uname, m->uname_len, 0, m->uid);
+		uint32_t gid = local_id(t, m->gname, m->gname_len, 1, m->gid);
+		struct stat st;
+		/* A symlink made by this user is this user's: a chown only where that changes it.
+		 */
+		if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) || st.st_uid != uid ||
+		    st.st_gid != gid)
+			if (fchownat(dfd, base, uid, gid, AT_SYMLINK_NOFOLLOW))
+				owner_failed(t, who, uid, gid);
+	}
 	zn_fs_apply_times_at(t, dfd, base, m);
 }
 

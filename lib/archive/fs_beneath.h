@@ -53,8 +53,9 @@ struct zn_target {
 	int same_owner;       /* give owners as stored (by name where this system knows it) */
 	int by_name;          /* owners by stored name where this system has it, else by id */
 	int same_permissions; /* modes as stored (tar -p), else less the umask, without set-id */
-	/* Problems that do not fail an entry (an owner that cannot be given, a directory that kept
-	 * its mode): `who` is the caller's number for the entry. Called from any thread, one at a
+	/* Problems that do not fail an entry: an owner that cannot be given (ZN_ERR_IO, and
+	 * counted in owners_failed), a directory that kept its mode (a warning, ZN_OK). `who` is
+	 * the caller's number for the entry. Called from any thread, one at a
 	 * time as far as this layer is concerned (the caller serialises its own reports). */
 	void (*warn)(void *ctx, uint64_t who, zn_result r, const char *msg);
 	void *warn_ctx;
@@ -71,6 +72,8 @@ struct zn_target {
 	/* Whether an unnamed file may be named from its descriptor (AT_EMPTY_PATH), which needs a
 	 * capability; cleared by the first refusal. Any thread. */
 	atomic_int empty_path;
+	/* Entries that could not be given their stored owners (same_owner): any thread adds. */
+	atomic_uint_fast64_t owners_failed;
 	/* Owner names looked up (zn_fs_local_id), under names_mu: few in any archive. */
 	pthread_mutex_t names_mu;
 	struct zn_owner_name names[16];
@@ -166,7 +169,8 @@ void zn_fs_apply_meta_fd(struct zn_target *t, int fd, const struct zn_meta *m, u
 /* The times alone of base in dfd, never through a symlink. */
 void zn_fs_apply_times_at(struct zn_target *t, int dfd, const char *base, const struct zn_meta *m);
 /* Owner and times of a symlink just made (a symlink has no mode of its own). */
-void zn_fs_apply_meta_link(struct zn_target *t, int dfd, const char *base, const struct zn_meta *m);
+void zn_fs_apply_meta_link(struct zn_target *t, int dfd, const char *base, const struct zn_meta *m,
+                           uint64_t who);
 /* Owner, mode and times of directory base in dfd, through a descriptor opened with O_NOFOLLOW. */
 void zn_fs_apply_meta_dir(struct zn_target *t, int dfd, const char *base, const struct zn_meta *m,
                           uint64_t who);
