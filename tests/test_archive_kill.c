@@ -59,7 +59,7 @@ static void write_archive(const char *out, const struct tree *t)
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, &o));
+	CHECK_OK(zn_writer_open(&w, fd, &o, NULL));
 	for (int d = 0; d <= NDIRS; d++) { /* directory entries: a rerun cleans them */
 		struct zn_entry e = {.path = dirs[d],
 		                     .path_len = strlen(dirs[d]),
