@@ -33,7 +33,7 @@ _znippy() {
 		esac
 		;;
 	extract|x)
-		opts='-C -T -X -O -p -k -m -v -q -h --directory --threads --overwrite --progress --check-digest --numeric-owner --no-sparse --strip-components --skip-old-files --preserve-permissions --same-permissions --no-same-permissions --verbose --same-owner --no-same-owner --keep-old-files --exclude --exclude-from --to-stdout --touch --no-overwrite-dir --quiet --help'
+		opts='-C -T -X -O -p -k -m -v -q -h --directory --threads --overwrite --progress --check-digest --numeric-owner --no-sparse --strip-components --skip-old-files --preserve-permissions --same-permissions --no-same-permissions --verbose --same-owner --no-same-owner --keep-old-files --exclude --exclude-from --to-stdout --touch --no-overwrite-dir --force --quiet --help'
 		argopts='-C -T -X --directory --threads --strip-components --exclude --exclude-from'
 		case $prev in
 		-C | --directory | --directory=) values="-d" ;;

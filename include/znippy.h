@@ -380,6 +380,8 @@ struct zn_archive_info {
 	uint64_t compressed_bytes; /* every data block as stored, compressed or not */
 	uint64_t archive_bytes, index_bytes, chunk_size;
 	int level, digest;
+	uint64_t expanded_bytes; /* what extracting everything writes: the regular files' sizes,
+	                            shared ones each time (content_bytes counts them once) */
 };
 ZN_API void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info);
 /* The archive's digest_min_size: regular files smaller than this have no stored SHA-256
@@ -448,8 +450,10 @@ ZN_API zn_result zn_reader_digest(struct zn_reader *r, uint64_t i, uint8_t out[3
 struct zn_extract_options {
 	unsigned threads; /* 0 = one per CPU it may run on (its affinity, as nproc) */
 	int overwrite;    /* replace existing files and links (each by a complete, checked
-	                   * new one, written beside it as .znippy-*.part and renamed over
-	                   * it; where none can be made there, the old one is kept) */
+	                   * new one, written beside it unnamed, or as .znippy-*.part where
+	                   * the file system has no O_TMPFILE, and renamed over it; where
+	                   * none can be made there, the old one is kept). Either way a name
+	                   * holds a complete file or none, whenever extraction stops. */
 	int check_digest; /* also verify each file's SHA-256 (always on in zn_verify) */
 	int same_owner;   /* apply uid/gid (default: when running as root) */
 	/* When *stop becomes non-zero (a signal handler may set it; the library reads it with
@@ -496,6 +500,13 @@ struct zn_extract_options {
 	 * and is given the archive's times (by default it is given all three). skip_existing
 	 * keeps its times too. */
 	int no_overwrite_dir;
+	/* By default zn_extract first compares what the selected entries take once written (the
+	 * bytes of every regular file, identical files counted each time, sparse ones whole; an
+	 * inode for each entry but hardlinks) with what the target's file system has free for
+	 * this user (statvfs), and where that does not fit refuses before writing anything:
+	 * ZN_ERR_LIMIT, said through `problem` with the numbers (the path given is `dir`). An
+	 * archive of a few kilobytes can describe terabytes. Non-zero: no such check. */
+	int no_space_check;
 };
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 

@@ -120,6 +120,8 @@ static int cmd_info(int argc, char **argv)
 		printf("stored once:      %llu file%s identical to another one\n",
 		       (unsigned long long)in.shared_files, S(in.shared_files));
 	printf("content bytes:    %llu\n", (unsigned long long)in.content_bytes);
+	printf("expanded bytes:   %llu (what extract writes: identical files each time)\n",
+	       (unsigned long long)in.expanded_bytes);
 	printf("archive bytes:    %llu\n", (unsigned long long)in.archive_bytes);
 	if (in.content_bytes)
 		printf("ratio:            %.2f%% of content\n",

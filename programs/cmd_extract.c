@@ -23,6 +23,7 @@ enum {
 	OPT_SAME_OWNER,
 	OPT_NO_SAME_OWNER,
 	OPT_NO_OVERWRITE_DIR,
+	OPT_FORCE,
 };
 
 /* clang-format off */
@@ -58,13 +59,17 @@ static const char extract_help[] =
 	"                        are applied when run as root)\n"
 	"      --no-same-owner   files owned by the user extracting them, as root too\n"
 	"      --same-owner      apply the stored owners when not run as root too (where the\n"
-	"                        system allows it)\n"
+	"                        system allows it; each owner it cannot give is named, and\n"
+	"                        the exit status is 3, as tar's is not 0)\n"
 	"  -k, --keep-old-files  as tar -k: an existing file is an error, not replaced (as by\n"
 	"                        default), and an existing directory keeps its mode and owner\n"
 	"                        (--no-overwrite-dir); it cancels --overwrite and\n"
 	"                        --skip-old-files given before it\n"
 	"      --no-overwrite-dir  a directory that exists keeps its own mode and owner and\n"
 	"                        gets the archive's times, as tar's (by default it gets all)\n"
+	"      --force           extract even where the archive expands to more than the\n"
+	"                        target's file system has free (bytes, or inodes); by default\n"
+	"                        that is refused before anything is written (exit status 3)\n"
 	"  -m, --touch           do not restore modification times, as tar -m\n"
 	"  -p, --preserve-permissions, --same-permissions\n"
 	"                        modes exactly as stored, set-id and sticky bits included (the\n"
@@ -122,8 +127,9 @@ static void truncating_progress(void *ctx, uint64_t done, uint64_t total)
  * are said in one line at the end (say_kept), each only with -v. The library calls it one at
  * a time. */
 struct target_watch {
-	const char *dir;
+	const char *dir, *archive;
 	int failed;
+	int no_space;   /* refused: it expands to more than the target's file system has */
 	int count_kept; /* neither --overwrite nor --skip-old-files */
 	int hint;       /* name --overwrite where a file was not overwritten (not after -k) */
 	int each;       /* -v: each named as it comes */
@@ -147,6 +153,13 @@ static void watch_target(void *ctx, const char *path, zn_result r, const char *w
 {
 	struct target_watch *tw = ctx;
 	tw->failed |= path == tw->dir;
+	if (path == tw->dir && r == ZN_ERR_LIMIT) { /* zn_extract_options.no_space_check */
+		tw->no_space = 1;
+		cli_progress_end();
+		cli_error("%s: extracting into %s: %s (--force extracts anyway)", tw->archive,
+		          tw->dir, what);
+		return;
+	}
 	if (cli_truncation_seen()) /* after that, what fails is said once, at the end */
 		return;
 	if (r == ZN_ERR_EXISTS && tw->count_kept && tw->kept++ == 0 && !tw->each) {
@@ -180,6 +193,7 @@ static const struct option extract_options[] = {
         {"to-stdout", no_argument, 0, 'O'},
         {"touch", no_argument, 0, 'm'},
         {"no-overwrite-dir", no_argument, 0, OPT_NO_OVERWRITE_DIR},
+        {"force", no_argument, 0, OPT_FORCE},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -228,6 +242,9 @@ static int extract_policy_option(struct extract_args *a, int c)
 		return 0;
 	case 'm':
 		a->opt.touch = 1;
+		return 0;
+	case OPT_FORCE:
+		a->opt.no_space_check = 1;
 		return 0;
 	}
 	return -1;
@@ -361,6 +378,8 @@ static int extract_status(const char *path, zn_result res, int truncated,
 	}
 	if (res == ZN_OK)
 		return missing ? EXIT_DAMAGED : EXIT_OK;
+	if (tw->no_space) /* said by watch_target: as a full disk, a fault of the system's */
+		return EXIT_SYSTEM;
 	if (res == ZN_ERR_DAMAGED)
 		cli_error("%s: parts of the archive are damaged, or entries unsafe (see above)",
 		          path);
@@ -406,6 +425,7 @@ static int cmd_extract(int argc, char **argv)
 			        path);
 	}
 	struct target_watch tw = {.dir = a.dir,
+	                          .archive = path,
 	                          .count_kept = !a.opt.overwrite && !a.opt.skip_existing,
 	                          .hint = !a.opt.overwrite && !a.keep_old && !a.opt.skip_existing,
 	                          .each = a.opt.extracted != NULL};

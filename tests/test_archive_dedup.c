@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "archive/archive_format.h"
-#include "archive/archive_internal.h"
+#include "archive/archive_block.h"
 #include "common/common.h"
 #include "test_util.h"
 

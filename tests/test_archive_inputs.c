@@ -14,8 +14,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "archive/archive_internal.h"
-#include <zstd.h>
+#include "archive/archive_block.h"
 
 #include "test_util.h"
 
@@ -229,16 +228,16 @@ static void vanished_file(const char *root, int no_uring, int readd)
 	CHECK(e56.first_block == e58.first_block);
 	uint64_t from = e56.block_offset + e56.size, to = e58.block_offset;
 	CHECK(to - from == sizeof(buf));
-	uint8_t *block = malloc(o.chunk_size);
-	void *dctx = zn_dctx_new();
+	struct zn_block_cache bc;
+	struct zn_blockinfo bi;
 	const uint8_t *data;
-	uint64_t len;
-	CHECK_OK(zn_block_load(rd, e56.first_block, dctx, block, &data, &len));
-	CHECK(len >= to);
+	zn_block_cache_init(&bc, rd, 1, false);
+	CHECK_OK(zn_block_info(rd, e56.first_block, &bi));
+	CHECK_OK(zn_block_get(rd, &bc, e56.first_block, &bi, bi.usize, ZN_BLOCK_CHECKED, &data));
+	CHECK(bi.usize >= to);
 	for (uint64_t k = from; k < to; k++)
 		CHECK(data[k] == 0);
-	ZSTD_freeDCtx(dctx);
-	free(block);
+	zn_block_cache_free(&bc);
 	zn_reader_close(rd);
 	free(victim);
 	free(dir);

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "archive/archive_format.h"
-#include "archive/archive_internal.h"
+#include "archive/archive_block.h"
 #include "test_util.h"
 #include "znippy.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "archive/archive_internal.h"
+#include "archive/archive_block.h"
 #include "test_util.h"
 #include "znippy.h"
 

@@ -351,6 +351,14 @@ zn_result zn_exporter_add(struct zn_exporter *x, struct zn_reader *r, const char
 			damaged = 1;
 			continue;
 		}
+		/* A file below the archive's digest_min_size: its digest from its content. */
+		if (e.type == ZN_TYPE_FILE && !e.has_digest &&
+		    e.size < zn_reader_digest_min_size(r) && !(lost & ZN_LOST_DIGEST)) {
+			if (zn_reader_digest(r, i, e.sha256) == ZN_OK)
+				e.has_digest = 1;
+			else
+				damaged = 1;
+		}
 		struct row w = {e.path,
 		                e.path_len,
 		                type_name(e.type),

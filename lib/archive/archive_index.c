@@ -15,8 +15,6 @@
  * so a row or a string spanning two pages is contiguous like any other.
  */
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "common/xxh3.h"
 #include <zstd.h>
@@ -262,11 +260,26 @@ static const struct zn_index_row *index_row(const struct zn_index_input *in, uin
 	return row;
 }
 
-zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_sink *sink)
+enum { NCOLS = 25 };
+
+/* An index being built: its columns, raw, then compressed where that is worth it. */
+struct index_build {
+	const struct zn_index_input *in;
+	int ids[NCOLS], ncols;
+	struct colbuf c[NCOLS];                /* column ids[i] raw, until compressed and written */
+	struct colbuf *col[ZN_COL_MAX_ID + 1]; /* by id */
+	uint8_t *zdata[NCOLS];                 /* its compressed form, or NULL: kept raw */
+	size_t zlen[NCOLS];
+	uint8_t codec[NCOLS];
+	size_t bytes_of[ZN_COL_MAX_ID + 1]; /* bytes columns' sizes */
+	uint64_t fence_rows;
+	ZSTD_CCtx *cc;
+};
+
+/* The columns this index has: the digests with SHA-256, the path fence only where a lookup's
+ * search is long enough to gain from it. */
+static void choose_columns(struct index_build *b)
 {
-	enum { NCOLS = 25 };
-	/* The row of a file below digest_min_size: zeros, a few bytes a page once compressed. */
-	static const uint8_t zero_sha[32];
 	static const int all_ids[NCOLS] = {
 	        ZN_COL_PATH_OFFSETS,  ZN_COL_PATH_BYTES,  ZN_COL_TYPE,          ZN_COL_MODE,
 	        ZN_COL_UID,           ZN_COL_GID,         ZN_COL_UNAME_OFFSETS, ZN_COL_UNAME_BYTES,
@@ -276,158 +289,164 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 	        ZN_COL_BLK_XXH3,      ZN_COL_BLK_CXXH3,   ZN_COL_FENCE_OFFSETS, ZN_COL_FENCE_BYTES,
 	        ZN_COL_SHA256,
 	};
-	/* The path fence only where a lookup's search is long enough to gain from it. */
+	const struct zn_index_input *in = b->in;
 	const int fence = in->nrows > ZN_FENCE_STEP && in->layout == ZN_IX_CHOSEN;
-	const uint64_t fence_rows = (in->nrows + ZN_FENCE_STEP - 1) / ZN_FENCE_STEP;
-	int ids[NCOLS], ncols = 0;
+	b->fence_rows = (in->nrows + ZN_FENCE_STEP - 1) / ZN_FENCE_STEP;
 	for (int i = 0; i < NCOLS; i++)
 		if ((all_ids[i] != ZN_COL_SHA256 || in->digest == ZN_DIGEST_SHA256) &&
 		    (fence ||
 		     (all_ids[i] != ZN_COL_FENCE_OFFSETS && all_ids[i] != ZN_COL_FENCE_BYTES)))
-			ids[ncols++] = all_ids[i];
-	struct colbuf c[NCOLS];
-	memset(c, 0, sizeof(c));
-	struct colbuf *col[ZN_COL_MAX_ID + 1] = {0};
-	for (int i = 0; i < ncols; i++) {
-		c[i].id = ids[i];
-		col[ids[i]] = &c[i];
+			b->ids[b->ncols++] = all_ids[i];
+	for (int i = 0; i < b->ncols; i++) {
+		b->c[i].id = b->ids[i];
+		b->col[b->ids[i]] = &b->c[i];
 	}
-	zn_result r = ZN_ERR_NOMEM;
-	uint8_t *buf = NULL;
-	int fail = 0;
-
 	/* Each column at its final size from the start: for a million files, growing by doubling
 	 * would hold up to twice the index in slack at the writer's peak. */
-	size_t bytes_of[ZN_COL_MAX_ID + 1] = {0};
 	for (uint64_t i = 0; i < in->nrows; i++) {
 		struct zn_index_row row;
 		const struct zn_index_row *e = index_row(in, i, &row);
-		bytes_of[ZN_COL_PATH_BYTES] += e->path_len;
-		bytes_of[ZN_COL_UNAME_BYTES] += strlen(e->uname);
-		bytes_of[ZN_COL_GNAME_BYTES] += strlen(e->gname);
-		bytes_of[ZN_COL_LINK_BYTES] += e->link ? e->link_len : 0;
+		b->bytes_of[ZN_COL_PATH_BYTES] += e->path_len;
+		b->bytes_of[ZN_COL_UNAME_BYTES] += strlen(e->uname);
+		b->bytes_of[ZN_COL_GNAME_BYTES] += strlen(e->gname);
+		b->bytes_of[ZN_COL_LINK_BYTES] += e->link ? e->link_len : 0;
 		if (i % ZN_FENCE_STEP == 0)
-			bytes_of[ZN_COL_FENCE_BYTES] += e->path_len;
+			b->bytes_of[ZN_COL_FENCE_BYTES] += e->path_len;
 	}
-	/* Columns are filled in three passes over the rows, each group compressed before the next
-	 * is made, so that the raw index is never held whole beside the writer's entries. */
-	static const uint8_t group_of[ZN_COL_MAX_ID + 1] = {
-	        [ZN_COL_PATH_OFFSETS] = 1, [ZN_COL_PATH_BYTES] = 1, [ZN_COL_FENCE_OFFSETS] = 1,
-	        [ZN_COL_FENCE_BYTES] = 1,  [ZN_COL_SHA256] = 2,
-	}; /* the others, and the block columns, 0 */
-	uint8_t *zdata[NCOLS] = {0};
-	size_t zlen[NCOLS] = {0};
-	uint8_t codec[NCOLS] = {0}, filter[NCOLS] = {0};
-	size_t total = ZN_INDEX_HEADER_SIZE + (size_t)ncols * ZN_COLDIR_SIZE;
-	ZSTD_CCtx *cc = ZSTD_createCCtx();
-	if (!cc)
-		goto out;
-	for (int g = 0; g < 3; g++) {
-		int on[ZN_COL_MAX_ID + 1] = {0};
-		for (int i = 0; i < ncols; i++) {
-			if (group_of[ids[i]] != g)
-				continue;
-			struct colspec sp = spec_of(ids[i]);
-			uint64_t rows = sp.blocks                        ? in->nblocks
-			                : ids[i] == ZN_COL_FENCE_OFFSETS ? fence_rows
-			                                                 : in->nrows;
-			size_t want = sp.width ? (size_t)(rows + (sp.offsets_of != 0)) * sp.width
-			                       : bytes_of[ids[i]];
-			if (want && !(c[i].data = malloc(want)))
-				goto out_z;
-			c[i].cap = want;
-			on[ids[i]] = 1;
-			if (sp.offsets_of)
-				fail |= put_u64(&c[i], 0);
-		}
-		for (uint64_t i = 0; i < in->nrows && !fail; i++) {
-			struct zn_index_row row;
-			const struct zn_index_row *e = index_row(in, i, &row);
-			uint8_t t = e->type;
-			if (on[ZN_COL_PATH_OFFSETS])
-				fail |= put_str(col[ZN_COL_PATH_OFFSETS], col[ZN_COL_PATH_BYTES],
-				                e->path, e->path_len);
-			if (on[ZN_COL_FENCE_OFFSETS] && i % ZN_FENCE_STEP == 0)
-				fail |= put_str(col[ZN_COL_FENCE_OFFSETS], col[ZN_COL_FENCE_BYTES],
-				                e->path, e->path_len);
-			if (on[ZN_COL_SHA256])
-				fail |= put(col[ZN_COL_SHA256],
-				            t == ZN_TYPE_FILE && e->size < in->digest_min_size
-				                    ? zero_sha
-				                    : e->sha,
-				            32);
-			if (!on[ZN_COL_TYPE])
-				continue;
-			fail |= put(col[ZN_COL_TYPE], &t, 1);
-			fail |= put_u32(col[ZN_COL_MODE], e->mode);
-			fail |= put_u32(col[ZN_COL_UID], e->uid);
-			fail |= put_u32(col[ZN_COL_GID], e->gid);
-			fail |= put_str(col[ZN_COL_UNAME_OFFSETS], col[ZN_COL_UNAME_BYTES],
-			                e->uname, strlen(e->uname));
-			fail |= put_str(col[ZN_COL_GNAME_OFFSETS], col[ZN_COL_GNAME_BYTES],
-			                e->gname, strlen(e->gname));
-			fail |= put_u64(col[ZN_COL_MTIME_NS], (uint64_t)e->mtime_ns);
-			fail |= put_u64(col[ZN_COL_SIZE], e->size);
-			fail |= put_str(col[ZN_COL_LINK_OFFSETS], col[ZN_COL_LINK_BYTES], e->link,
-			                e->link ? e->link_len : 0);
-			fail |= put_u32(col[ZN_COL_FIRST_BLOCK], (uint32_t)e->first_block);
-			fail |= put_u32(col[ZN_COL_BLOCK_OFFSET], (uint32_t)e->block_offset);
-		}
-		for (uint64_t i = 0; g == 0 && i < in->nblocks && !fail; i++) {
-			const struct zn_blockinfo *b = &in->blocks[i];
-			fail |= put_u64(col[ZN_COL_BLK_OFFSET], b->offset);
-			fail |= put_u64(col[ZN_COL_BLK_CSIZE], b->csize);
-			fail |= put_u64(col[ZN_COL_BLK_USIZE], b->usize);
-			fail |= put(col[ZN_COL_BLK_CODEC], &b->codec, 1);
-			fail |= put_u64(col[ZN_COL_BLK_XXH3], b->xxh3);
-			fail |= put_u64(col[ZN_COL_BLK_CXXH3], b->cxxh3);
-		}
-		if (fail)
-			goto out_z;
-		/* Compress what is worth it. */
-		for (int i = 0; i < ncols; i++) {
-			/* The fence stays raw: a lookup reads a few of its pages as they are. */
-			if (!on[ids[i]] || c[i].len < 64 || in->layout == ZN_IX_RAW ||
-			    ids[i] == ZN_COL_FENCE_OFFSETS || ids[i] == ZN_COL_FENCE_BYTES)
-				continue;
-			size_t z = 0;
-			codec[i] = is_lookup(c[i].id) && in->layout != ZN_IX_WHOLE ? ZN_COL_PAGED
-			                                                           : ZN_COL_ZSTD;
-			zdata[i] = compress_col(cc, c[i].data, c[i].len, codec[i], &z);
-			if (!zdata[i])
-				goto out_z;
-			if (in->filters && filterable(ids[i]) &&
-			    try_filter(cc, &c[i], codec[i], &zdata[i], &z) != 0)
-				goto out_z;
-			filter[i] = c[i].filter;
-			if (!ZSTD_isError(z) && z * 10 <= c[i].len * 9) {
-				zlen[i] = z;
-				free(c[i].data); /* only the compressed form is kept, */
-				c[i].data = NULL;
-				uint8_t *fit = realloc(zdata[i], z ? z : 1); /* without its slack */
-				if (fit)
-					zdata[i] = fit;
-			} else {
-				free(zdata[i]);
-				zdata[i] = NULL;
-				codec[i] = ZN_COL_RAW;
-				filter[i] = 0; /* a raw column is read in place, as it is */
-			}
+}
+
+/* Columns are filled in three passes over the rows, each group compressed before the next is
+ * made, so that the raw index is never held whole beside the writer's entries. */
+static const uint8_t group_of[ZN_COL_MAX_ID + 1] = {
+        [ZN_COL_PATH_OFFSETS] = 1, [ZN_COL_PATH_BYTES] = 1, [ZN_COL_FENCE_OFFSETS] = 1,
+        [ZN_COL_FENCE_BYTES] = 1,  [ZN_COL_SHA256] = 2,
+}; /* the others, and the block columns, 0 */
+
+/* Room for group g's columns, each at its final size; on[id] set for them. -1 without memory. */
+static int alloc_group(struct index_build *b, int g, int *on)
+{
+	const struct zn_index_input *in = b->in;
+	int fail = 0;
+	for (int i = 0; i < b->ncols; i++) {
+		if (group_of[b->ids[i]] != g)
+			continue;
+		struct colspec sp = spec_of(b->ids[i]);
+		uint64_t rows = sp.blocks                           ? in->nblocks
+		                : b->ids[i] == ZN_COL_FENCE_OFFSETS ? b->fence_rows
+		                                                    : in->nrows;
+		size_t want = sp.width ? (size_t)(rows + (sp.offsets_of != 0)) * sp.width
+		                       : b->bytes_of[b->ids[i]];
+		if (want && !(b->c[i].data = malloc(want)))
+			return -1;
+		b->c[i].cap = want;
+		on[b->ids[i]] = 1;
+		if (sp.offsets_of)
+			fail |= put_u64(&b->c[i], 0);
+	}
+	return fail ? -1 : 0;
+}
+
+/* Row e into the columns that are on; non-zero without memory. */
+static int put_row(struct index_build *b, const int *on, uint64_t i, const struct zn_index_row *e)
+{
+	struct colbuf **col = b->col;
+	uint8_t t = e->type;
+	int fail = 0;
+	if (on[ZN_COL_PATH_OFFSETS])
+		fail |= put_str(col[ZN_COL_PATH_OFFSETS], col[ZN_COL_PATH_BYTES], e->path,
+		                e->path_len);
+	if (on[ZN_COL_FENCE_OFFSETS] && i % ZN_FENCE_STEP == 0)
+		fail |= put_str(col[ZN_COL_FENCE_OFFSETS], col[ZN_COL_FENCE_BYTES], e->path,
+		                e->path_len);
+	/* The row of a file below digest_min_size: zeros, a few bytes a page once compressed. */
+	static const uint8_t zero_sha[32];
+	if (on[ZN_COL_SHA256])
+		fail |= put(col[ZN_COL_SHA256],
+		            t == ZN_TYPE_FILE && e->size < b->in->digest_min_size ? zero_sha
+		                                                                  : e->sha,
+		            32);
+	if (!on[ZN_COL_TYPE])
+		return fail;
+	fail |= put(col[ZN_COL_TYPE], &t, 1);
+	fail |= put_u32(col[ZN_COL_MODE], e->mode);
+	fail |= put_u32(col[ZN_COL_UID], e->uid);
+	fail |= put_u32(col[ZN_COL_GID], e->gid);
+	fail |= put_str(col[ZN_COL_UNAME_OFFSETS], col[ZN_COL_UNAME_BYTES], e->uname,
+	                strlen(e->uname));
+	fail |= put_str(col[ZN_COL_GNAME_OFFSETS], col[ZN_COL_GNAME_BYTES], e->gname,
+	                strlen(e->gname));
+	fail |= put_u64(col[ZN_COL_MTIME_NS], (uint64_t)e->mtime_ns);
+	fail |= put_u64(col[ZN_COL_SIZE], e->size);
+	fail |= put_str(col[ZN_COL_LINK_OFFSETS], col[ZN_COL_LINK_BYTES], e->link,
+	                e->link ? e->link_len : 0);
+	fail |= put_u32(col[ZN_COL_FIRST_BLOCK], (uint32_t)e->first_block);
+	fail |= put_u32(col[ZN_COL_BLOCK_OFFSET], (uint32_t)e->block_offset);
+	return fail;
+}
+
+/* Group g's columns filled from the rows (and, group 0, the block table); -1 without memory. */
+static int fill_group(struct index_build *b, int g, const int *on)
+{
+	const struct zn_index_input *in = b->in;
+	int fail = 0;
+	for (uint64_t i = 0; i < in->nrows && !fail; i++) {
+		struct zn_index_row row;
+		fail |= put_row(b, on, i, index_row(in, i, &row));
+	}
+	for (uint64_t i = 0; g == 0 && i < in->nblocks && !fail; i++) {
+		const struct zn_blockinfo *bl = &in->blocks[i];
+		fail |= put_u64(b->col[ZN_COL_BLK_OFFSET], bl->offset);
+		fail |= put_u64(b->col[ZN_COL_BLK_CSIZE], bl->csize);
+		fail |= put_u64(b->col[ZN_COL_BLK_USIZE], bl->usize);
+		fail |= put(b->col[ZN_COL_BLK_CODEC], &bl->codec, 1);
+		fail |= put_u64(b->col[ZN_COL_BLK_XXH3], bl->xxh3);
+		fail |= put_u64(b->col[ZN_COL_BLK_CXXH3], bl->cxxh3);
+	}
+	return fail ? -1 : 0;
+}
+
+/* The columns that are on compressed where that saves 10%: lookup columns in pages, the others
+ * whole; the fence stays raw (a lookup reads a few of its pages as they are). -1 without
+ * memory. */
+static int compress_group(struct index_build *b, const int *on)
+{
+	const struct zn_index_input *in = b->in;
+	for (int i = 0; i < b->ncols; i++) {
+		struct colbuf *c = &b->c[i];
+		if (!on[b->ids[i]] || c->len < 64 || in->layout == ZN_IX_RAW ||
+		    b->ids[i] == ZN_COL_FENCE_OFFSETS || b->ids[i] == ZN_COL_FENCE_BYTES)
+			continue;
+		size_t z = 0;
+		b->codec[i] =
+		        is_lookup(c->id) && in->layout != ZN_IX_WHOLE ? ZN_COL_PAGED : ZN_COL_ZSTD;
+		if (!(b->zdata[i] = compress_col(b->cc, c->data, c->len, b->codec[i], &z)))
+			return -1;
+		if (in->filters && filterable(b->ids[i]) &&
+		    try_filter(b->cc, c, b->codec[i], &b->zdata[i], &z) != 0)
+			return -1;
+		if (!ZSTD_isError(z) && z * 10 <= c->len * 9) {
+			b->zlen[i] = z;
+			free(c->data); /* only the compressed form is kept, */
+			c->data = NULL;
+			uint8_t *fit = realloc(b->zdata[i], z ? z : 1); /* without its slack */
+			if (fit)
+				b->zdata[i] = fit;
+		} else {
+			free(b->zdata[i]);
+			b->zdata[i] = NULL;
+			b->codec[i] = ZN_COL_RAW;
+			c->filter = 0; /* a raw column is read in place, as it is */
 		}
 	}
-	for (int i = 0; i < ncols; i++) {
-		total = (total + 7) & ~(size_t)7;
-		total += zdata[i] ? zlen[i] : c[i].len;
-	}
-	size_t head_len = ZN_INDEX_HEADER_SIZE + (size_t)ncols * ZN_COLDIR_SIZE;
-	buf = calloc(1, head_len);
-	if (!buf)
-		goto out_z;
-	r = ZN_ERR_IO;
-	if (sink->begin(sink->ctx, total))
-		goto out_z;
+	return 0;
+}
+
+/* The header and the column directory, into buf (head_len bytes, zeroed). */
+static void write_head(const struct index_build *b, uint8_t *buf, size_t head_len)
+{
+	const struct zn_index_input *in = b->in;
 	memcpy(buf, ZN_INDEX_MAGIC, 4);
-	zn_put_le32(buf + 4, (uint32_t)ncols);
+	zn_put_le32(buf + 4, (uint32_t)b->ncols);
 	zn_put_le64(buf + 8, in->nrows);
 	zn_put_le64(buf + 16, in->nblocks);
 	zn_put_le64(buf + 24, in->chunk_size);
@@ -436,43 +455,82 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 	zn_put_le64(buf + 40, in->content_bytes);
 	zn_put_le64(buf + 48, in->digest_min_size);
 	size_t pos = head_len;
-	for (int i = 0; i < ncols; i++) {
+	for (int i = 0; i < b->ncols; i++) {
 		pos = (pos + 7) & ~(size_t)7;
 		uint8_t *d = buf + ZN_INDEX_HEADER_SIZE + (size_t)i * ZN_COLDIR_SIZE;
-		size_t stored = zdata[i] ? zlen[i] : c[i].len;
-		zn_put_le32(d, (uint32_t)c[i].id);
-		d[4] = codec[i];
-		d[5] = codec[i] == ZN_COL_PAGED ? ZN_COL_PAGE_LOG : 0;
-		d[6] = filter[i];
+		size_t stored = b->zdata[i] ? b->zlen[i] : b->c[i].len;
+		zn_put_le32(d, (uint32_t)b->c[i].id);
+		d[4] = b->codec[i];
+		d[5] = b->codec[i] == ZN_COL_PAGED ? ZN_COL_PAGE_LOG : 0;
+		d[6] = b->c[i].filter;
 		zn_put_le64(d + 8, pos);
 		zn_put_le64(d + 16, stored);
-		zn_put_le64(d + 24, c[i].len);
+		zn_put_le64(d + 24, b->c[i].len);
 		pos += stored;
 	}
-	if (sink->put(sink->ctx, buf, head_len))
-		goto out_z;
-	pos = head_len;
+}
+
+/* The index into sink: its size, the header and directory, then each column at a multiple of 8,
+ * freed once given (the peak holds the index once, not twice). */
+static zn_result write_out(struct index_build *b, const struct zn_index_sink *sink)
+{
+	const size_t head_len = ZN_INDEX_HEADER_SIZE + (size_t)b->ncols * ZN_COLDIR_SIZE;
+	size_t total = head_len;
+	for (int i = 0; i < b->ncols; i++) {
+		total = (total + 7) & ~(size_t)7;
+		total += b->zdata[i] ? b->zlen[i] : b->c[i].len;
+	}
+	uint8_t *buf = calloc(1, head_len);
+	if (!buf)
+		return ZN_ERR_NOMEM;
+	zn_result r = ZN_ERR_IO;
+	write_head(b, buf, head_len);
+	if (sink->begin(sink->ctx, total) || sink->put(sink->ctx, buf, head_len))
+		goto out;
+	size_t pos = head_len;
 	static const uint8_t zeros[8];
-	for (int i = 0; i < ncols; i++) {
-		size_t gap = ((pos + 7) & ~(size_t)7) - pos, stored = zdata[i] ? zlen[i] : c[i].len;
+	for (int i = 0; i < b->ncols; i++) {
+		const struct colbuf *c = &b->c[i];
+		size_t gap = ((pos + 7) & ~(size_t)7) - pos,
+		       stored = b->zdata[i] ? b->zlen[i] : c->len;
 		if ((gap && sink->put(sink->ctx, zeros, gap)) ||
-		    (stored && sink->put(sink->ctx, zdata[i] ? zdata[i] : c[i].data, stored)))
-			goto out_z;
+		    (stored && sink->put(sink->ctx, b->zdata[i] ? b->zdata[i] : c->data, stored)))
+			goto out;
 		pos += gap + stored;
-		free(c[i].data); /* the peak holds the index once, not twice */
-		c[i].data = NULL;
-		free(zdata[i]);
-		zdata[i] = NULL;
+		free(b->c[i].data);
+		b->c[i].data = NULL;
+		free(b->zdata[i]);
+		b->zdata[i] = NULL;
 	}
 	r = ZN_OK;
-out_z:
-	ZSTD_freeCCtx(cc);
-	for (int i = 0; i < NCOLS; i++)
-		free(zdata[i]);
 out:
-	for (int i = 0; i < NCOLS; i++)
-		free(c[i].data);
 	free(buf);
+	return r;
+}
+
+zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_sink *sink)
+{
+	struct index_build *b = calloc(1, sizeof(*b));
+	if (!b)
+		return ZN_ERR_NOMEM;
+	b->in = in;
+	choose_columns(b);
+	zn_result r = ZN_ERR_NOMEM;
+	if (!(b->cc = ZSTD_createCCtx()))
+		goto out;
+	for (int g = 0; g < 3; g++) {
+		int on[ZN_COL_MAX_ID + 1] = {0};
+		if (alloc_group(b, g, on) || fill_group(b, g, on) || compress_group(b, on))
+			goto out;
+	}
+	r = write_out(b, sink);
+out:
+	ZSTD_freeCCtx(b->cc);
+	for (int i = 0; i < NCOLS; i++) {
+		free(b->zdata[i]);
+		free(b->c[i].data);
+	}
+	free(b);
 	return r;
 }
 
@@ -804,88 +862,4 @@ const uint8_t *zn_col(struct zn_reader *r, int id)
 	}
 	pthread_mutex_unlock(&r->mu);
 	return st == 1 ? col_data(c) : NULL;
-}
-
-void zn_block_release(struct zn_reader *r, uint64_t i)
-{
-	struct zn_blockinfo b;
-	if (!r->mapped || zn_block_info(r, i, &b) != ZN_OK)
-		return;
-	/* Only whole pages inside the block: its neighbours may still be used by other workers. */
-	uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t start = ((uintptr_t)(r->map + b.offset) + ps - 1) & ~(ps - 1);
-	uintptr_t end = ((uintptr_t)(r->map + b.offset + b.csize)) & ~(ps - 1);
-	if (end > start)
-		madvise((void *)start, end - start, MADV_DONTNEED);
-}
-
-void *zn_dctx_new(void)
-{
-	ZSTD_DCtx *d = ZSTD_createDCtx();
-	if (d)
-		ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 28);
-	return d;
-}
-
-zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b)
-{
-	SAFETY_CHECK(i < r->nblocks, ZN_ERR_CORRUPT);
-	const uint8_t *off = zn_row(r, ZN_COL_BLK_OFFSET, i), *cs = zn_row(r, ZN_COL_BLK_CSIZE, i),
-	              *us = zn_row(r, ZN_COL_BLK_USIZE, i), *co = zn_row(r, ZN_COL_BLK_CODEC, i),
-	              *xx = zn_row(r, ZN_COL_BLK_XXH3, i), *cx = zn_row(r, ZN_COL_BLK_CXXH3, i);
-	SAFETY_CHECK(off && cs && us && co && xx && cx, ZN_ERR_CORRUPT);
-	b->offset = zn_get_le64(off);
-	b->csize = zn_get_le64(cs);
-	b->usize = zn_get_le64(us);
-	b->codec = *co;
-	b->xxh3 = zn_get_le64(xx);
-	b->cxxh3 = zn_get_le64(cx);
-	SAFETY_CHECK(b->offset >= ZN_HEADER_SIZE && b->offset <= r->index_offset, ZN_ERR_CORRUPT);
-	SAFETY_CHECK(b->csize <= r->index_offset - b->offset, ZN_ERR_CORRUPT);
-	SAFETY_CHECK(b->usize <= r->chunk_size, ZN_ERR_CORRUPT);
-	SAFETY_CHECK(b->codec == ZN_BLOCK_STORED || b->codec == ZN_BLOCK_ZSTD, ZN_ERR_CORRUPT);
-	SAFETY_CHECK(b->codec != ZN_BLOCK_STORED || b->csize == b->usize, ZN_ERR_CORRUPT);
-	return ZN_OK;
-}
-
-zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
-                        const uint8_t **data, uint64_t *len)
-{
-	struct zn_blockinfo b;
-	RETURN_IF_ERROR(zn_block_info(r, i, &b));
-	const uint8_t *src = r->map + b.offset;
-	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-	/* The stored bytes are checked before they reach the decoder: every byte of the archive is
-	 * covered by a checksum, and zstd never sees damaged input. */
-	SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, b.csize) == b.cxxh3), ZN_ERR_CHECKSUM);
-	if (b.codec == ZN_BLOCK_STORED) {
-		*data = src; /* zero copy: straight from the mapping; the check above covered it */
-		*len = b.usize;
-		return ZN_SUM_OK(b.xxh3 == b.cxxh3) ? ZN_OK : ZN_ERR_CORRUPT;
-	} else {
-		size_t n = ZSTD_decompressDCtx(dctx, buf, b.usize, src, b.csize);
-		SAFETY_CHECK(!ZSTD_isError(n) && n == b.usize, ZN_ERR_CORRUPT);
-		*data = buf;
-	}
-	SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(*data, b.usize) == b.xxh3), ZN_ERR_CHECKSUM);
-	*len = b.usize;
-	return ZN_OK;
-}
-
-zn_result zn_block_salvage(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
-                           const uint8_t **data)
-{
-	struct zn_blockinfo b;
-	RETURN_IF_ERROR(zn_block_info(r, i, &b));
-	const uint8_t *src = r->map + b.offset;
-	if (b.codec == ZN_BLOCK_STORED) {
-		SAFETY_CHECK(b.csize == b.usize, ZN_ERR_CORRUPT);
-		*data = src;
-		return ZN_OK;
-	}
-	/* zstd decodes damaged or crafted input safely, into at most usize bytes. */
-	size_t n = ZSTD_decompressDCtx(dctx, buf, b.usize, src, b.csize);
-	SAFETY_CHECK(!ZSTD_isError(n) && n == b.usize, ZN_ERR_CORRUPT);
-	*data = buf;
-	return ZN_OK;
 }

@@ -75,10 +75,13 @@ zn_result zn_index_build(const struct zn_index_input *in, uint8_t **out, size_t 
  * decompressed on first use (once, under the reader's lock) into `heap`: a whole column at once,
  * a paged one page by page as rows are asked for, each page in its place. */
 struct zn_column {
+	/* Set by zn_reader_open (parse), read-only after. */
 	const uint8_t *stored;
 	uint64_t stored_size, raw_size;
 	uint8_t codec, present, page_log;
 	uint8_t filter; /* ZN_FILTER_*, undone on each page or column decoded */
+	/* Written under the reader's lock (zn_col, decode_page) by whichever thread first needs
+	 * the column, published by a release store; read without the lock by any thread. */
 	_Atomic(uint8_t *) heap;
 	_Atomic int state; /* 0 not loaded, 1 ready, -1 invalid (as a whole) */
 	/* Paged columns: a bit per page decoded, then a bit per page found damaged; set under the
@@ -86,46 +89,36 @@ struct zn_column {
 	_Atomic(_Atomic uint64_t *) pages;
 };
 
-/* Blocks zn_reader_read_entry keeps decoded (within ZN_BCACHE_BYTES of buffers): files read in
- * path order that come back to a block met before (a file stored once for many identical ones,
- * the two packers' blocks) then cost no decoding of it from its start each time. */
-#define ZN_BCACHE_SLOTS 4
-#define ZN_BCACHE_BYTES (64u << 20)
-
+/* An open archive. zn_reader_entry and zn_reader_find may be called from several threads at
+ * once (extract's and verify's workers do); zn_reader_read_entry from one at a time. */
 struct zn_reader {
+	/* Set by zn_reader_open (parse), read-only after. */
 	const uint8_t *map;
 	uint64_t map_size;
 	int mapped; /* 1: munmap on close */
 	uint64_t nentries, nblocks, index_offset, index_size, chunk_size, content_bytes;
 	int level, digest;
-	struct zn_column cols[ZN_COL_MAX_ID + 1];
-	const uint8_t *ix;        /* the index */
-	const uint8_t *pagesums;  /* XXH3 of each ZN_IX_PAGE page of the index */
-	_Atomic uint64_t *ix_ok;  /* bit per page: checked */
-	_Atomic uint64_t *ix_bad; /* bit per page: checked and damaged (not hashed again) */
-	pthread_mutex_t mu;
-	/* zn_reader_read_entry's cache of the blocks it decoded last (single-threaded use). */
-	struct zn_bcache {
-		uint8_t *buf;        /* chunk_size bytes (whole huge pages), made on first use */
-		uint64_t block, len; /* buf holds bytes [0, len) of block `block` (or UINT64_MAX) */
-		bool unchecked;      /* ...decoded without checking the block's checksum */
-		/* Where sdctx stopped in the block when it is here only in part (len below its
-		 * size: only block_prefix's decoding leaves it so), to go on from there: the input
-		 * it consumed and was fed, and the next zstd block header (next_feed). */
-		size_t stream_in, stream_fed, stream_walk;
-		void *sdctx;   /* its partial (streaming) decoder */
-		uint64_t used; /* when it was last used, for the choice of the one to reuse */
-	} bc[ZN_BCACHE_SLOTS];
-	uint64_t bc_clock;
-	void *dctx;                /* the whole-block decoder for random access */
-	void *ixdctx;              /* decoder of index pages, used under mu */
+	struct zn_column cols[ZN_COL_MAX_ID + 1]; /* the fields marked so in zn_column */
+	const uint8_t *ix;                        /* the index */
+	const uint8_t *pagesums;                  /* XXH3 of each ZN_IX_PAGE page of the index */
+	/* Bit per index page: checked, and checked and damaged (not hashed again); set by any
+	 * thread (a relaxed atomic or: pages never change, a race only checks one twice). */
+	_Atomic uint64_t *ix_ok;
+	_Atomic uint64_t *ix_bad;
+	pthread_mutex_t mu; /* guards decoding index columns and pages (zn_col, pages_ready) */
+	void *ixdctx;       /* decoder of index pages, made and used under mu */
+	/* zn_reader_read_entry's blocks (archive_block.h), made on its first use; used by its one
+	 * caller at a time. */
+	struct zn_block_cache *blocks;
+	/* Written once by whichever thread gets there first, the same by all (release store),
+	 * read by all. */
 	_Atomic int offsets_state; /* 0 not scanned, 1 in order, -1 not (see offsets_scan) */
 	/* Prefix sums over the blocks for the stored size of entries spanning many of them, made
 	 * on first need by whichever thread gets there (see block_sums); freed on close. */
 	_Atomic(struct zn_block_sums *) sums;
-	atomic_uint_fast64_t blocks_loaded;
-	char err[256];
-	uint32_t version;         /* the format version, 1 or 2 */
+	atomic_uint_fast64_t blocks_loaded; /* counted by every block read; read by tests */
+	char err[256];                      /* zn_reader_open's message; written by it alone */
+	uint32_t version;                   /* the format version, 1 or 2; set by parse */
 	uint64_t digest_min_size; /* version 2: files smaller than this have no stored digest */
 };
 
@@ -148,6 +141,8 @@ zn_result zn_entry_fields(struct zn_reader *r, uint64_t i, struct zn_entry *e, c
                           unsigned *lost);
 /* Row i's path alone, for naming an entry whose other fields cannot be read. */
 zn_result zn_entry_path(struct zn_reader *r, uint64_t i, const char **path, size_t *len);
+/* Row i's string of the offsets column off_id (and the bytes column after it). */
+zn_result zn_entry_str(struct zn_reader *r, int off_id, uint64_t i, const char **s, size_t *len);
 
 /* Bytes [a, b) of a string-bytes column (checked or decoded); NULL if damaged. */
 const uint8_t *zn_bytes(struct zn_reader *r, int id, uint64_t a, uint64_t b);
@@ -159,28 +154,7 @@ const uint8_t *zn_col(struct zn_reader *r, int id);
  * fence entry disagrees or cannot be read. */
 zn_result zn_fence_check(struct zn_reader *r, uint64_t *bad_row);
 
-/* Done with block i: drop its pages from this process's mapping (they stay in the page cache),
- * so that reading a large archive through the map does not grow the resident set. */
-void zn_block_release(struct zn_reader *r, uint64_t i);
-
 /* Write all n bytes to fd (retrying short writes and EINTR); ZN_ERR_IO otherwise. */
 zn_result zn_write_all(int fd, const void *p, uint64_t n);
-
-/* A zstd decoder that accepts windows up to the largest chunk size (2^28). */
-void *zn_dctx_new(void);
-
-/* Block i's descriptor, validated against the archive's bounds. */
-zn_result zn_block_info(struct zn_reader *r, uint64_t i, struct zn_blockinfo *b);
-
-/* Decode block i: *data points at its bytes (into the map when stored, else into buf, which
- * holds chunk_size bytes); the XXH3 is checked. `dctx` is a ZSTD_DCtx owned by the caller. */
-zn_result zn_block_load(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
-                        const uint8_t **data, uint64_t *len);
-
-/* Block i's bytes as zn_block_load gives them but without its checksums, for a block that
- * failed them: only what each file's own SHA-256 then confirms may be used. ZN_ERR_CORRUPT if
- * it does not decode to its size. */
-zn_result zn_block_salvage(struct zn_reader *r, uint64_t i, void *dctx, uint8_t *buf,
-                           const uint8_t **data);
 
 #endif
