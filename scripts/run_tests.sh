@@ -43,9 +43,12 @@ cfg() { # dir, build type, [--target T], extra cmake args...
 		shift 2
 	fi
 	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" "$@" >/dev/null
+	# The build's own status: `|| true` inside the braces keeps grep's from counting, where
+	# after the whole pipeline it would reset PIPESTATUS (a failed build then ran old tests).
 	cmake --build "$dir" -j "$jobs" "${target[@]}" 2>&1 |
-		grep -Ev '^\[ *[0-9]+%\]|^Consolidate|^Scanning|^Built target' || true
-	test "${PIPESTATUS[0]}" -eq 0
+		{ grep -Ev '^\[ *[0-9]+%\]|^Consolidate|^Scanning|^Built target' || true; }
+	local st=${PIPESTATUS[0]}
+	return "$st"
 }
 # Sanitizer builds: debug information as line tables only (-g1), which is what their reports
 # print (function, file and line); full -g made compiling 20% slower.
