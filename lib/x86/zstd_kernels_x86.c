@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* zstd_kernels_x86.c - x86-64 variants of the zstd kernels: BMI2 (SSSE3 copies) and AVX2. */
+#include "common/cpu_features.h"
+#include "x86/match_copy_x86.h"
+#include "zstd/zstd_internal.h"
+
+static ATTR_BMI2 ZN_FORCEINLINE void wild_sse(uint8_t *d, const uint8_t *s, size_t n)
+{
+	_mm_storeu_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
+	for (size_t i = 16; i < n; i += 16)
+		_mm_storeu_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+}
+
+static ATTR_AVX2 ZN_FORCEINLINE void wild_avx2(uint8_t *d, const uint8_t *s, size_t n)
+{
+	_mm256_storeu_si256((__m256i *)d, _mm256_loadu_si256((const __m256i *)s));
+	for (size_t i = 32; i < n; i += 32)
+		_mm256_storeu_si256((__m256i *)(d + i),
+		                    _mm256_loadu_si256((const __m256i *)(s + i)));
+}
+
+#define ZS_NAME               seq_bmi2
+#define ZS_ATTR               ATTR_BMI2
+#define ZS_COPY(op, off, len) copy_ssse3(op, off, len)
+#define ZS_WILDCOPY(d, s, n)  wild_sse(d, s, n)
+#include "zstd/zstd_seq_template.h"
+
+#define ZS_NAME               seq_avx2
+#define ZS_ATTR               ATTR_AVX2
+#define ZS_COPY(op, off, len) copy_avx2(op, off, len)
+#define ZS_WILDCOPY(d, s, n)  wild_avx2(d, s, n)
+#include "zstd/zstd_seq_template.h"
+
+#define ZH_NAME huf4_bmi2
+#define ZH_ATTR ATTR_BMI2
+#include "zstd/zstd_huf_template.h"
+
+void zn_zstd_select_kernels(uint32_t f, struct zs_kernels *k)
+{
+	zn_zstd_generic_kernels(k);
+	if ((f & (ZN_CPU_BMI2 | ZN_CPU_SSSE3)) != (ZN_CPU_BMI2 | ZN_CPU_SSSE3))
+		return;
+	k->huf4 = huf4_bmi2;
+	k->seq = seq_bmi2;
+	k->name = "bmi2";
+	if (f & ZN_CPU_AVX2) {
+		k->seq = seq_avx2;
+		k->name = "avx2";
+	}
+}
