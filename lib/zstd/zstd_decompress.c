@@ -80,6 +80,13 @@ const char *zn_zstd_decoder_kernel_name(const struct zn_zstd_decoder *d)
 	return d->k.name;
 }
 
+/* Test hook: the bytes of the streaming window buffer allocated now. */
+size_t zn_zstd_decoder_window_bytes(const struct zn_zstd_decoder *d);
+size_t zn_zstd_decoder_window_bytes(const struct zn_zstd_decoder *d)
+{
+	return d->win_alloc;
+}
+
 /* Test hook: run a decoder on the portable kernels. */
 void zn_zstd_decoder_force_generic(struct zn_zstd_decoder *d);
 void zn_zstd_decoder_force_generic(struct zn_zstd_decoder *d)
@@ -455,9 +462,11 @@ uint64_t zn_zstd_stream_frames(const struct zn_zstd_decoder *d)
 	return d->frames;
 }
 
-/* Move up to need - *have bytes of input into buf; 1 once it holds `need`. */
+/* Move up to need - *have bytes of input into buf; 1 once it holds `need` (or more). */
 static int fill(uint8_t *buf, size_t *have, size_t need, const uint8_t **ip, const uint8_t *iend)
 {
+	if (*have >= need)
+		return 1;
 	size_t k = ZN_MIN(need - *have, (size_t)(iend - *ip));
 	memcpy(buf + *have, *ip, k);
 	*have += k;
@@ -603,6 +612,8 @@ static zn_result stream_run(struct zn_zstd_decoder *d, const uint8_t **ip, const
 			if (!fill(d->hdr, &d->hdr_len, 5, ip, iend) ||
 			    !fill(d->hdr, &d->hdr_len, frame_header_size(d->hdr[4]), ip, iend))
 				goto more;
+			if (d->op > d->flushed)
+				return ZN_OK; /* the previous frame's output first */
 			RETURN_IF_ERROR(parse_frame_header(d->hdr, d->hdr_len, &d->f));
 			RETURN_IF_ERROR(stream_frame_start(d));
 			d->hdr_len = 0;
