@@ -15,6 +15,7 @@ static ZN_FORCEINLINE void wild_neon(uint8_t *d, const uint8_t *s, size_t n)
 #define ZS_ATTR               /* NEON is part of the aarch64 baseline */
 #define ZS_COPY(op, off, len) copy_neon(op, off, len)
 #define ZS_WILDCOPY(d, s, n)  wild_neon(d, s, n)
+#define ZS_BZHI(x, n)         ((x) & ((1ull << (n)) - 1))
 #include "zstd/zstd_seq_template.h"
 
 void zn_zstd_select_kernels(uint32_t f, struct zs_kernels *k)

@@ -23,12 +23,14 @@ static ATTR_AVX2 ZN_FORCEINLINE void wild_avx2(uint8_t *d, const uint8_t *s, siz
 #define ZS_ATTR               ATTR_BMI2
 #define ZS_COPY(op, off, len) copy_ssse3(op, off, len)
 #define ZS_WILDCOPY(d, s, n)  wild_sse(d, s, n)
+#define ZS_BZHI(x, n)         _bzhi_u64(x, n)
 #include "zstd/zstd_seq_template.h"
 
 #define ZS_NAME               seq_avx2
 #define ZS_ATTR               ATTR_AVX2
 #define ZS_COPY(op, off, len) copy_avx2(op, off, len)
 #define ZS_WILDCOPY(d, s, n)  wild_avx2(d, s, n)
+#define ZS_BZHI(x, n)         _bzhi_u64(x, n)
 #include "zstd/zstd_seq_template.h"
 
 #define ZH_NAME huf4_bmi2

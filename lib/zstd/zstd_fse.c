@@ -146,6 +146,14 @@ static void spread(uint8_t *sym_at, uint16_t *next_base, uint8_t *nbits, const i
 	}
 }
 
+/* Offset codes: Offset_Value = (1 << code) + extra bits, and from code 2 up (values above 3)
+ * the offset is that minus 3: those entries hold the offset's baseline itself. Codes 0 and 1
+ * are the repeat codes (RFC 8878 3.1.1.5). */
+static uint32_t of_base(unsigned code)
+{
+	return code < 2 ? 1u << code : (1u << code) - 3;
+}
+
 void zs_build_seq_table(struct zs_seq_entry *t, const int16_t *norm, unsigned max_sym, unsigned log,
                         const uint32_t *base, const uint8_t *bits)
 {
@@ -157,7 +165,7 @@ void zs_build_seq_table(struct zs_seq_entry *t, const int16_t *norm, unsigned ma
 		t[u].next = next[u];
 		t[u].nb = nb[u];
 		t[u].extra = (uint8_t)(base ? bits[s] : s);
-		t[u].base = base ? base[s] : 1u << s;
+		t[u].base = base ? base[s] : of_base(s);
 	}
 }
 
@@ -167,7 +175,7 @@ void zs_build_seq_rle(struct zs_seq_entry *t, unsigned sym, const uint32_t *base
 	t[0].next = 0;
 	t[0].nb = 0;
 	t[0].extra = (uint8_t)(base ? bits[sym] : sym);
-	t[0].base = base ? base[sym] : 1u << sym;
+	t[0].base = base ? base[sym] : of_base(sym);
 }
 
 void zs_build_fse_table(struct zs_fse_entry *t, const int16_t *norm, unsigned max_sym, unsigned log)

@@ -38,7 +38,9 @@
  * `extra` bits and an add:
  *   value      = base + (extra bits)
  *   next state = next + (nb bits)
- * For offsets `extra` is the offset code and base is 1 << code (RFC 8878 3.1.1.3.2.1.1).
+ * For offsets `extra` is the offset code and base is 1 << code (RFC 8878 3.1.1.3.2.1.1), less
+ * 3 from code 2 up, which makes the value the offset itself (codes 0 and 1 are repeat codes).
+ * The layout is fixed (little-endian): kernels load an entry as one 64-bit word.
  */
 struct zs_seq_entry {
 	uint16_t next;
@@ -163,6 +165,10 @@ struct zs_seq_ctx {
 	int ext_is_dict; /* the dictionary may be reached while the frame's output <= window */
 };
 typedef zn_result (*zs_seq_fn)(struct zs_seq_ctx *c);
+/* One decoded sequence (the kernels decode a batch, then execute it). */
+struct zs_seqv {
+	uint32_t ll, ml, off;
+};
 
 /* The careful execution of one sequence (zstd_sequences.c): literals and match, every bound
  * checked, copies exact. *op and *lit advance. */

@@ -18,6 +18,7 @@ static ZN_FORCEINLINE void wild_words(uint8_t *d, const uint8_t *s, size_t n)
 #define ZS_ATTR               /* none */
 #define ZS_COPY(op, off, len) copy_words(op, off, len)
 #define ZS_WILDCOPY(d, s, n)  wild_words(d, s, n)
+#define ZS_BZHI(x, n)         ((x) & ((1ull << (n)) - 1))
 #include "zstd_seq_template.h"
 
 #define ZH_NAME huf4_generic
