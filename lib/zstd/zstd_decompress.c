@@ -34,7 +34,8 @@ struct zs_frame {
 
 enum stage { S_MAGIC, S_HEADER, S_SKIP_HEADER, S_SKIP, S_BLOCK_HEADER, S_BLOCK, S_CHECKSUM };
 
-#define STAGE_CAP (ZS_BLOCK_MAX + ZS_WILD)
+#define STAGE_CAP   (ZS_BLOCK_MAX + ZS_WILD)
+#define STAGE_FRONT 16
 
 struct zn_zstd_decoder {
 	struct zs_kernels k;
@@ -52,7 +53,8 @@ struct zn_zstd_decoder {
 	struct zs_frame f;
 	uint8_t hdr[32]; /* a header being gathered */
 	size_t hdr_len;
-	uint8_t *stage; /* STAGE_CAP bytes, allocated on first use: a block arriving in pieces */
+	uint8_t *stage; /* STAGE_CAP bytes, allocated on first use: a block arriving in pieces;
+	                   STAGE_FRONT readable bytes before it (see zs_decode_compressed_block) */
 	size_t stage_len;
 	uint64_t skip_left;
 	int last_block;
@@ -118,7 +120,8 @@ void zn_zstd_decoder_free(struct zn_zstd_decoder *d)
 		return;
 	zs_dict_free(d->dict);
 	zn_big_free(d->win, d->win_alloc);
-	free(d->stage);
+	if (d->stage)
+		free(d->stage - STAGE_FRONT);
 	free(d->lit_buf);
 	free(d);
 }
@@ -535,14 +538,17 @@ static zn_result stream_block(struct zn_zstd_decoder *d, const uint8_t **ip, con
 	size_t need = d->block_type == 1 ? 1 : d->block_size;
 	const uint8_t *src;
 	int slack = 1;
-	if (d->stage_len == 0 && (size_t)(iend - *ip) >= need) {
+	/* Straight from the caller's input when it holds the whole block and 8 bytes before it
+	 * (zs_decode_compressed_block reads bitstreams from there back). */
+	if (d->stage_len == 0 && (size_t)(iend - *ip) >= need && *ip - d->call_in >= 8) {
 		src = *ip;
 		*ip += need;
 		slack = iend - *ip >= ZS_WILD;
 	} else {
 		if (!d->stage) {
-			d->stage = malloc(STAGE_CAP);
-			SAFETY_CHECK(d->stage, ZN_ERR_NOMEM);
+			uint8_t *m = calloc(1, STAGE_FRONT + STAGE_CAP);
+			SAFETY_CHECK(m, ZN_ERR_NOMEM);
+			d->stage = m + STAGE_FRONT;
 		}
 		if (!fill(d->stage, &d->stage_len, need, ip, iend))
 			return ZN_OK;

@@ -142,7 +142,15 @@ static inline int zs_bw_overflowed(const struct zs_bw *b)
  * reaching before `prefix` or beyond the window, a corrupt value) go through zs_exec_slow() and
  * zs_match_slow(), which check everything. */
 struct zs_seq_ctx {
-	struct zs_bw bw;
+	/* The sequence bitstream [bstart, ...) read backwards: the 8 bytes at bp hold the next
+	 * bits, `consumed` of them (from the top) already read. The kernel reloads by moving bp
+	 * back by the whole bytes consumed, and may do so to bstart - 8: at least 8 readable
+	 * bytes precede every bitstream in a block (see zs_decode_compressed_block), so a
+	 * bitstream of any length is read with whole-word loads, and only reading more bits than
+	 * it holds, a corrupt stream, moves bp further (ZN_ERR_CORRUPT). Every bit is read
+	 * exactly when (bp - bstart) * 8 + 64 == consumed. */
+	const uint8_t *bp, *bstart;
+	uint32_t consumed;
 	const struct zs_seq_entry *llt, *oft, *mlt;
 	uint32_t lls, ofs, mls; /* states */
 	uint32_t nseq;
@@ -287,9 +295,11 @@ struct zs_block_env {
 zn_result zs_decode_literals(struct zs_block_env *env, const uint8_t *src, size_t n, int src_slack,
                              const uint8_t **lit, size_t *lit_len, size_t *used);
 
-/* Decode one compressed block [src, src + n) (with at least ZS_WILD readable bytes after
- * src + n when `src_slack` is set) into the output described by `c` (op, olimit, oend, history;
- * the rest of `c` is filled in here). On success c->op is the end of the block's output. */
+/* Decode one compressed block [src, src + n) into the output described by `c` (op, olimit,
+ * oend, history; the rest of `c` is filled in here). At least 8 bytes before src must be
+ * readable (in a whole-buffer decode the frame and block headers are; a streaming decoder
+ * stages its input with room for them), and ZS_WILD after src + n when `src_slack` is set. On
+ * success c->op is the end of the block's output. */
 zn_result zs_decode_compressed_block(struct zs_block_env *env, const uint8_t *src, size_t n,
                                      int src_slack, struct zs_seq_ctx *c);
 

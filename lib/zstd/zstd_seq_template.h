@@ -16,7 +16,8 @@
  * state bits, extra bits, value base). The six fields a sequence reads -- the offset's, match
  * length's and literal length's extra bits, then the literal length's, match length's and
  * offset's state bits -- are consecutive in the stream, so one read takes all of them as one
- * value, which shifts and masks split: after a reload at least 57 bits are ready, and the six
+ * value, which shifts and masks split: after a reload at least 57 bits are ready (see struct
+ * zs_seq_ctx for the reload, which needs no check of the stream's length), and the six
  * add up to at most 57 whenever the extra bits do not pass 31 (the state bits are at most
  * 9 + 9 + 8). Only long offsets (codes over 22 or so) with long lengths pass it; they, and the
  * last sequence (which reads no state bits), take one field at a time. Six reads of their own
@@ -35,10 +36,9 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 	const struct zs_seq_entry *const llt = c->llt, *const oft = c->oft, *const mlt = c->mlt;
 	uint32_t lls = c->lls, ofs = c->ofs, mls = c->mls;
 	uint32_t r0 = c->rep[0], r1 = c->rep[1], r2 = c->rep[2];
-	uint64_t bits = c->bw.bits;
-	uint32_t consumed = c->bw.consumed;
-	const uint8_t *bp = c->bw.p;
-	const uint8_t *const bsafe = c->bw.start + 8;
+	uint32_t consumed = c->consumed;
+	const uint8_t *bp = c->bp;
+	const uint8_t *const floor = c->bstart - 8;
 	const uint8_t *lit = c->lit;
 	const uint8_t *const lit_end = c->lit_end;
 	uint8_t *op = c->op;
@@ -47,6 +47,8 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 		ofast = c->oend - ZS_WILD;
 	if (ofast < op)
 		ofast = op;
+	/* The window's reach from the block's limit: olimit - op <= Block_Maximum_Size <=
+	 * Window_Size, so `lowest` is never after op. */
 	const uint8_t *lowest = c->prefix;
 	if ((uint64_t)(c->olimit - c->prefix) > c->window)
 		lowest = c->olimit - c->window;
@@ -56,21 +58,20 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 	for (;;) {
 		const struct zs_seq_entry *po = &oft[ofs], *pm = &mlt[mls], *pl = &llt[lls];
 		uint32_t ofv, ml, ll;
-		if (likely(bp >= bsafe)) {
-			bp -= consumed >> 3;
-			consumed &= 7;
-			bits = zn_get_le64(bp);
-		} else {
-			struct zs_bw b = {bits, consumed, bp, bsafe - 8};
-			zs_bw_reload(&b);
-			bits = b.bits, consumed = b.consumed, bp = b.p;
+		/* Reload: bits holds the unread bits at its top. */
+		bp -= consumed >> 3;
+		consumed &= 7;
+		if (unlikely(bp < floor)) {
+			err = ZN_ERR_CORRUPT; /* read past the start of the stream */
+			break;
 		}
+		uint64_t bits = zn_get_le64(bp) << consumed;
 		const unsigned ofx = po->extra, mlx = pm->extra, llx = pl->extra;
 		const unsigned tx = ofx + mlx + llx;
 		if (likely(tx <= 31 && n > 1)) {
 			const unsigned ofn = po->nb, mln = pm->nb, lln = pl->nb;
 			unsigned w = tx + lln + mln + ofn;
-			uint64_t v = ((bits << (consumed & 63)) >> 1) >> (63 - w);
+			uint64_t v = (bits >> 1) >> (63 - w);
 			consumed += w;
 			ofs = po->next + (uint32_t)ZS_BZHI(v, ofn);
 			v >>= ofn;
@@ -83,18 +84,29 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 			ml = pm->base + (uint32_t)ZS_BZHI(v, mlx);
 			ofv = po->base + (uint32_t)(v >> mlx);
 		} else {
-			struct zs_bw b = {bits, consumed, bp, bsafe - 8};
-			ofv = po->base + zs_bw_get(&b, ofx);
-			ml = pm->base + zs_bw_get(&b, mlx);
-			if (tx > 31)
-				zs_bw_reload(&b);
-			ll = pl->base + zs_bw_get(&b, llx);
-			if (n > 1) { /* the last sequence updates no state */
-				lls = pl->next + zs_bw_get(&b, pl->nb);
-				mls = pm->next + zs_bw_get(&b, pm->nb);
-				ofs = po->next + zs_bw_get(&b, po->nb);
+			/* One field at a time; a reload before the literal length when the
+			 * extra bits pass 31. */
+#define ZS_GET(k)                                                                                  \
+	((uint32_t)((bits >> 1) >> (63 - (k))));                                                   \
+	bits <<= (k), consumed += (k)
+			ofv = po->base + ZS_GET(ofx);
+			ml = pm->base + ZS_GET(mlx);
+			if (tx > 31) {
+				bp -= consumed >> 3;
+				consumed &= 7;
+				if (unlikely(bp < floor)) {
+					err = ZN_ERR_CORRUPT;
+					break;
+				}
+				bits = zn_get_le64(bp) << consumed;
 			}
-			bits = b.bits, consumed = b.consumed, bp = b.p;
+			ll = pl->base + ZS_GET(llx);
+			if (n > 1) { /* the last sequence updates no state */
+				lls = pl->next + ZS_GET(pl->nb);
+				mls = pm->next + ZS_GET(pm->nb);
+				ofs = po->next + ZS_GET(po->nb);
+			}
+#undef ZS_GET
 		}
 
 		/* Repeat offsets (RFC 8878 3.1.1.5): Offset_Value 1..3 (codes 0 and 1) pick a
@@ -147,9 +159,8 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 		if (--n == 0)
 			break;
 	}
-	c->bw.bits = bits;
-	c->bw.consumed = consumed;
-	c->bw.p = bp;
+	c->consumed = consumed;
+	c->bp = bp;
 	c->lls = lls, c->ofs = ofs, c->mls = mls;
 	c->rep[0] = r0, c->rep[1] = r1, c->rep[2] = r2;
 	c->lit = lit;

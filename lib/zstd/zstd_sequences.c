@@ -171,11 +171,21 @@ zn_result zs_decode_compressed_block(struct zs_block_env *env, const uint8_t *sr
 	if (nseq == 0)
 		return copy_literals(c, lit, lit_len);
 
+	/* The bitstream: its last byte holds the end marker; the initial states follow it (at
+	 * most 9 + 8 + 9 bits after at most 8 of marker and padding: no reload needed). */
 	struct zs_entropy *e = env->ent;
-	RETURN_IF_ERROR(zs_bw_init(&c->bw, p, (size_t)(end - p)));
-	c->lls = zs_bw_get(&c->bw, e->ll_log);
-	c->ofs = zs_bw_get(&c->bw, e->of_log);
-	c->mls = zs_bw_get(&c->bw, e->ml_log);
+	SAFETY_CHECK(p < end && end[-1] != 0, ZN_ERR_CORRUPT);
+	c->bstart = p;
+	c->bp = end - 8;
+	uint64_t bits = zn_get_le64(c->bp);
+	unsigned skip = (unsigned)__builtin_clz(end[-1]) - 23;
+	bits <<= skip;
+	c->lls = (uint32_t)((bits >> 1) >> (63 - e->ll_log));
+	bits <<= e->ll_log;
+	c->ofs = (uint32_t)((bits >> 1) >> (63 - e->of_log));
+	bits <<= e->of_log;
+	c->mls = (uint32_t)((bits >> 1) >> (63 - e->ml_log));
+	c->consumed = skip + e->ll_log + e->of_log + e->ml_log;
 	c->llt = e->ll;
 	c->oft = e->of;
 	c->mlt = e->ml;
@@ -185,8 +195,7 @@ zn_result zs_decode_compressed_block(struct zs_block_env *env, const uint8_t *sr
 	c->lit_end = lit + lit_len;
 	RETURN_IF_ERROR(env->k->seq(c));
 	/* The bitstream must be read exactly to its start. */
-	zs_bw_reload(&c->bw);
-	SAFETY_CHECK(zs_bw_finished(&c->bw), ZN_ERR_CORRUPT);
+	SAFETY_CHECK((c->bp - c->bstart) * 8 + 64 == (ptrdiff_t)c->consumed, ZN_ERR_CORRUPT);
 	RETURN_IF_ERROR(copy_literals(c, c->lit, (size_t)(c->lit_end - c->lit)));
 	memcpy(e->rep, c->rep, sizeof(c->rep));
 	return ZN_OK;
