@@ -19,16 +19,60 @@ static ATTR_AVX2 ZN_FORCEINLINE void wild_avx2(uint8_t *d, const uint8_t *s, siz
 		                    _mm256_loadu_si256((const __m256i *)(s + i)));
 }
 
+/*
+ * Match copies for zstd's mix of matches: most are short (3..16 bytes) at an offset of 16 or
+ * more, so that case comes first and is one 16-byte copy; longer ones go on in 16-byte steps
+ * (32 where the offset allows). Offsets 8..15 with at most 16 bytes are two 8-byte words (an
+ * int64 column: 7 bytes at offset 8). Everything else -- offsets below 8, long matches at
+ * offsets below 16 -- is the shared pattern copy (one period in a register, one shuffle per
+ * store, a broadcast for a byte).
+ */
+static ATTR_BMI2 ZN_FORCEINLINE void zcopy_ssse3(uint8_t *op, uint32_t off, uint32_t ml)
+{
+	const uint8_t *src = op - off;
+	if (likely(off >= 16)) {
+		_mm_storeu_si128((__m128i *)op, _mm_loadu_si128((const __m128i *)src));
+		for (uint32_t i = 16; i < ml; i += 16)
+			_mm_storeu_si128((__m128i *)(op + i),
+			                 _mm_loadu_si128((const __m128i *)(src + i)));
+		return;
+	}
+	copy_ssse3(op, off, ml);
+}
+
+static ATTR_AVX2 ZN_FORCEINLINE void zcopy_avx2(uint8_t *op, uint32_t off, uint32_t ml)
+{
+	const uint8_t *src = op - off;
+	if (likely(off >= 16)) {
+		_mm_storeu_si128((__m128i *)op, _mm_loadu_si128((const __m128i *)src));
+		if (unlikely(ml > 16)) {
+			if (off >= 32) {
+				for (uint32_t i = 16; i < ml; i += 32)
+					_mm256_storeu_si256(
+					        (__m256i *)(op + i),
+					        _mm256_loadu_si256((const __m256i *)(src + i)));
+			} else {
+				for (uint32_t i = 16; i < ml; i += 16)
+					_mm_storeu_si128(
+					        (__m128i *)(op + i),
+					        _mm_loadu_si128((const __m128i *)(src + i)));
+			}
+		}
+		return;
+	}
+	copy_avx2(op, off, ml);
+}
+
 #define ZS_NAME               seq_bmi2
 #define ZS_ATTR               ATTR_BMI2
-#define ZS_COPY(op, off, len) copy_ssse3(op, off, len)
+#define ZS_COPY(op, off, len) zcopy_ssse3(op, off, len)
 #define ZS_WILDCOPY(d, s, n)  wild_sse(d, s, n)
 #define ZS_BZHI(x, n)         _bzhi_u64(x, n)
 #include "zstd/zstd_seq_template.h"
 
 #define ZS_NAME               seq_avx2
 #define ZS_ATTR               ATTR_AVX2
-#define ZS_COPY(op, off, len) copy_avx2(op, off, len)
+#define ZS_COPY(op, off, len) zcopy_avx2(op, off, len)
 #define ZS_WILDCOPY(d, s, n)  wild_avx2(d, s, n)
 #define ZS_BZHI(x, n)         _bzhi_u64(x, n)
 #include "zstd/zstd_seq_template.h"

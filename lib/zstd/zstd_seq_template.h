@@ -31,6 +31,21 @@
  * streaming window, corrupt values) goes to zs_exec_slow() / zs_match_slow().
  */
 
+#define ZS_CAT2(a, b) a##b
+#define ZS_CAT(a, b)  ZS_CAT2(a, b)
+#define ZS_TOP        ZS_CAT(ZS_NAME, _top)
+
+/* The top k (0..31) bits of `bits`, consumed: shifting right by -k & 63 leaves the top k bits
+ * for k > 0 and all 64 for k == 0, which the mask then clears (three instructions with BMI2:
+ * neg, shrx, bzhi; and shlx to consume). */
+static ZS_ATTR ZN_FORCEINLINE uint32_t ZS_TOP(uint64_t *bits, uint32_t *consumed, unsigned k)
+{
+	uint32_t v = (uint32_t)ZS_BZHI(*bits >> (-k & 63), k);
+	*bits <<= k;
+	*consumed += k;
+	return v;
+}
+
 static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 {
 	const struct zs_seq_entry *const llt = c->llt, *const oft = c->oft, *const mlt = c->mlt;
@@ -66,47 +81,23 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 			break;
 		}
 		uint64_t bits = zn_get_le64(bp) << consumed;
-		const unsigned ofx = po->extra, mlx = pm->extra, llx = pl->extra;
-		const unsigned tx = ofx + mlx + llx;
-		if (likely(tx <= 31 && n > 1)) {
-			const unsigned ofn = po->nb, mln = pm->nb, lln = pl->nb;
-			unsigned w = tx + lln + mln + ofn;
-			uint64_t v = (bits >> 1) >> (63 - w);
-			consumed += w;
-			ofs = po->next + (uint32_t)ZS_BZHI(v, ofn);
-			v >>= ofn;
-			mls = pm->next + (uint32_t)ZS_BZHI(v, mln);
-			v >>= mln;
-			lls = pl->next + (uint32_t)ZS_BZHI(v, lln);
-			v >>= lln;
-			ll = pl->base + (uint32_t)ZS_BZHI(v, llx);
-			v >>= llx;
-			ml = pm->base + (uint32_t)ZS_BZHI(v, mlx);
-			ofv = po->base + (uint32_t)(v >> mlx);
-		} else {
-			/* One field at a time; a reload before the literal length when the
-			 * extra bits pass 31. */
-#define ZS_GET(k)                                                                                  \
-	((uint32_t)((bits >> 1) >> (63 - (k))));                                                   \
-	bits <<= (k), consumed += (k)
-			ofv = po->base + ZS_GET(ofx);
-			ml = pm->base + ZS_GET(mlx);
-			if (tx > 31) {
-				bp -= consumed >> 3;
-				consumed &= 7;
-				if (unlikely(bp < floor)) {
-					err = ZN_ERR_CORRUPT;
-					break;
-				}
-				bits = zn_get_le64(bp) << consumed;
+		const unsigned ofx = po->extra;
+		ofv = po->base + ZS_TOP(&bits, &consumed, ofx);
+		ml = pm->base + ZS_TOP(&bits, &consumed, pm->extra);
+		if (unlikely(ofx + pm->extra + pl->extra > 31)) {
+			bp -= consumed >> 3;
+			consumed &= 7;
+			if (unlikely(bp < floor)) {
+				err = ZN_ERR_CORRUPT;
+				break;
 			}
-			ll = pl->base + ZS_GET(llx);
-			if (n > 1) { /* the last sequence updates no state */
-				lls = pl->next + ZS_GET(pl->nb);
-				mls = pm->next + ZS_GET(pm->nb);
-				ofs = po->next + ZS_GET(po->nb);
-			}
-#undef ZS_GET
+			bits = zn_get_le64(bp) << consumed;
+		}
+		ll = pl->base + ZS_TOP(&bits, &consumed, pl->extra);
+		if (likely(n > 1)) { /* the last sequence updates no state */
+			lls = pl->next + ZS_TOP(&bits, &consumed, pl->nb);
+			mls = pm->next + ZS_TOP(&bits, &consumed, pm->nb);
+			ofs = po->next + ZS_TOP(&bits, &consumed, po->nb);
 		}
 
 		/* Repeat offsets (RFC 8878 3.1.1.5): Offset_Value 1..3 (codes 0 and 1) pick a
@@ -168,6 +159,9 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 	return err;
 }
 
+#undef ZS_TOP
+#undef ZS_CAT
+#undef ZS_CAT2
 #undef ZS_NAME
 #undef ZS_ATTR
 #undef ZS_COPY
