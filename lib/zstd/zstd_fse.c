@@ -162,7 +162,7 @@ void zs_build_seq_table(struct zs_seq_entry *t, const int16_t *norm, unsigned ma
 	spread(sym_at, next, nb, norm, max_sym, log);
 	for (uint32_t u = 0; u < (1u << log); u++) {
 		unsigned s = sym_at[u];
-		t[u].next = next[u];
+		t[u].next = (int16_t)(next[u] - u); /* relative: see struct zs_seq_entry */
 		t[u].nb = nb[u];
 		t[u].extra = (uint8_t)(base ? bits[s] : s);
 		t[u].base = base ? base[s] : of_base(s);

@@ -37,13 +37,15 @@
  * when the table is built, so that decoding a length or offset is one lookup, one read of
  * `extra` bits and an add:
  *   value      = base + (extra bits)
- *   next state = next + (nb bits)
+ *   next state = next + (nb bits), relative to this entry
+ * (a decoder holds its states as pointers to their entries, and moves each by next + bits:
+ * no table base needs a register)
  * For offsets `extra` is the offset code and base is 1 << code (RFC 8878 3.1.1.3.2.1.1), less
  * 3 from code 2 up, which makes the value the offset itself (codes 0 and 1 are repeat codes).
  * The layout is fixed (little-endian): kernels load an entry as one 64-bit word.
  */
 struct zs_seq_entry {
-	uint16_t next;
+	int16_t next; /* the next state's base, relative to this entry's own index */
 	uint8_t nb;
 	uint8_t extra;
 	uint32_t base;
@@ -137,10 +139,11 @@ static inline int zs_bw_overflowed(const struct zs_bw *b)
 
 /* ---- kernels: the per-ISA hot loops (zstd_seq_template.h, zstd_huf_template.h) ------------ */
 
-/* Decoding and executing the sequences of one block. The kernel runs every sequence; those
- * that the fast path cannot take (near the end of the output, literals running out, a match
- * reaching before `prefix` or beyond the window, a corrupt value) go through zs_exec_slow() and
- * zs_match_slow(), which check everything. */
+/* Decoding and executing the sequences of one block. The kernel runs the sequences until one
+ * the fast path cannot take (near the end of the output, literals running out, a match
+ * reaching before `prefix` or beyond the window, a corrupt value): it returns ZS_PENDING with
+ * that one decoded, and the caller executes it with zs_exec_slow(), which checks everything,
+ * and calls the kernel again for the rest. */
 struct zs_seq_ctx {
 	/* The sequence bitstream [bstart, ...) read backwards: the 8 bytes at bp hold the next
 	 * bits, `consumed` of them (from the top) already read. The kernel reloads by moving bp
@@ -151,10 +154,12 @@ struct zs_seq_ctx {
 	 * exactly when (bp - bstart) * 8 + 64 == consumed. */
 	const uint8_t *bp, *bstart;
 	uint32_t consumed;
-	const struct zs_seq_entry *llt, *oft, *mlt;
-	uint32_t lls, ofs, mls; /* states */
-	uint32_t nseq;
+	const struct zs_seq_entry *ll, *of, *ml; /* the states: their table entries */
+	uint32_t nseq;                           /* sequences not yet decoded */
 	uint32_t rep[3];
+	struct {
+		uint32_t ll, ml, off;
+	} pend;
 	/* Literals [lit, lit_end); ZS_WILD readable bytes follow lit_end. */
 	const uint8_t *lit, *lit_end;
 	/* Output. The block may write up to `oblock` (its Block_Maximum_Size or the frame's
@@ -173,10 +178,9 @@ struct zs_seq_ctx {
 	int ext_is_dict; /* the dictionary may be reached while the frame's output <= window */
 };
 typedef zn_result (*zs_seq_fn)(struct zs_seq_ctx *c);
-/* One decoded sequence (the kernels decode a batch, then execute it). */
-struct zs_seqv {
-	uint32_t ll, ml, off;
-};
+/* A kernel's result besides ZN_OK and errors: it stopped at a sequence the fast path cannot
+ * execute, decoded into c->pend (c->nseq counts the sequences after it). */
+#define ZS_PENDING ((zn_result)-1)
 
 /* The careful execution of one sequence (zstd_sequences.c): literals and match, every bound
  * checked, copies exact. *op and *lit advance. */

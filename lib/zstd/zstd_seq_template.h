@@ -48,9 +48,8 @@ static ZS_ATTR ZN_FORCEINLINE uint32_t ZS_TOP(uint64_t *bits, uint32_t *consumed
 
 static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 {
-	const struct zs_seq_entry *const llt = c->llt, *const oft = c->oft, *const mlt = c->mlt;
-	uint32_t lls = c->lls, ofs = c->ofs, mls = c->mls;
-	uint32_t r0 = c->rep[0], r1 = c->rep[1], r2 = c->rep[2];
+	const struct zs_seq_entry *pl = c->ll, *po = c->of, *pm = c->ml;
+	uint32_t r0 = c->rep[0]; /* the older two stay in c: see the rules below */
 	uint32_t consumed = c->consumed;
 	const uint8_t *bp = c->bp;
 	const uint8_t *const floor = c->bstart - 8;
@@ -71,7 +70,6 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 	zn_result err = ZN_OK;
 
 	for (;;) {
-		const struct zs_seq_entry *po = &oft[ofs], *pm = &mlt[mls], *pl = &llt[lls];
 		uint32_t ofv, ml, ll;
 		/* Reload: bits holds the unread bits at its top. */
 		bp -= consumed >> 3;
@@ -81,81 +79,103 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 			break;
 		}
 		uint64_t bits = zn_get_le64(bp) << consumed;
-		const unsigned ofx = po->extra;
-		ofv = po->base + ZS_TOP(&bits, &consumed, ofx);
-		ml = pm->base + ZS_TOP(&bits, &consumed, pm->extra);
-		if (unlikely(ofx + pm->extra + pl->extra > 31)) {
-			bp -= consumed >> 3;
-			consumed &= 7;
-			if (unlikely(bp < floor)) {
-				err = ZN_ERR_CORRUPT;
-				break;
+		const unsigned ofx = po->extra, mlx = pm->extra, llx = pl->extra;
+		const unsigned tx = ofx + mlx + llx;
+		if (likely(tx <= 31 && n > 1)) {
+			/* The six fields in one read, split from the bottom. */
+			const unsigned ofn = po->nb, mln = pm->nb, lln = pl->nb;
+			const unsigned w = tx + lln + mln + ofn;
+			uint64_t v = (bits >> 1) >> (63 - w);
+			consumed += w;
+			const int32_t o_st = (int32_t)ZS_BZHI(v, ofn);
+			v >>= ofn;
+			const int32_t m_st = (int32_t)ZS_BZHI(v, mln);
+			v >>= mln;
+			const int32_t l_st = (int32_t)ZS_BZHI(v, lln);
+			v >>= lln;
+			ll = pl->base + (uint32_t)ZS_BZHI(v, llx);
+			v >>= llx;
+			ml = pm->base + (uint32_t)ZS_BZHI(v, mlx);
+			ofv = po->base + (uint32_t)(v >> mlx);
+			pl += pl->next + l_st;
+			pm += pm->next + m_st;
+			po += po->next + o_st;
+		} else {
+			ofv = po->base + ZS_TOP(&bits, &consumed, ofx);
+			ml = pm->base + ZS_TOP(&bits, &consumed, mlx);
+			if (tx > 31) {
+				bp -= consumed >> 3;
+				consumed &= 7;
+				if (unlikely(bp < floor)) {
+					err = ZN_ERR_CORRUPT;
+					break;
+				}
+				bits = zn_get_le64(bp) << consumed;
 			}
-			bits = zn_get_le64(bp) << consumed;
-		}
-		ll = pl->base + ZS_TOP(&bits, &consumed, pl->extra);
-		if (likely(n > 1)) { /* the last sequence updates no state */
-			lls = pl->next + ZS_TOP(&bits, &consumed, pl->nb);
-			mls = pm->next + ZS_TOP(&bits, &consumed, pm->nb);
-			ofs = po->next + ZS_TOP(&bits, &consumed, po->nb);
+			ll = pl->base + ZS_TOP(&bits, &consumed, llx);
+			if (n > 1) { /* the block's last sequence updates no state */
+				pl += pl->next + (int32_t)ZS_TOP(&bits, &consumed, pl->nb);
+				pm += pm->next + (int32_t)ZS_TOP(&bits, &consumed, pm->nb);
+				po += po->next + (int32_t)ZS_TOP(&bits, &consumed, po->nb);
+			}
 		}
 
 		/* Repeat offsets (RFC 8878 3.1.1.5): Offset_Value 1..3 (codes 0 and 1) pick a
 		 * recent offset, shifted by one when there are no literals, where 3 then means the
 		 * most recent minus one; larger values are the offset (the table's base has the 3
-		 * taken off). Every offset in r0..r2 is at least 1: a 0 is refused where it
-		 * arises. */
-		uint32_t off;
+		 * taken off). Either way the offset used ends up in r0, the most recent. Every
+		 * offset in r0..r2 is at least 1: a 0 is refused where it arises. */
 		if (likely(ofx >= 2)) {
-			r2 = r1;
-			r1 = r0;
-			r0 = off = ofv;
+			c->rep[2] = c->rep[1];
+			c->rep[1] = r0;
+			r0 = ofv;
 		} else {
 			uint32_t idx = ofv - (ll != 0);
-			if (idx == 0) {
-				off = r0;
-			} else {
-				off = idx == 1 ? r1 : idx == 2 ? r2 : r0 - 1;
-				if (unlikely(off == 0)) {
+			if (idx != 0) {
+				uint32_t t = c->rep[1];
+				if (idx != 1) {
+					t = idx == 2 ? c->rep[2] : r0 - 1;
+					c->rep[2] = c->rep[1];
+				}
+				c->rep[1] = r0;
+				r0 = t;
+				if (unlikely(t == 0)) {
 					err = ZN_ERR_CORRUPT;
 					break;
 				}
-				if (idx != 1)
-					r2 = r1;
-				r1 = r0;
-				r0 = off;
 			}
 		}
+		const uint32_t off = r0;
 
-		if (likely(ll <= (size_t)(lit_end - lit) &&
-		           (size_t)ll + ml <= (size_t)(ofast - op))) {
-			ZS_WILDCOPY(op, lit, ll);
-			op += ll;
-			lit += ll;
-			if (likely(off <= (size_t)(op - lowest))) {
-				ZS_COPY(op, off, ml);
-			} else {
-				err = zs_match_slow(c, op, off, ml);
-				if (unlikely(err != ZN_OK))
-					break;
-			}
-			op += ml;
-		} else {
-			err = zs_exec_slow(c, &op, &lit, ll, ml, off);
-			if (unlikely(err != ZN_OK))
-				break;
-			if (op > ofast)
-				ofast = op;
+		n--;
+		if (unlikely(ll > (size_t)(lit_end - lit) ||
+		             (size_t)ll + ml > (size_t)(ofast - op) ||
+		             off > (size_t)(op + ll - lowest))) {
+			/* Leave the rest of this sequence to the caller (zs_exec_slow): no call
+			 * in the loop, so that nothing it keeps in registers has to survive one
+			 * (with the calls in, GCC spilled the output and literal pointers and
+			 * the offsets: 131 instructions per sequence on int64 deltas). */
+			c->pend.ll = ll;
+			c->pend.ml = ml;
+			c->pend.off = off;
+			err = ZS_PENDING;
+			break;
 		}
-		if (--n == 0)
+		ZS_WILDCOPY(op, lit, ll);
+		op += ll;
+		lit += ll;
+		ZS_COPY(op, off, ml);
+		op += ml;
+		if (n == 0)
 			break;
 	}
 	c->consumed = consumed;
 	c->bp = bp;
-	c->lls = lls, c->ofs = ofs, c->mls = mls;
-	c->rep[0] = r0, c->rep[1] = r1, c->rep[2] = r2;
+	c->ll = pl, c->of = po, c->ml = pm;
+	c->rep[0] = r0;
 	c->lit = lit;
 	c->op = op;
+	c->nseq = n;
 	return err;
 }
 

@@ -180,20 +180,27 @@ zn_result zs_decode_compressed_block(struct zs_block_env *env, const uint8_t *sr
 	uint64_t bits = zn_get_le64(c->bp);
 	unsigned skip = (unsigned)__builtin_clz(end[-1]) - 23;
 	bits <<= skip;
-	c->lls = (uint32_t)((bits >> 1) >> (63 - e->ll_log));
+	c->ll = e->ll + ((bits >> 1) >> (63 - e->ll_log));
 	bits <<= e->ll_log;
-	c->ofs = (uint32_t)((bits >> 1) >> (63 - e->of_log));
+	c->of = e->of + ((bits >> 1) >> (63 - e->of_log));
 	bits <<= e->of_log;
-	c->mls = (uint32_t)((bits >> 1) >> (63 - e->ml_log));
+	c->ml = e->ml + ((bits >> 1) >> (63 - e->ml_log));
 	c->consumed = skip + e->ll_log + e->of_log + e->ml_log;
-	c->llt = e->ll;
-	c->oft = e->of;
-	c->mlt = e->ml;
 	c->nseq = nseq;
 	memcpy(c->rep, e->rep, sizeof(c->rep));
 	c->lit = lit;
 	c->lit_end = lit + lit_len;
-	RETURN_IF_ERROR(env->k->seq(c));
+	for (;;) {
+		zn_result r = env->k->seq(c);
+		if (r == ZN_OK)
+			break;
+		if (r != ZS_PENDING)
+			return r;
+		RETURN_IF_ERROR(
+		        zs_exec_slow(c, &c->op, &c->lit, c->pend.ll, c->pend.ml, c->pend.off));
+		if (c->nseq == 0)
+			break;
+	}
 	/* The bitstream must be read exactly to its start. */
 	SAFETY_CHECK((c->bp - c->bstart) * 8 + 64 == (ptrdiff_t)c->consumed, ZN_ERR_CORRUPT);
 	RETURN_IF_ERROR(copy_literals(c, c->lit, (size_t)(c->lit_end - c->lit)));
