@@ -23,10 +23,20 @@ static ATTR_AVX2 ZN_FORCEINLINE void wild_avx2(uint8_t *d, const uint8_t *s, siz
  * Match copies for zstd's mix of matches: most are short (3..16 bytes) at an offset of 16 or
  * more, so that case comes first and is one 16-byte copy; longer ones go on in 16-byte steps
  * (32 where the offset allows). Offsets 8..15 with at most 16 bytes are two 8-byte words (an
- * int64 column: 7 bytes at offset 8). Everything else -- offsets below 8, long matches at
- * offsets below 16 -- is the shared pattern copy (one period in a register, one shuffle per
- * store, a broadcast for a byte).
+ * int64 column: 7 bytes at offset 8). Periods of 1, 2, 4 and 8 bytes (runs of a byte, an
+ * int16, int32 or int64 value) divide the vector: the period is broadcast once and stored
+ * with no shuffle at all. Everything else -- other offsets below 16 -- is the shared pattern
+ * copy (one period in a register, one shuffle per store).
  */
+static ZN_FORCEINLINE uint64_t period8(const uint8_t *src, uint32_t off)
+{
+	uint64_t p = zn_get_le64(src); /* src[0..7]: off <= 8 bytes back, the rest just written */
+	return off == 8   ? p
+	       : off == 4 ? (p & 0xffffffffu) * 0x0000000100000001ull
+	       : off == 2 ? (p & 0xffffu) * 0x0001000100010001ull
+	                  : (p & 0xffu) * 0x0101010101010101ull;
+}
+
 static ATTR_BMI2 ZN_FORCEINLINE void zcopy_ssse3(uint8_t *op, uint32_t off, uint32_t ml)
 {
 	const uint8_t *src = op - off;
@@ -35,6 +45,17 @@ static ATTR_BMI2 ZN_FORCEINLINE void zcopy_ssse3(uint8_t *op, uint32_t off, uint
 		for (uint32_t i = 16; i < ml; i += 16)
 			_mm_storeu_si128((__m128i *)(op + i),
 			                 _mm_loadu_si128((const __m128i *)(src + i)));
+		return;
+	}
+	if (off >= 8 && ml <= 16) {
+		zn_put_le64(op, zn_get_le64(src));
+		zn_put_le64(op + 8, zn_get_le64(src + 8));
+		return;
+	}
+	if (!(off & (off - 1))) {
+		const __m128i v = _mm_set1_epi64x((long long)period8(src, off));
+		for (uint32_t i = 0; i < ml; i += 16)
+			_mm_storeu_si128((__m128i *)(op + i), v);
 		return;
 	}
 	copy_ssse3(op, off, ml);
@@ -58,6 +79,17 @@ static ATTR_AVX2 ZN_FORCEINLINE void zcopy_avx2(uint8_t *op, uint32_t off, uint3
 					        _mm_loadu_si128((const __m128i *)(src + i)));
 			}
 		}
+		return;
+	}
+	if (off >= 8 && ml <= 16) {
+		zn_put_le64(op, zn_get_le64(src));
+		zn_put_le64(op + 8, zn_get_le64(src + 8));
+		return;
+	}
+	if (!(off & (off - 1))) {
+		const __m256i v = _mm256_set1_epi64x((long long)period8(src, off));
+		for (uint32_t i = 0; i < ml; i += 32)
+			_mm256_storeu_si256((__m256i *)(op + i), v);
 		return;
 	}
 	copy_avx2(op, off, ml);
