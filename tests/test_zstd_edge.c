@@ -30,6 +30,9 @@ static size_t expect(const struct zf *f, zn_result want, int ref_ok, const char 
 		CHECK(0);
 	}
 	if (r == ZN_OK && ref_ok == 1) {
+		if (info.out_len != rn)
+			fprintf(stderr, "%s: whole: %llu bytes, libzstd %zu\n", what,
+			        (unsigned long long)info.out_len, rn);
 		CHECK_EQ_U64(info.out_len, rn);
 		CHECK(!memcmp(out, ref, rn));
 	}
