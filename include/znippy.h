@@ -77,7 +77,7 @@ ZN_API const char *zn_version(void);
 /* ------------------------------------------------------------------------------------------------
  * Limits. The archive format's and the library's; programs check their arguments against these.
  * ---------------------------------------------------------------------------------------------- */
-#define ZN_CHUNK_SIZE_MIN     ((uint64_t)64 << 10)  /* block size bounds of the format */
+#define ZN_CHUNK_SIZE_MIN     ((uint64_t)64 << 10) /* block size bounds of the format */
 #define ZN_CHUNK_SIZE_MAX     ((uint64_t)256 << 20)
 #define ZN_CHUNK_SIZE_DEFAULT ((uint64_t)1 << 20)
 #define ZN_LEVEL_MIN          1 /* zstd levels the writer takes (ZSTD_maxCLevel() is 22) */
@@ -280,6 +280,14 @@ struct zn_write_stats {
 	uint64_t duplicates; /* files whose rows point at the bytes of an identical earlier file */
 	int complete;        /* 1 when the whole archive (blocks, index, footer) was written */
 	int write_errno;     /* errno of the first failed write of the archive; 0 if none */
+	/* Where the CPU time went, per stage, in nanoseconds of the threads' CPU time (user and
+	 * system): the walk and the reads of files (the caller's thread and the crew that shares
+	 * its reads), compression (checksums, whole-file SHA-256 and zstd, one job per block),
+	 * the SHA-256 chains of files cut into several blocks (one at a time, in order), the
+	 * output (writing blocks, and reading the chunks stored as they are), and the index. With
+	 * the wall time, how well the work spreads over threads: a stage that runs one at a time
+	 * (span, output, and the caller's share of read) bounds the speed-up of the others. */
+	uint64_t cpu_read_ns, cpu_compress_ns, cpu_span_ns, cpu_output_ns, cpu_index_ns;
 };
 /* The counts describe the archive once zn_writer_finish() has completed it (complete = 1);
  * before that, or when it failed, they are 0 or partial, and only write_errno is meaningful. */

@@ -3,6 +3,7 @@
 #ifndef ZN_CLI_H
 #define ZN_CLI_H
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -16,6 +17,14 @@ enum {
 	EXIT_USAGE = 2,   /* usage error */
 	EXIT_SYSTEM = 3,  /* I/O or system error */
 };
+
+#define CLI_STR_(x) #x
+#define CLI_STR(x)  CLI_STR_(x) /* a number's macro as a string, for help texts */
+
+/* -T's line in the help of create, extract and verify. */
+#define THREADS_HELP(indent)                                                                       \
+	"worker threads (default or 0: one per CPU, as nproc;\n" indent                            \
+	"more than " CLI_STR(ZN_THREADS_MAX) " count as " CLI_STR(ZN_THREADS_MAX) ")\n"
 
 #define EXIT_CODES_HELP                                                                            \
 	"Exit status: 0 success, 1 damaged or invalid input, 2 usage error, 3 I/O or system "      \
@@ -44,6 +53,16 @@ int cli_exit_code(zn_result r);
 int cli_parse_size(const char *s, uint64_t *out);
 /* Unsigned integer in [lo, hi]; returns 0 on success. */
 int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+/* -T N of cmd into *out: any number, more than ZN_THREADS_MAX taken as ZN_THREADS_MAX (0: one per
+ * CPU); 0, or the usage error said (EXIT_USAGE). */
+int cli_parse_threads(const char *cmd, const char *arg, unsigned *out);
+/* -C DIR for extract and diff into *dir: not empty, and one after another is relative to it, as
+ * tar takes them (the string is kept, in a static, to the end of the process). 0, or the exit
+ * status. */
+int cli_take_dir(const char *cmd, const char **dir, const char *arg);
+/* The options of a command whose only one is -h/--help (cat, info), up to optind. Returns -1 to
+ * go on, else the exit status (help printed, or a usage error named). */
+int cli_help_only(const char *cmd, int argc, char **argv, const char *optstring, const char *help);
 
 /* Progress line on stderr (only when enabled). */
 void cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
@@ -52,6 +71,17 @@ int cli_progress_enabled(void);
 
 /* The problem hook: prints "znippy: PATH: what" on stderr. */
 void cli_problem_cb(void *ctx, const char *path, zn_result r, const char *what);
+/* "znippy: PATH: what" on stderr for an entry (its path not NUL-terminated), after what
+ * standard output holds so far. */
+void cli_name_entry(const struct zn_entry *e, const char *what);
+/* cli_name_entry for the fields of e the index lost (zn_reader_entry_lost), and what that means
+ * (`then` is added to the message). */
+void cli_name_lost(const struct zn_entry *e, unsigned lost, const char *then);
+/* The exit status that says more of two (the larger), as diff(1) ranks trouble above a
+ * difference. */
+int cli_worse(int a, int b);
+/* The same for extract and cat, where damage (1) outranks an I/O error (3). */
+int cli_damage_first(int a, int b);
 
 /* A path or pattern as the archive stores paths, in place: empty and "." parts removed, so
  * leading, repeated and trailing slashes too ("./dir/" -> "dir", "a//b" and "a/./b" -> "a/b");
@@ -107,14 +137,18 @@ int cli_truncation_seen(void);
  * descriptor per level, and the default soft limit of 1024 cuts off trees deeper than that. */
 void cli_raise_fd_limit(void);
 /* An output that replaces `final` only once complete: a temporary file ".NAME.XXXXXX" beside it
- * (mkostemp: an unpredictable name, never through a symlink; mode 0666 less the umask, or, with
- * `like`, the group (owner too as root) and permission bits of the file it replaces, set while
+ * (an unpredictable name, as mkostemp makes, never through a symlink; mode 0666 less the umask, or,
+ * with `like`, the group (owner too as root) and permission bits of the file it replaces, set while
  * it is still 0600 so that it is never more open than either), which a signal removes; its name
  * (malloc'd) goes to *tmp, for renaming into place. Where the directory may not be written but
  * `final` is an existing regular file (a read-only directory, a bind-mounted file), `final`
  * itself is opened, truncated, and *tmp is NULL. Returns the descriptor, or -1 with errno set.
  * One at a time. */
 int cli_open_replacement(const char *final, const struct stat *like, char **tmp);
+/* The same with `final` (and the name in *tmp) relative to directory dirfd, as openat takes
+ * them: the directory of `final` is opened once, and the temporary file is made, and removed by a
+ * signal, in that directory whatever happens to the path above it. */
+int cli_open_replacement_at(int dirfd, const char *final, const struct stat *like, char **tmp);
 /* After tmp was renamed into place or removed: no longer removed by signals; frees tmp. */
 void cli_replacement_done(char *tmp);
 
@@ -146,13 +180,63 @@ int cli_meta_mode(struct cli_meta *m, const char *arg);
 int cli_meta_active(const struct cli_meta *m);
 void cli_meta_hook(void *ctx, struct zn_entry *e); /* a zn_meta_fn over a struct cli_meta */
 
-int cmd_create(int argc, char **argv);
-int cmd_extract(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
-int cmd_cat(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_gunzip(int argc, char **argv, int zcat);
+/* Said by the help of every command that reads an ARCHIVE (cli_open_archive). */
+#define STDIN_HELP                                                                                 \
+	"ARCHIVE '-' is standard input; an ARCHIVE on a pipe is copied to a temporary file in\n"   \
+	"$TMPDIR first (the index is at the end).\n"
+
+/* The archive at path ("-": standard input), opened for reading: a regular file is mapped in
+ * place (standard input only when it is at its start: otherwise the archive is what follows its
+ * position, as for tar); a pipe or FIFO is copied to an unnamed file in $TMPDIR first. A problem
+ * is said; a missing archive is ZN_ERR_IO (exit 3), as a missing input of create is. */
+zn_result cli_open_archive(const char *path, struct zn_reader **r);
+/* The whole of list file `name` ('-': standard input, once per process, and then not the
+ * ARCHIVE) with a NUL after it, or NULL with the problem named (as cmd's) and *rc set to the
+ * exit status. */
+char *cli_read_list(const char *cmd, const char *name, size_t *len, int *rc);
+
+/* --exclude and -X patterns (cli_select.c). Zeroed: none. The patterns stay reachable until the
+ * command ends (commands keep this in a static). */
+struct cli_exclude;
+struct cli_excludes {
+	struct cli_exclude *pats;
+	int n, cap;
+};
+/* Adds one --exclude GLOB; -1 when out of memory. */
+int cli_exclude_add(struct cli_excludes *x, const char *glob);
+/* --exclude GLOB, or with from_file -X FILE (a pattern a line); 0 or the exit status (said). */
+int cli_exclude_option(struct cli_excludes *x, const char *cmd, int from_file, const char *arg);
+/* A zn_filter_fn over a struct cli_excludes: 0 for what a pattern leaves out, as tar's. */
+int cli_exclude_filter(void *ctx, const char *rel, int is_dir);
+/* Marks in sel the entries the PATTERNs select among those `allowed` marks (NULL: all); returns
+ * how many PATTERNs selected nothing (each named), or -1 when out of memory (said). */
+int cli_select_entries(struct zn_reader *r, char **pats, int npats, uint8_t *sel,
+                       const uint8_t *allowed);
+/* What extract and list work on: the entries the PATTERNs select (all without any) among those
+ * --exclude leaves, in *sel (NULL: every entry; to free). Returns as cli_select_entries. */
+int cli_select_kept(struct zn_reader *r, struct cli_excludes *x, char **pats, int npats,
+                    uint8_t **sel);
+/* extract -O (cmd_cat.c): the selected regular files' contents, in path order, as tar -xO;
+ * with verbose their names on stderr; checked as cat checks them. Returns the exit status. */
+int cli_extract_to_stdout(struct zn_reader *r, const char *path, const uint8_t *sel, unsigned strip,
+                          int verbose);
+
+/* A command: its names, its entry point, and its options as getopt_long takes them, which the
+ * bash completion (cli_complete.c) is made from and the tests hold to its --help. */
+struct cli_command {
+	const char *name;
+	const char *aliases; /* other names, space-separated: "ls t"; "" none */
+	int (*run)(int argc, char **argv);
+	const char *shortopts; /* getopt's, after a leading '-', '+' or ':' */
+	const struct option *options;
+};
+extern const struct cli_command cli_cmd_create, cli_cmd_extract, cli_cmd_list, cli_cmd_verify,
+        cli_cmd_cat, cli_cmd_info, cli_cmd_diff, cli_cmd_gunzip, cli_cmd_zcat;
+/* Every command, in the order --help gives them; NULL at the end (znippy.c). */
+extern const struct cli_command *const cli_commands[];
+/* `znippy --bash-completion`: the completion script on standard output (cli_complete.c). */
+int cli_print_bash_completion(void);
+/* --help and nothing else, the options of cat and info. */
+extern const struct option cli_help_options[];
 
 #endif

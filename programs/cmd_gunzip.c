@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,51 +15,58 @@
 
 #include "cli.h"
 
+/* clang-format off */
 static const char gunzip_help[] =
-        "Usage: znippy gunzip [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n|-N] [-r] [-S SUF] [-o OUT]\n"
-        "                     [FILE...]\n"
-        "       znippy zcat [FILE...]          (the same as gunzip -c)\n"
-        "Decompress gzip files. FILE.gz (or .z, -gz, -z, _z, in any case; .tgz and .taz give\n"
-        "FILE.tar) becomes FILE, with the mode (less set-id bits) and modification time of\n"
-        "FILE.gz, which is then removed; a FILE that does not exist and has none of these\n"
-        "suffixes is FILE with the first of them (-S SUF first) that exists. With no FILE, or\n"
-        "when FILE is -, read standard input and write standard output. Several gzip members\n"
-        "in a row are decoded as one stream; zero bytes after the last are ignored, other\n"
-        "trailing bytes give a warning. Output files are written under a temporary name and\n"
-        "renamed into place once the stream checked out, so no partial output is left (not\n"
-        "even after a signal); only -f over a file in a directory this user may not write\n"
-        "writes that file in place.\n"
-        "  -c, --stdout, --to-stdout\n"
-        "                     write to standard output, keep the input files\n"
-        "  -d, --decompress   accepted, as gzip -d (decompressing is all this does)\n"
-        "  -k, --keep         keep the input files\n"
-        "  -f, --force        overwrite existing output files; also decode inputs that are\n"
-        "                     symlinks, have other links or set-id bits; with -c, copy input\n"
-        "                     that is not gzip as it is (zcat -f), and what follows the\n"
-        "                     last member, zero padding included, as gzip does\n"
-        "  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
-        "  -o, --output OUT   write all output to OUT ('-': standard output)\n"
-        "  -l, --list         for each FILE (standard input: named stdout): compressed and\n"
-        "                     uncompressed sizes and the ratio, as gzip -l, but decoded:\n"
-        "                     exact past 4 GiB and for several members (gzip reads the last\n"
-        "                     trailer only)\n"
-        "  -r, --recursive    decode the files below each directory FILE whose names end\n"
-        "                     in a suffix above (others are passed over, as by gzip -r)\n"
-        "  -S, --suffix SUF   also take SUF as a gzip suffix, before the others\n"
-        "  -N, --name         name the output as the header's stored name (its last part,\n"
-        "                     beside FILE.gz) and give it the stored time, as gzip -N\n"
-        "  -n, --no-name      the name from FILE.gz and its time (the default, as gzip)\n"
-        "  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
-        "  -q, --quiet        no warnings; with -l, no heading and no totals\n"
-        "  -V, --version      print the version\n"
-        "  -h, --help         this help\n"
-        "Exit status: 0 success, 1 damaged or invalid input, or a FILE or output refused\n"
-        "(a symlink, directory, set-id or linked file, an unknown suffix, an existing output\n"
-        "without -f; gzip's warnings, 2 there), 2 usage error, 3 I/O or system error.\n";
+	"Usage: znippy gunzip [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n|-N] [-r] [-S SUF] [-o OUT]\n"
+	"                     [FILE...]\n"
+	"       znippy zcat [FILE...]          (the same as gunzip -c)\n"
+	"Decompress gzip files. FILE.gz (or .z, -gz, -z, _z, in any case; .tgz and .taz give\n"
+	"FILE.tar) becomes FILE, with the mode (less set-id bits) and modification time of\n"
+	"FILE.gz, which is then removed; a FILE that does not exist and has none of these\n"
+	"suffixes is FILE with the first of them (-S SUF first) that exists. With no FILE, or\n"
+	"when FILE is -, read standard input and write standard output. Several gzip members\n"
+	"in a row are decoded as one stream; zero bytes after the last are ignored, other\n"
+	"trailing bytes give a warning and exit status 1, as gzip's (which exits with 2), and\n"
+	"what was decoded is kept. Output files are written under a temporary name and\n"
+	"renamed into place once the stream checked out, so no partial output is left (not\n"
+	"even after a signal); only -f over a file in a directory this user may not write\n"
+	"writes that file in place.\n"
+	"  -c, --stdout, --to-stdout\n"
+	"                     write to standard output, keep the input files\n"
+	"  -d, --decompress   accepted, as gzip -d (decompressing is all this does)\n"
+	"  -k, --keep         keep the input files\n"
+	"  -f, --force        overwrite existing output files; also decode inputs that are\n"
+	"                     symlinks, have other links or set-id bits; with -c, copy input\n"
+	"                     that is not gzip as it is (zcat -f), and what follows the\n"
+	"                     last member, zero padding included, as gzip does\n"
+	"  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
+	"  -o, --output OUT   write all output to OUT ('-': standard output)\n"
+	"  -l, --list         for each FILE (standard input: named stdout): compressed and\n"
+	"                     uncompressed sizes and the ratio, as gzip -l, but decoded:\n"
+	"                     exact past 4 GiB and for several members (gzip reads the last\n"
+	"                     trailer only)\n"
+	"  -r, --recursive    decode the files below each directory FILE whose names end\n"
+	"                     in a suffix above (others are passed over, as by gzip -r);\n"
+	"                     symlinks are not followed, nor a directory swapped for one\n"
+	"                     while it is walked\n"
+	"  -S, --suffix SUF   also take SUF as a gzip suffix, before the others\n"
+	"  -N, --name         name the output as the header's stored name (its last part,\n"
+	"                     beside FILE.gz) and give it the stored time, as gzip -N\n"
+	"  -n, --no-name      the name from FILE.gz and its time (the default, as gzip)\n"
+	"  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
+	"  -q, --quiet        no warnings (the exit status stays); with -l, no heading and\n"
+	"                     no totals\n"
+	"  -V, --version      print the version\n"
+	"  -h, --help         this help\n"
+	"Exit status: 0 success, 1 damaged or invalid input, trailing garbage, or a FILE or\n"
+	"output refused (a symlink, directory, set-id or linked file, an unknown suffix, an\n"
+	"existing output without -f; gzip's warnings, 2 there), 2 usage error, 3 I/O or\n"
+	"system error.\n";
+/* clang-format on */
 
 struct out;
 struct opts {
-	int to_stdout, keep, force, test, list, name;
+	int to_stdout, keep, force, test, list, name, recursive;
 	const char *out_path;
 	struct out *out; /* -o: opened once, renamed into place at the end */
 };
@@ -144,10 +152,180 @@ static int too_short(const uint8_t *in, size_t len)
  * first member's header and trailer. */
 static uint64_t last_in, last_out, last_headers;
 static int last_garbage; /* it ended at trailing garbage: last_in is where that starts */
+/* A stream of this run ended at trailing garbage, which was named (unless -q): as gzip's warning,
+ * it leaves the exit status 1 (gzip's 2) once everything else is done, what was decoded kept. */
+static int garbage_warned;
+
+/* One decode_fd: its input (mapped, or read into buf), its output, and for pass_plain where the
+ * members it decoded ended. */
+struct decode {
+	struct zn_inflater *d;
+	int in_fd, out_fd;
+	const char *name, *out_name;
+	uint8_t *map, *buf; /* one of the two holds the input */
+	size_t map_len, buf_cap, have, pos, released;
+	off_t start; /* a mapped file's offset where decoding started */
+	int eof, first;
+	/* pass_plain, in stream positions (from where decoding started): buf[0], the end of the
+	 * last block, the end of the last member checked (of `members`) */
+	uint64_t base, block_end, member_end, members;
+};
+
+/* The input of s: a regular file is mapped and decoded in place, from its offset (standard input
+ * may be a file already read in part: { read line; zcat; } < f), anything else read in 1 MiB
+ * pieces. Returns an exit code. */
+static int open_input(struct decode *s)
+{
+	struct stat st;
+	s->buf_cap = 1 << 20;
+	if (fstat(s->in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (s->start = lseek(s->in_fd, 0, SEEK_CUR)) >= 0 && st.st_size > s->start) {
+		s->map_len = (size_t)st.st_size;
+		s->map = mmap(NULL, s->map_len, PROT_READ, MAP_PRIVATE, s->in_fd, 0);
+		if (s->map == MAP_FAILED)
+			s->map = NULL;
+		else
+			madvise(s->map, s->map_len, MADV_SEQUENTIAL);
+	}
+	if (s->map) {
+		s->have = s->map_len;
+		s->released = (size_t)s->start & ~(size_t)4095;
+		s->pos = (size_t)s->start;
+		s->eof = 1;
+		return EXIT_OK;
+	}
+	s->start = 0;
+	if (!(s->buf = malloc(s->buf_cap))) {
+		cli_error("%s: out of memory", s->name);
+		return EXIT_SYSTEM;
+	}
+	return EXIT_OK;
+}
+
+/* Whether the next step must read more: the input at hand is used up, or at the start it is too
+ * short to decide on (too_short). */
+static int needs_read(const struct decode *s)
+{
+	return !s->map && !s->eof &&
+	       (s->pos == s->have ||
+	        (s->first && s->have < s->buf_cap && too_short(s->buf + s->pos, s->have - s->pos)));
+}
+
+/* Reads more of a piped input behind what is kept of it. Returns -1 to go on, or an exit code. */
+static int read_more(struct decode *s)
+{
+	size_t keep = s->pos;
+	if (pass_plain && !s->first) {
+		uint64_t at = zn_inflate_stream_bit_position(s->d) / 8;
+		at = at > s->base + 2 ? at - 2 : s->base;
+		/* The decoder holds a few bytes at most (its bit buffer, a stage under 4 KiB); the
+		 * bound only makes sure reads stay large. */
+		if (s->pos - (size_t)(at - s->base) < s->buf_cap / 2)
+			keep = (size_t)(at - s->base);
+	}
+	memmove(s->buf, s->buf + keep, s->have - keep);
+	s->base += keep, s->have -= keep, s->pos -= keep;
+	for (;;) {
+		ssize_t n = read(s->in_fd, s->buf + s->have, s->buf_cap - s->have);
+		if (n >= 0) {
+			s->have += (size_t)n;
+			s->eof = n == 0;
+			return -1;
+		}
+		if (errno == EINTR)
+			continue;
+		/* A parent left the pipe non-blocking: block, as gzip does. */
+		int fl = fcntl(s->in_fd, F_GETFL);
+		if (errno == EAGAIN && fl >= 0 && (fl & O_NONBLOCK) &&
+		    !fcntl(s->in_fd, F_SETFL, fl & ~O_NONBLOCK))
+			continue;
+		cli_error("%s: read error: %s", s->name, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+}
+
+/* zcat -f, once the decoder stopped (r, done) or the input at hand ended: if no further member
+ * follows the last one, everything after it (zero padding included, a lone 0x1f at the end too)
+ * is copied as it is, as gzip does. Returns -1 to go on decoding, or the exit code. */
+static int copy_after_members(struct decode *s, const uint8_t *in, zn_result r, int done)
+{
+	if (zn_inflate_stream_members(s->d) != s->members) { /* a trailer checked out */
+		s->members = zn_inflate_stream_members(s->d);
+		s->member_end = s->block_end + 8;
+	}
+	if (zn_inflate_stream_at_block_end(s->d))
+		s->block_end = (zn_inflate_stream_bit_position(s->d) + 7) / 8;
+	/* The stream position where the input at hand ends. */
+	uint64_t end = s->map ? (uint64_t)(s->have - (size_t)s->start) : s->base + s->have;
+	if (!s->members || !(r == ZN_ERR_TRAILING_GARBAGE || (r == ZN_OK && done) ||
+	                     (r == ZN_ERR_TRUNCATED && s->eof && end == s->member_end + 1)))
+		return -1;
+	/* Without -f a lone 0x1f would be the start of a member cut short. */
+	uint64_t from = s->map || s->member_end >= s->base ? s->member_end : s->base;
+	size_t at = s->map ? (size_t)from + (size_t)s->start : (size_t)(from - s->base);
+	int rc = copy_plain(s->in_fd, from - s->member_end, in, at, s->have, s->eof, s->buf,
+	                    s->buf_cap, s->out_fd, s->name, s->out_name);
+	s->pos = s->have;
+	return rc;
+}
+
+/* One call of the decoder on the input at hand, its output written. Returns -1 to go on, or the
+ * exit code the stream ends with. */
+static int decode_step(struct decode *s)
+{
+	const uint8_t *in = s->map ? s->map : s->buf;
+	if (s->first && pass_plain &&
+	    (s->have - s->pos < 2 || in[s->pos] != 0x1f || in[s->pos + 1] != 0x8b)) {
+		int rc = copy_plain(s->in_fd, 0, in, s->pos, s->have, s->eof, s->buf, s->buf_cap,
+		                    s->out_fd, s->name, s->out_name);
+		s->pos = s->have;
+		return rc;
+	}
+	size_t used, olen;
+	const void *o;
+	int done;
+	if (s->first)
+		last_headers = gz_header_len(in + s->pos, s->have - s->pos, NULL) + 8;
+	s->first = 0;
+	zn_result r = zn_inflate_stream(s->d, in + s->pos, s->have - s->pos, s->eof, &used, &o,
+	                                &olen, &done);
+	s->pos += used;
+	last_in += used;
+	last_out += olen;
+	if (s->map && s->pos - s->released >= (64u << 20)) {
+		/* Input already decoded is not needed again: drop it from the process's memory, so
+		 * that a big file does not count against its limit. */
+		size_t upto = s->pos & ~(size_t)((1u << 20) - 1);
+		madvise(s->map + s->released, upto - s->released, MADV_DONTNEED);
+		s->released = upto;
+	}
+	if (olen && s->out_fd >= 0 && cli_write_all(s->out_fd, o, olen)) {
+		cli_error("%s: write error: %s", s->out_name, strerror(errno));
+		write_failed = 1;
+		return EXIT_SYSTEM;
+	}
+	int rc = pass_plain ? copy_after_members(s, in, r, done) : -1;
+	if (rc >= 0)
+		return rc;
+	if (r == ZN_ERR_TRAILING_GARBAGE) {
+		/* From a pipe the decoder may have taken some of the garbage in an earlier call:
+		 * the compressed size is where the garbage starts. */
+		zn_inflate_stream_position(s->d, &last_in, NULL);
+		last_garbage = garbage_warned = 1;
+		cli_warn("%s: decompression OK, trailing garbage ignored", s->name);
+		return EXIT_OK;
+	}
+	if (r != ZN_OK) {
+		uint64_t at;
+		zn_inflate_stream_position(s->d, &at, NULL);
+		report(s->name, r, at + (uint64_t)s->start); /* from the file's start */
+		return cli_exit_code(r);
+	}
+	return done ? EXIT_OK : -1;
+}
 
 /*
- * Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). A regular file is mapped and
- * decoded in place; anything else is read in 1 MiB pieces. Returns an exit code.
+ * Decode one gzip stream from `in_fd` to `out_fd` (-1: discard). Returns an exit code.
  *
  * zcat -f (pass_plain) copies input that does not start with a gzip member as it is, and, once
  * no further member follows, everything after the last member: zero padding, trailing garbage,
@@ -166,151 +344,27 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 	write_failed = 0;
 	last_in = last_out = last_headers = 0;
 	last_garbage = 0;
-	struct stat st;
-	uint8_t *map = NULL, *buf = NULL;
-	size_t map_len = 0, buf_cap = 1 << 20, have = 0, pos = 0, released = 0;
-	int eof = 0, rc = EXIT_OK, first = 1;
-	/* pass_plain, in stream positions (from where decoding started): buf[0], the end of the
-	 * last block, the end of the last member checked (of `members`) */
-	uint64_t base = 0, block_end = 0, member_end = 0, members = 0;
+	struct decode s = {.d = d,
+	                   .in_fd = in_fd,
+	                   .out_fd = out_fd,
+	                   .name = name,
+	                   .out_name = out_name,
+	                   .first = 1};
 	zn_result r = zn_inflate_stream_reset(d);
 	if (r != ZN_OK) {
 		cli_error("%s: %s", name, zn_result_message(r));
 		return cli_exit_code(r);
 	}
-	/* Standard input may be a file already read in part ({ read line; zcat; } < f): decoding
-	 * starts at its offset and leaves the offset after what was decoded, as gzip does. */
-	off_t start = 0;
-	if (fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (start = lseek(in_fd, 0, SEEK_CUR)) >= 0 && st.st_size > start) {
-		map_len = (size_t)st.st_size;
-		map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, in_fd, 0);
-		if (map == MAP_FAILED)
-			map = NULL;
-		else
-			madvise(map, map_len, MADV_SEQUENTIAL);
+	int rc = open_input(&s);
+	if (rc == EXIT_OK)
+		do
+			rc = needs_read(&s) ? read_more(&s) : decode_step(&s);
+		while (rc < 0);
+	if (s.map) {
+		munmap(s.map, s.map_len);
+		lseek(in_fd, (off_t)s.pos, SEEK_SET); /* after what was decoded */
 	}
-	if (map) {
-		have = map_len;
-		released = (size_t)start & ~(size_t)4095;
-		pos = (size_t)start;
-		eof = 1;
-	} else {
-		buf = malloc(buf_cap);
-		if (!buf) {
-			cli_error("%s: out of memory", name);
-			return EXIT_SYSTEM;
-		}
-	}
-	for (;;) {
-		const uint8_t *in = map ? map : buf;
-		if (!map && !eof &&
-		    (pos == have || (first && have < buf_cap && too_short(in + pos, have - pos)))) {
-			size_t keep = pos;
-			if (pass_plain && !first) {
-				uint64_t at = zn_inflate_stream_bit_position(d) / 8;
-				at = at > base + 2 ? at - 2 : base;
-				/* The decoder holds a few bytes at most (its bit buffer, a stage
-				 * under 4 KiB); the bound only makes sure reads stay large. */
-				if (pos - (size_t)(at - base) < buf_cap / 2)
-					keep = (size_t)(at - base);
-			}
-			memmove(buf, buf + keep, have - keep);
-			base += keep, have -= keep, pos -= keep;
-			ssize_t n = read(in_fd, buf + have, buf_cap - have);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				/* A parent left the pipe non-blocking: block, as gzip does. */
-				int fl = fcntl(in_fd, F_GETFL);
-				if (errno == EAGAIN && fl >= 0 && (fl & O_NONBLOCK) &&
-				    !fcntl(in_fd, F_SETFL, fl & ~O_NONBLOCK))
-					continue;
-				cli_error("%s: read error: %s", name, strerror(errno));
-				rc = EXIT_SYSTEM;
-				break;
-			}
-			have += (size_t)n;
-			eof = n == 0;
-			continue;
-		}
-		if (first && pass_plain &&
-		    (have - pos < 2 || in[pos] != 0x1f || in[pos + 1] != 0x8b)) {
-			rc = copy_plain(in_fd, 0, in, pos, have, eof, buf, buf_cap, out_fd, name,
-			                out_name);
-			pos = have;
-			break;
-		}
-		size_t used, olen;
-		const void *o;
-		int done;
-		if (first)
-			last_headers = gz_header_len(in + pos, have - pos, NULL) + 8;
-		first = 0;
-		r = zn_inflate_stream(d, in + pos, have - pos, eof, &used, &o, &olen, &done);
-		pos += used;
-		last_in += used;
-		last_out += olen;
-		if (map && pos - released >= (64u << 20)) {
-			/* Input already decoded is not needed again: drop it from the process's
-			 * memory, so that a big file does not count against its limit. */
-			size_t upto = pos & ~(size_t)((1u << 20) - 1);
-			madvise(map + released, upto - released, MADV_DONTNEED);
-			released = upto;
-		}
-		if (olen && out_fd >= 0 && cli_write_all(out_fd, o, olen)) {
-			cli_error("%s: write error: %s", out_name, strerror(errno));
-			write_failed = 1;
-			rc = EXIT_SYSTEM;
-			break;
-		}
-		if (pass_plain) {
-			if (zn_inflate_stream_members(d) != members) { /* a trailer checked out */
-				members = zn_inflate_stream_members(d);
-				member_end = block_end + 8;
-			}
-			if (zn_inflate_stream_at_block_end(d))
-				block_end = (zn_inflate_stream_bit_position(d) + 7) / 8;
-			/* The stream position where the input at hand ends. */
-			uint64_t end = map ? (uint64_t)(have - (size_t)start) : base + have;
-			if (members && (r == ZN_ERR_TRAILING_GARBAGE || (r == ZN_OK && done) ||
-			                (r == ZN_ERR_TRUNCATED && eof && end == member_end + 1))) {
-				/* zcat -f: what follows the last member is copied as it is, zero
-				 * padding included, as gzip does; a lone 0x1f after it too (without
-				 * -f, the start of a member cut short). */
-				uint64_t from = map || member_end >= base ? member_end : base;
-				size_t at =
-				        map ? (size_t)from + (size_t)start : (size_t)(from - base);
-				rc = copy_plain(in_fd, from - member_end, in, at, have, eof, buf,
-				                buf_cap, out_fd, name, out_name);
-				pos = have;
-				break;
-			}
-		}
-		if (r == ZN_ERR_TRAILING_GARBAGE) {
-			/* From a pipe the decoder may have taken some of the garbage in an
-			 * earlier call: the compressed size is where the garbage starts. */
-			zn_inflate_stream_position(d, &last_in, NULL);
-			last_garbage = 1;
-			cli_warn("%s: decompression OK, trailing garbage ignored", name);
-			break;
-		}
-		if (r != ZN_OK) {
-			uint64_t at;
-			zn_inflate_stream_position(d, &at, NULL);
-			report(name, r,
-			       at + (map ? (uint64_t)start : 0)); /* from the file's start */
-			rc = cli_exit_code(r);
-			break;
-		}
-		if (done)
-			break;
-	}
-	if (map) {
-		munmap(map, map_len);
-		lseek(in_fd, (off_t)pos, SEEK_SET); /* after what was decoded */
-	}
-	free(buf);
+	free(s.buf);
 	return rc;
 }
 
@@ -351,36 +405,42 @@ static char *output_name(const char *in)
  * /dev/stdout) is written in place.
  */
 struct out {
+	int dir;           /* the directory `final` and `tmp` are in (AT_FDCWD: the current one) */
 	char *final, *tmp; /* tmp NULL: writing to `final` itself */
+	char *shown;       /* `final` as messages name it */
 	int fd;
 	dev_t dev; /* the regular file that `final` named before, if any, to refuse inputs */
 	ino_t ino; /* that are the same file */
 	int existed;
 };
 
-static int out_open(struct out *o, const char *final, int force, int allow_device)
+/* The output `final` in directory dir (shown as `shown`): 0, or the exit status (said). */
+static int out_open(struct out *o, int dir, const char *final, const char *shown, int force,
+                    int allow_device)
 {
 	memset(o, 0, sizeof(*o));
+	o->dir = dir;
 	o->fd = -1;
 	struct stat st;
-	if (allow_device && stat(final, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		o->fd = open(final, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (allow_device && fstatat(dir, final, &st, 0) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISDIR(st.st_mode)) {
+		o->fd = openat(dir, final, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 		if (o->fd < 0) {
-			cli_error("%s: %s", final, strerror(errno));
+			cli_error("%s: %s", shown, strerror(errno));
 			return EXIT_SYSTEM;
 		}
 		return EXIT_OK;
 	}
-	if (lstat(final, &st) == 0) {
+	if (fstatat(dir, final, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISDIR(st.st_mode)) {
-			cli_error("%s: is a directory", final);
+			cli_error("%s: is a directory", shown);
 			return EXIT_DAMAGED;
 		}
 		if (!force) {
-			cli_error("%s: already exists; use -f to overwrite", final);
+			cli_error("%s: already exists; use -f to overwrite", shown);
 			return EXIT_DAMAGED;
 		}
-		if (stat(final, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (fstatat(dir, final, &st, 0) == 0 && S_ISREG(st.st_mode)) {
 			o->existed = 1;
 			o->dev = st.st_dev;
 			o->ino = st.st_ino;
@@ -389,12 +449,14 @@ static int out_open(struct out *o, const char *final, int force, int allow_devic
 	/* -f over a file in a directory we may not write is written in place, as
 	 * `gzip -dc > FILE` would (cli_open_replacement). */
 	o->final = strdup(final);
-	o->fd = o->final ? cli_open_replacement(final, NULL, &o->tmp) : -1;
+	o->shown = strdup(shown);
+	o->fd = o->final && o->shown ? cli_open_replacement_at(dir, final, NULL, &o->tmp) : -1;
 	if (o->fd < 0) {
-		cli_error("%s: cannot create a temporary file beside it: %s", final,
+		cli_error("%s: cannot create a temporary file beside it: %s", shown,
 		          strerror(errno));
 		free(o->final);
-		o->final = NULL;
+		free(o->shown);
+		o->final = o->shown = NULL;
 		return EXIT_SYSTEM;
 	}
 	return EXIT_OK;
@@ -407,40 +469,47 @@ static int out_is_input(const struct out *o, int in_fd)
 	return o->existed && fstat(in_fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
 }
 
-/* Close; on success rename into place (without -f never over a name that appeared meanwhile);
- * otherwise remove the temporary file. Returns rc, or EXIT_SYSTEM if closing or renaming
- * failed. */
+/* The temporary file renamed to the output's name: over what is there with -f, else never over
+ * a name that appeared meanwhile. 0, or -1 with errno set. */
+static int out_rename(const struct out *o, int force)
+{
+	if (force)
+		return renameat(o->dir, o->tmp, o->dir, o->final);
+	int e = renameat2(o->dir, o->tmp, o->dir, o->final, RENAME_NOREPLACE);
+	if (e && (errno == EINVAL || errno == ENOSYS)) {
+		/* A file system without RENAME_NOREPLACE: link() refuses to replace too. */
+		e = linkat(o->dir, o->tmp, o->dir, o->final, 0);
+		if (!e)
+			unlinkat(o->dir, o->tmp, 0);
+	}
+	return e;
+}
+
+/* Close; on success rename into place; otherwise remove the temporary file. Returns rc, or
+ * EXIT_SYSTEM if closing or renaming failed. */
 static int out_close(struct out *o, int rc, int force)
 {
+	const char *shown = o->shown ? o->shown : "output";
 	if (o->fd >= 0 && close(o->fd) && rc == EXIT_OK) {
-		cli_error("%s: %s", o->final ? o->final : "output", strerror(errno));
+		cli_error("%s: %s", shown, strerror(errno));
 		rc = EXIT_SYSTEM;
 	}
 	o->fd = -1;
-	if (o->tmp && rc == EXIT_OK) {
-		int e = force ? rename(o->tmp, o->final)
-		              : renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->final, RENAME_NOREPLACE);
-		if (e && !force && (errno == EINVAL || errno == ENOSYS)) {
-			/* A file system without RENAME_NOREPLACE: link() refuses to replace too. */
-			e = link(o->tmp, o->final);
-			if (!e)
-				unlink(o->tmp);
-		}
-		if (e) {
-			int err = errno;
-			if (err == EEXIST)
-				cli_error("%s: already exists; use -f to overwrite", o->final);
-			else
-				cli_error("%s: %s", o->final, strerror(err));
-			rc = err == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
-		}
+	if (o->tmp && rc == EXIT_OK && out_rename(o, force)) {
+		int err = errno;
+		if (err == EEXIST)
+			cli_error("%s: already exists; use -f to overwrite", shown);
+		else
+			cli_error("%s: %s", shown, strerror(err));
+		rc = err == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
 	}
 	if (o->tmp && rc != EXIT_OK)
-		unlink(o->tmp);
+		unlinkat(o->dir, o->tmp, 0);
 	if (o->tmp)
 		cli_replacement_done(o->tmp);
 	free(o->final);
-	o->tmp = o->final = NULL;
+	free(o->shown);
+	o->tmp = o->final = o->shown = NULL;
 	return rc;
 }
 
@@ -525,27 +594,35 @@ static void list_line(uint64_t in, uint64_t out, uint64_t headers, const char *n
 	       ratio(in, out, headers), name);
 }
 
+/* An input: a FILE given (dir AT_FDCWD, name the FILE as given), or a file met by -r (dir the
+ * directory walked, held open; name its name there); shown is how messages name it, the
+ * path as given or walked, which ends with name. */
+struct input {
+	int dir;
+	const char *name, *shown;
+};
+
 /* -l of FILE, or of standard input for "-" (gzip names it "stdout", and counts the compressed
  * bytes read: from a file's offset on, and here up to the end of the gzip data). */
-static int list_file(struct zn_inflater *d, const char *path)
+static int list_file(struct zn_inflater *d, const struct input *in)
 {
-	int std_in = !strcmp(path, "-");
-	int fd = std_in ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int std_in = in->dir == AT_FDCWD && !strcmp(in->name, "-");
+	int fd = std_in ? 0 : openat(in->dir, in->name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	if (!std_in && (fd < 0 || fstat(fd, &st))) {
-		cli_error("%s: %s", path, strerror(errno));
+		cli_error("%s: %s", in->shown, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return EXIT_SYSTEM;
 	}
 	if (!std_in && !S_ISREG(st.st_mode)) {
-		cli_error("%s: not a regular file", path);
+		cli_error("%s: not a regular file", in->shown);
 		close(fd);
 		return EXIT_DAMAGED;
 	}
 	/* Decoded, not read from the trailer as gzip does: the sizes are exact past 4 GiB and
 	 * for several members, and damage or trailing bytes are found. */
-	int rc = decode_fd(d, fd, -1, std_in ? "(stdin)" : path, NULL);
+	int rc = decode_fd(d, fd, -1, std_in ? "(stdin)" : in->shown, NULL);
 	if (!std_in)
 		close(fd);
 	if (rc != EXIT_OK)
@@ -553,10 +630,10 @@ static int list_file(struct zn_inflater *d, const char *path)
 	/* gzip -l names the file's size (and lists nothing after trailing garbage): here the
 	 * size up to the garbage, from a file as from a pipe */
 	uint64_t size = std_in || last_garbage ? last_in : (uint64_t)st.st_size;
-	char *name = std_in ? NULL : output_name(path);
+	char *name = std_in ? NULL : output_name(in->shown);
 	if (!listed.files++ && !cli_quiet)
 		printf("%19s %19s  ratio uncompressed_name\n", "compressed", "uncompressed");
-	list_line(size, last_out, last_headers, std_in ? "stdout" : name ? name : path);
+	list_line(size, last_out, last_headers, std_in ? "stdout" : name ? name : in->shown);
 	listed.in += size;
 	listed.out += last_out;
 	listed.headers = last_headers; /* gzip's totals count the last file's header only */
@@ -564,96 +641,128 @@ static int list_file(struct zn_inflater *d, const char *path)
 	return EXIT_OK;
 }
 
-static int do_file(struct zn_inflater *d, const char *path, const struct opts *op)
+/* Standard input to standard output, -o, or nothing (-t). */
+static int do_stdin(struct zn_inflater *d, const struct opts *op)
+{
+	if (isatty(0) && !op->force) {
+		cli_error("compressed data not read from a terminal; use -f to force");
+		return EXIT_USAGE;
+	}
+	int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
+	int rc = decode_fd(d, 0, out_fd, "(stdin)", op->out_path ? op->out_path : "(stdout)");
+	shared_out_failed |= write_failed;
+	return rc;
+}
+
+/* An input to the shared output (standard output, -o) or to nothing (-t). */
+static int decode_to_shared(struct zn_inflater *d, int in_fd, const char *shown,
+                            const struct opts *op)
+{
+	if (op->out && out_is_input(op->out, in_fd)) {
+		cli_error("%s: is the output file -- ignored", shown);
+		return EXIT_DAMAGED;
+	}
+	int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
+	int rc = decode_fd(d, in_fd, out_fd, shown, op->out_path ? op->out_path : "(stdout)");
+	shared_out_failed |= write_failed;
+	if (rc == EXIT_OK && op->test && verbose && !cli_quiet)
+		fprintf(stderr, "%s:\t OK\n", shown);
+	else if (rc == EXIT_OK && !op->test)
+		say_done(shown, "written to", op->out_path ? op->out_path : "standard output");
+	return rc;
+}
+
+/* The output's name for FILE.gz decoded in place (-N: the stored one), beside it, and as
+ * messages name it; NULL (said) for an unknown suffix or no memory. */
+static char *in_place_name(const struct input *in, int in_fd, int name, int64_t *mtime,
+                           char **shown)
+{
+	char *out = name ? stored_name(in_fd, in->name, mtime) : output_name(in->name);
+	size_t dlen = strlen(in->shown) - strlen(in->name); /* the walked path above it */
+	*shown = out ? malloc(dlen + strlen(out) + 1) : NULL;
+	if (*shown) {
+		memcpy(*shown, in->shown, dlen);
+		strcpy(*shown + dlen, out);
+	} else if (!out) {
+		cli_error("%s: unknown suffix -- ignored", in->shown);
+	}
+	if (!*shown) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* FILE.gz -> FILE beside it, which takes its owner (where allowed), mode and times, as with
+ * gzip; FILE.gz is then removed unless -k. */
+static int decode_in_place(struct zn_inflater *d, const struct input *in, int in_fd,
+                           const struct stat *st, const struct opts *op)
+{
+	int rc = check_in_place_input(in->shown, st, op->force);
+	int64_t stored_mtime = 0;
+	char *shown = NULL, *out_name = NULL;
+	if (rc == EXIT_OK &&
+	    !(out_name = in_place_name(in, in_fd, op->name, &stored_mtime, &shown)))
+		rc = EXIT_DAMAGED;
+	struct out out;
+	if (rc == EXIT_OK)
+		rc = out_open(&out, in->dir, out_name, shown, op->force, 0);
+	free(out_name);
+	free(shown);
+	if (rc != EXIT_OK)
+		return rc;
+	rc = decode_fd(d, in_fd, out.fd, in->shown, out.shown);
+	if (rc == EXIT_OK) {
+		(void)!fchown(out.fd, st->st_uid, st->st_gid);
+		fchmod(out.fd, st->st_mode & 01777); /* set-id bits dropped, as gzip 1.12 does */
+		struct timespec ts[2] = {st->st_atim, st->st_mtim};
+		if (stored_mtime) /* -N */
+			ts[1] = (struct timespec){.tv_sec = (time_t)stored_mtime};
+		futimens(out.fd, ts);
+	}
+	char *final = rc == EXIT_OK && verbose ? strdup(out.shown) : NULL;
+	rc = out_close(&out, rc, op->force);
+	if (rc == EXIT_OK && !op->keep && unlinkat(in->dir, in->name, 0))
+		cli_warn("%s: cannot remove: %s", in->shown, strerror(errno));
+	if (rc == EXIT_OK && final)
+		say_done(in->shown, op->keep ? "created" : "replaced with", final);
+	free(final);
+	return rc;
+}
+
+static int do_file(struct zn_inflater *d, const struct input *in, const struct opts *op)
 {
 	if (op->list) /* standard input too, from a terminal as well, as gzip -l reads it */
-		return list_file(d, path);
-	if (!strcmp(path, "-")) {
-		if (isatty(0) && !op->force) {
-			cli_error("compressed data not read from a terminal; use -f to force");
-			return EXIT_USAGE;
-		}
-		int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
-		int rc = decode_fd(d, 0, out_fd, "(stdin)",
-		                   op->out_path ? op->out_path : "(stdout)");
-		shared_out_failed |= write_failed;
-		return rc;
-	}
+		return list_file(d, in);
+	if (in->dir == AT_FDCWD && !strcmp(in->name, "-"))
+		return do_stdin(d, op);
 	int in_place = !(op->test || op->to_stdout || op->out);
 	/* O_NONBLOCK: a FIFO given to in-place decoding is refused, not waited on (it has no
 	 * effect on regular files). */
-	int in_fd = open(path, O_RDONLY | O_CLOEXEC |
-	                               (in_place ? O_NONBLOCK | (op->force ? 0 : O_NOFOLLOW) : 0));
+	int in_fd = openat(in->dir, in->name,
+	                   O_RDONLY | O_CLOEXEC |
+	                           (in_place ? O_NONBLOCK | (op->force ? 0 : O_NOFOLLOW) : 0));
 	if (in_fd < 0) {
 		int err = errno;
 		if (err == ELOOP)
-			cli_error("%s: is a symbolic link -- ignored (use -f)", path);
+			cli_error("%s: is a symbolic link -- ignored (use -f)", in->shown);
 		else
-			cli_error("%s: %s", path, strerror(err));
+			cli_error("%s: %s", in->shown, strerror(err));
 		/* A refused symlink is a matter of policy (1); a missing or unreadable input an
 		 * I/O error (3), as for the archive commands. */
 		return err == ELOOP ? EXIT_DAMAGED : EXIT_SYSTEM;
 	}
 	struct stat st;
+	int rc;
 	if (fstat(in_fd, &st) || S_ISDIR(st.st_mode)) {
-		cli_error("%s: is a directory -- ignored", path);
-		close(in_fd);
-		return EXIT_DAMAGED;
-	}
-	if (!in_place) {
-		if (op->out && out_is_input(op->out, in_fd)) {
-			cli_error("%s: is the output file -- ignored", path);
-			close(in_fd);
-			return EXIT_DAMAGED;
-		}
-		int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
-		int rc =
-		        decode_fd(d, in_fd, out_fd, path, op->out_path ? op->out_path : "(stdout)");
-		shared_out_failed |= write_failed;
-		close(in_fd);
-		if (rc == EXIT_OK && op->test && verbose && !cli_quiet)
-			fprintf(stderr, "%s:\t OK\n", path);
-		else if (rc == EXIT_OK && !op->test)
-			say_done(path, "written to",
-			         op->out_path ? op->out_path : "standard output");
-		return rc;
-	}
-	int rc = check_in_place_input(path, &st, op->force);
-	int64_t stored_mtime = 0;
-	char *out_path = rc != EXIT_OK ? NULL
-	                 : op->name    ? stored_name(in_fd, path, &stored_mtime)
-	                               : output_name(path);
-	if (rc == EXIT_OK && !out_path) {
-		cli_error("%s: unknown suffix -- ignored", path);
+		cli_error("%s: is a directory -- ignored", in->shown);
 		rc = EXIT_DAMAGED;
-	}
-	struct out out;
-	if (rc == EXIT_OK)
-		rc = out_open(&out, out_path, op->force, 0);
-	free(out_path);
-	if (rc != EXIT_OK) {
-		close(in_fd);
-		return rc;
-	}
-	rc = decode_fd(d, in_fd, out.fd, path, out.final);
-	if (rc == EXIT_OK) {
-		/* As gzip does: the output takes the input's owner (where allowed), mode and
-		 * times. */
-		(void)!fchown(out.fd, st.st_uid, st.st_gid);
-		fchmod(out.fd, st.st_mode & 01777); /* set-id bits dropped, as gzip 1.12 does */
-		struct timespec ts[2] = {st.st_atim, st.st_mtim};
-		if (stored_mtime) /* -N */
-			ts[1] = (struct timespec){.tv_sec = (time_t)stored_mtime};
-		futimens(out.fd, ts);
+	} else if (!in_place) {
+		rc = decode_to_shared(d, in_fd, in->shown, op);
+	} else {
+		rc = decode_in_place(d, in, in_fd, &st, op);
 	}
 	close(in_fd);
-	char *final = rc == EXIT_OK && verbose ? strdup(out.final) : NULL;
-	rc = out_close(&out, rc, op->force);
-	if (rc == EXIT_OK && !op->keep && unlink(path))
-		cli_warn("%s: cannot remove: %s", path, strerror(errno));
-	if (rc == EXIT_OK && final)
-		say_done(path, op->keep ? "created" : "replaced with", final);
-	free(final);
 	return rc;
 }
 
@@ -662,59 +771,91 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* -r: the files below directory `dir` whose names have a gzip suffix (others are passed over,
- * as gzip -r passes them), in byte order of names; symlinks are not followed. Returns the
- * worst exit status. */
-static int do_tree(struct zn_inflater *d, const char *dir, const struct opts *op)
+/* The names in directory dir but "." and "..", sorted in byte order, into *names (*n of them);
+ * 0, or the exit status (said). */
+static int read_names(int dir, const char *shown, char ***names, size_t *n)
 {
-	DIR *dp = opendir(dir);
+	int fd = dup(dir); /* fdopendir takes it; dir stays the walk's */
+	DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+	*names = NULL;
+	*n = 0;
 	if (!dp) {
-		cli_error("%s: %s", dir, strerror(errno));
+		cli_error("%s: %s", shown, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return EXIT_SYSTEM;
 	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	int rc = EXIT_OK;
+	size_t cap = 0;
 	struct dirent *de;
 	while ((de = readdir(dp))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap * 2 + 64) * sizeof(*nn));
+		if (*n == cap) {
+			char **nn = realloc(*names, (cap = cap * 2 + 64) * sizeof(*nn));
 			if (!nn)
 				break;
-			names = nn;
+			*names = nn;
 		}
-		if (!(names[n] = strdup(de->d_name)))
+		if (!((*names)[*n] = strdup(de->d_name)))
 			break;
-		n++;
-	}
-	if (de) {
-		cli_error("%s: out of memory", dir);
-		rc = EXIT_SYSTEM;
+		(*n)++;
 	}
 	closedir(dp);
-	qsort(names, n, sizeof(*names), cmp_names);
+	qsort(*names, *n, sizeof(**names), cmp_names);
+	if (de)
+		cli_error("%s: out of memory", shown);
+	return de ? EXIT_SYSTEM : EXIT_OK;
+}
+
+static int do_tree(struct zn_inflater *d, int dir, const char *shown, const struct opts *op);
+
+/* One name met by -r in directory dir: a directory is walked, opened from dir without following
+ * a symlink (one put in its place since it was looked at is not followed either); a regular file
+ * with a gzip suffix is decoded; anything else is passed over. Returns the exit status. */
+static int do_entry(struct zn_inflater *d, int dir, const char *name, const char *path,
+                    const struct opts *op)
+{
+	struct stat st;
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		cli_error("%s: %s", path, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		int sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			cli_error("%s: %s", path, strerror(errno));
+			return EXIT_SYSTEM;
+		}
+		int rc = do_tree(d, sub, path, op);
+		close(sub);
+		return rc;
+	}
+	char *known = S_ISREG(st.st_mode) ? output_name(name) : NULL;
+	if (!known)
+		return EXIT_OK;
+	free(known);
+	struct input in = {dir, name, path};
+	return do_file(d, &in, op);
+}
+
+/* -r: the files below directory dir (held open; shown as `shown`) whose names have a gzip suffix
+ * (others are passed over, as gzip -r passes them), in byte order of names. The walk goes from
+ * descriptor to descriptor (openat, never a path resolved again), so that a directory another
+ * user swaps for a symlink while it is walked leads nowhere else. Returns the worst exit
+ * status. */
+static int do_tree(struct zn_inflater *d, int dir, const char *shown, const struct opts *op)
+{
+	char **names;
+	size_t n;
+	int rc = read_names(dir, shown, &names, &n);
 	size_t i = 0;
 	for (; i < n && !shared_out_failed; i++) {
-		char *path = malloc(strlen(dir) + strlen(names[i]) + 2);
-		struct stat st;
-		int frc = EXIT_OK;
-		if (!path) {
-			frc = EXIT_SYSTEM;
-		} else {
-			sprintf(path, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+		char *path = malloc(strlen(shown) + strlen(names[i]) + 2);
+		int frc = EXIT_SYSTEM;
+		if (path) {
+			sprintf(path, "%s%s%s", shown, shown[strlen(shown) - 1] == '/' ? "" : "/",
 			        names[i]);
-			char *known;
-			if (lstat(path, &st)) {
-				cli_error("%s: %s", path, strerror(errno));
-				frc = EXIT_SYSTEM;
-			} else if (S_ISDIR(st.st_mode)) {
-				frc = do_tree(d, path, op);
-			} else if (S_ISREG(st.st_mode) && (known = output_name(path)) != NULL) {
-				free(known);
-				frc = do_file(d, path, op);
-			}
+			frc = do_entry(d, dir, names[i], path, op);
 		}
 		free(path);
 		free(names[i]);
@@ -727,165 +868,234 @@ static int do_tree(struct zn_inflater *d, const char *dir, const struct opts *op
 	return rc;
 }
 
-int cmd_gunzip(int argc, char **argv, int zcat)
+/* -r of a directory FILE given. */
+static int do_top_tree(struct zn_inflater *d, const char *path, const struct opts *op)
+{
+	int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0) {
+		cli_error("%s: %s", path, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	int rc = do_tree(d, dir, path, op);
+	close(dir);
+	return rc;
+}
+
+/* gzip's options. The table is gzip's, and is read by hand (parse_gunzip_args), not by
+ * getopt: gzip takes options after FILEs too, and -S/-o glued to their value. */
+static const char gunzip_shortopts[] = "cdkftqnrlvNS:o:hV";
+static const struct option gunzip_options[] = {
+        {"stdout", no_argument, 0, 'c'},
+        {"to-stdout", no_argument, 0, 'c'},
+        {"decompress", no_argument, 0, 'd'},
+        {"keep", no_argument, 0, 'k'},
+        {"force", no_argument, 0, 'f'},
+        {"test", no_argument, 0, 't'},
+        {"quiet", no_argument, 0, 'q'},
+        {"no-name", no_argument, 0, 'n'},
+        {"name", no_argument, 0, 'N'},
+        {"recursive", no_argument, 0, 'r'},
+        {"list", no_argument, 0, 'l'},
+        {"verbose", no_argument, 0, 'v'},
+        {"suffix", required_argument, 0, 'S'},
+        {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0},
+};
+
+/* One option, by its letter. Returns -1 to go on, or the exit status (help, version). */
+static int gunzip_option(struct opts *op, int letter, const char *arg)
+{
+	switch (letter) {
+	case 'c':
+		op->to_stdout = 1;
+		break;
+	case 'k':
+		op->keep = 1;
+		break;
+	case 'f':
+		op->force = 1;
+		break;
+	case 't':
+		op->test = 1;
+		break;
+	case 'q':
+		cli_quiet = 1;
+		break;
+	case 'n':
+		op->name = 0;
+		break;
+	case 'N':
+		op->name = 1;
+		break;
+	case 'r':
+		op->recursive = 1;
+		break;
+	case 'l':
+		op->list = 1;
+		break;
+	case 'v':
+		verbose = 1;
+		break;
+	case 'S':
+		user_suffix = arg;
+		break;
+	case 'o':
+		op->out_path = arg;
+		break;
+	case 'h':
+		fputs(gunzip_help, stdout);
+		return EXIT_OK;
+	case 'V':
+		cli_print_version();
+		return EXIT_OK;
+	}
+	return -1; /* and 'd', as gzip -d: decompressing is all this does */
+}
+
+/* A long option ("--name" or "--name=VALUE"), its value the next argument if it takes one and
+ * has none of its own (*i then moves on). Returns as gunzip_option. */
+static int gunzip_long_option(struct opts *op, const char *cmd, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i] + 2, *eq = strchr(a, '=');
+	size_t n = eq ? (size_t)(eq - a) : strlen(a);
+	const struct option *o = gunzip_options;
+	while (o->name && (strlen(o->name) != n || strncmp(o->name, a, n)))
+		o++;
+	if (!o->name || (eq && o->has_arg == no_argument))
+		return cli_usage_error(cmd, "unknown option '%s'", argv[*i]);
+	const char *arg = eq ? eq + 1 : NULL;
+	if (o->has_arg == required_argument && !arg && *i + 1 >= argc)
+		return cli_usage_error(cmd, "option requires an argument -- '%c'", o->val);
+	if (o->has_arg == required_argument && !arg)
+		arg = argv[++*i];
+	return gunzip_option(op, o->val, arg);
+}
+
+/* A group of short options ("-kv", "-S.zz", "-S .zz"). Returns as gunzip_option. */
+static int gunzip_short_options(struct opts *op, const char *cmd, int argc, char **argv, int *i)
+{
+	for (const char *p = argv[*i] + 1; *p; p++) {
+		const char *in = strchr(gunzip_shortopts, *p);
+		if (!in || *p == ':')
+			return cli_usage_error(cmd, "unknown option '-%c'", *p);
+		if (in[1] != ':') {
+			int rc = gunzip_option(op, *p, NULL);
+			if (rc >= 0)
+				return rc;
+			continue;
+		}
+		/* The rest of the word is the value, or else the next argument. */
+		if (!p[1] && *i + 1 >= argc)
+			return cli_usage_error(cmd, "option requires an argument -- '%c'", *p);
+		return gunzip_option(op, *p, p[1] ? p + 1 : argv[++*i]);
+	}
+	return -1;
+}
+
+/* The command line: options into *op, FILEs into files[*nfiles] in order (gzip takes options
+ * after FILEs too). Returns -1 to go on, or the exit status. */
+static int parse_gunzip_args(int argc, char **argv, const char *cmd, struct opts *op, char **files,
+                             int *nfiles)
+{
+	int only_files = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int rc = -1;
+		if (only_files || a[0] != '-' || !strcmp(a, "-"))
+			files[(*nfiles)++] = argv[i];
+		else if (!strcmp(a, "--"))
+			only_files = 1;
+		else if (a[1] == '-')
+			rc = gunzip_long_option(op, cmd, argc, argv, &i);
+		else
+			rc = gunzip_short_options(op, cmd, argc, argv, &i);
+		if (rc >= 0)
+			return rc;
+	}
+	if (user_suffix && (!*user_suffix || strchr(user_suffix, '/')))
+		return cli_usage_error(cmd, "invalid suffix '%s'", user_suffix);
+	if (*nfiles == 0)
+		files[(*nfiles)++] = "-";
+	if (op->out_path && !strcmp(op->out_path, "-")) { /* -o -: standard output, as -c */
+		op->out_path = NULL;
+		op->to_stdout = 1;
+	}
+	if (op->out_path && op->to_stdout)
+		return cli_usage_error(cmd, "-c and -o OUT: choose one");
+	return -1;
+}
+
+/* As gzip: NAME that does not exist, without a known suffix, is NAME with the first of them (-S
+ * SUF first) that exists. Returns that name (malloc'd), or NULL: NAME as it is. */
+static char *with_suffix(const char *name)
+{
+	char *gz = NULL, *known = output_name(name);
+	struct stat st;
+	if (strcmp(name, "-") && !known && lstat(name, &st) && errno == ENOENT) {
+		const char *try[] = {user_suffix, ".gz", ".z", ".taz", ".tgz", "-gz", "-z", "_z"};
+		for (size_t k = 0; k < sizeof(try) / sizeof(try[0]) && !gz; k++) {
+			if (!try[k] || !(gz = malloc(strlen(name) + strlen(try[k]) + 1)))
+				continue;
+			strcpy(gz, name);
+			strcat(gz, try[k]);
+			if (lstat(gz, &st)) {
+				free(gz);
+				gz = NULL;
+			}
+		}
+	}
+	free(known);
+	return gz;
+}
+
+/* Each FILE in turn (a directory's files with -r), until the shared output fails. Returns the
+ * worst exit status. */
+static int gunzip_files(struct zn_inflater *d, char **files, int nfiles, const struct opts *op)
+{
+	int rc = EXIT_OK;
+	for (int i = 0; i < nfiles && !shared_out_failed; i++) {
+		char *gz = with_suffix(files[i]);
+		struct stat st;
+		int frc;
+		struct input in = {AT_FDCWD, gz ? gz : files[i], gz ? gz : files[i]};
+		if (op->recursive && !gz && !lstat(files[i], &st) && S_ISDIR(st.st_mode))
+			frc = do_top_tree(d, files[i], op);
+		else
+			frc = do_file(d, &in, op);
+		free(gz);
+		if (frc > rc)
+			rc = frc;
+	}
+	return rc;
+}
+
+static int run_gunzip(int argc, char **argv, int zcat)
 {
 	struct opts op = {.to_stdout = zcat};
 	struct out out;
 	const char *cmd = zcat ? "zcat" : "gunzip";
-	int nfiles = 0, only_files = 0, recursive = 0;
+	int nfiles = 0;
 	char **files = calloc((size_t)argc + 1, sizeof(char *));
 	if (!files)
 		return EXIT_SYSTEM;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (only_files || a[0] != '-' || !strcmp(a, "-")) {
-			files[nfiles++] = argv[i];
-			continue;
-		}
-		if (!strcmp(a, "--")) {
-			only_files = 1;
-		} else if (!strcmp(a, "--help")) {
-			fputs(gunzip_help, stdout);
-			free(files);
-			return EXIT_OK;
-		} else if (!strcmp(a, "--version")) {
-			cli_print_version();
-			free(files);
-			return EXIT_OK;
-		} else if (!strcmp(a, "--stdout") || !strcmp(a, "--to-stdout")) {
-			op.to_stdout = 1;
-		} else if (!strcmp(a, "--keep")) {
-			op.keep = 1;
-		} else if (!strcmp(a, "--force")) {
-			op.force = 1;
-		} else if (!strcmp(a, "--test")) {
-			op.test = 1;
-		} else if (!strcmp(a, "--quiet")) {
-			cli_quiet = 1;
-		} else if (!strcmp(a, "--name")) {
-			op.name = 1;
-		} else if (!strcmp(a, "--verbose")) {
-			verbose = 1;
-		} else if (!strcmp(a, "--list")) {
-			op.list = 1;
-		} else if (!strcmp(a, "--recursive")) {
-			recursive = 1;
-		} else if (!strcmp(a, "--suffix") || !strncmp(a, "--suffix=", 9)) {
-			if (a[8] == '=')
-				user_suffix = a + 9;
-			else if (i + 1 < argc)
-				user_suffix = argv[++i];
-			else
-				goto missing_suffix;
-		} else if (!strcmp(a, "--no-name")) {
-			op.name = 0;
-		} else if (!strcmp(a, "--decompress")) {
-		} else if (!strcmp(a, "--output") || !strncmp(a, "--output=", 9)) {
-			if (a[8] == '=')
-				op.out_path = a + 9;
-			else if (i + 1 < argc)
-				op.out_path = argv[++i];
-			else
-				goto missing;
-		} else if (a[1] == '-') {
-			free(files);
-			return cli_usage_error(cmd, "unknown option '%s'", a);
-		} else {
-			for (const char *p = a + 1; *p; p++) {
-				switch (*p) {
-				case 'c':
-					op.to_stdout = 1;
-					break;
-				case 'k':
-					op.keep = 1;
-					break;
-				case 'f':
-					op.force = 1;
-					break;
-				case 't':
-					op.test = 1;
-					break;
-				case 'q':
-					cli_quiet = 1;
-					break;
-				case 'd':
-					break; /* gzip -d */
-				case 'n':
-					op.name = 0;
-					break;
-				case 'r':
-					recursive = 1;
-					break;
-				case 'l':
-					op.list = 1;
-					break;
-				case 'v':
-					verbose = 1;
-					break;
-				case 'N':
-					op.name = 1;
-					break;
-				case 'S':
-					if (p[1])
-						user_suffix = p + 1;
-					else if (i + 1 < argc)
-						user_suffix = argv[++i];
-					else
-						goto missing_suffix;
-					p = " ";
-					break;
-				case 'h':
-					fputs(gunzip_help, stdout);
-					free(files);
-					return EXIT_OK;
-				case 'V':
-					cli_print_version();
-					free(files);
-					return EXIT_OK;
-				case 'o':
-					if (p[1])
-						op.out_path = p + 1;
-					else if (i + 1 < argc)
-						op.out_path = argv[++i];
-					else
-						goto missing;
-					p = " "; /* the rest of the word was the argument */
-					break;
-				default:
-					free(files);
-					return cli_usage_error(cmd, "unknown option '-%c'", *p);
-				}
-				if (*p == ' ')
-					break;
-			}
-		}
-	}
-	if (user_suffix && (!*user_suffix || strchr(user_suffix, '/'))) {
+	int rc = parse_gunzip_args(argc, argv, cmd, &op, files, &nfiles);
+	if (rc >= 0) {
 		free(files);
-		return cli_usage_error(cmd, "invalid suffix '%s'", user_suffix);
-	}
-	if (nfiles == 0)
-		files[nfiles++] = "-";
-	if (op.out_path && !strcmp(op.out_path, "-")) { /* -o -: standard output, as -c */
-		op.out_path = NULL;
-		op.to_stdout = 1;
-	}
-	if (op.out_path && op.to_stdout) {
-		free(files);
-		return cli_usage_error(cmd, "-c and -o OUT: choose one");
+		return rc;
 	}
 	pass_plain = op.force && !op.test && !op.list && op.to_stdout;
 	if (op.out_path && !op.test) {
-		int orc = out_open(&out, op.out_path, op.force, 1);
-		if (orc != EXIT_OK) {
+		rc = out_open(&out, AT_FDCWD, op.out_path, op.out_path, op.force, 1);
+		if (rc != EXIT_OK) {
 			free(files);
-			return orc;
+			return rc;
 		}
 		op.out = &out;
 	}
 	struct zn_inflater *d;
 	zn_result r = zn_inflater_new(&d, ZN_FORMAT_GZIP);
-	int rc = EXIT_OK;
 	if (r != ZN_OK) {
 		cli_error("%s", zn_result_message(r));
 		rc = cli_exit_code(r);
@@ -894,36 +1104,7 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 		 * per block costs little beside decoding it (zcat -f of `seq 1 3000000`
 		 * gzipped: 0.03 s, as without). */
 		zn_inflate_stream_set_block_stops(d, pass_plain);
-	}
-	for (int i = 0; r == ZN_OK && i < nfiles && !shared_out_failed; i++) {
-		/* As gzip: NAME that does not exist, without a known suffix, is NAME with the first
-		 * of them (-S SUF first) that exists. */
-		char *gz = NULL, *known = output_name(files[i]);
-		struct stat st;
-		if (strcmp(files[i], "-") && !known && lstat(files[i], &st) && errno == ENOENT) {
-			const char *try[] = {user_suffix, ".gz", ".z", ".taz",
-			                     ".tgz",      "-gz", "-z", "_z"};
-			for (size_t k = 0; k < sizeof(try) / sizeof(try[0]) && !gz; k++) {
-				if (!try[k] ||
-				    !(gz = malloc(strlen(files[i]) + strlen(try[k]) + 1)))
-					continue;
-				strcpy(gz, files[i]);
-				strcat(gz, try[k]);
-				if (lstat(gz, &st)) {
-					free(gz);
-					gz = NULL;
-				}
-			}
-		}
-		free(known);
-		int frc;
-		if (recursive && !gz && !lstat(files[i], &st) && S_ISDIR(st.st_mode))
-			frc = do_tree(d, files[i], &op);
-		else
-			frc = do_file(d, gz ? gz : files[i], &op);
-		free(gz);
-		if (frc > rc)
-			rc = frc;
+		rc = gunzip_files(d, files, nfiles, &op);
 	}
 	zn_inflater_free(d);
 	if (op.list && nfiles > 1 && listed.files && !cli_quiet) /* as gzip: for FILEs given */
@@ -932,11 +1113,19 @@ int cmd_gunzip(int argc, char **argv, int zcat)
 	if (op.out)
 		rc = out_close(op.out, rc, op.force);
 	free(files);
-	return rc;
-missing:
-	free(files);
-	return cli_usage_error(cmd, "option requires an argument -- 'o'");
-missing_suffix:
-	free(files);
-	return cli_usage_error(cmd, "option requires an argument -- 'S'");
+	return garbage_warned && rc == EXIT_OK ? EXIT_DAMAGED : rc;
 }
+
+static int cmd_gunzip(int argc, char **argv)
+{
+	return run_gunzip(argc, argv, 0);
+}
+
+static int cmd_zcat(int argc, char **argv)
+{
+	return run_gunzip(argc, argv, 1);
+}
+
+const struct cli_command cli_cmd_gunzip = {"gunzip", "", cmd_gunzip, gunzip_shortopts,
+                                           gunzip_options};
+const struct cli_command cli_cmd_zcat = {"zcat", "", cmd_zcat, gunzip_shortopts, gunzip_options};

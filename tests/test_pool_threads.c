@@ -183,6 +183,66 @@ static void check_first_error(void)
 	zn_pool_free(err_pool);
 }
 
+/* Joining a group waits for its own jobs; zn_pool_help runs a queued job on the caller. */
+static atomic_uint g1_done, g2_done, helped_on_caller;
+static void g1_job(void *arg)
+{
+	(void)arg;
+	usleep(50);
+	atomic_fetch_add(&g1_done, 1);
+}
+static void g2_job(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&g2_done, 1);
+}
+static void caller_job(void *arg)
+{
+	(void)arg;
+	if (pthread_equal(pthread_self(), caller))
+		atomic_fetch_add(&helped_on_caller, 1);
+}
+
+static void check_groups(unsigned threads)
+{
+	struct zn_pool *p;
+	CHECK_OK(zn_pool_new(&p, threads, 8));
+	struct zn_pool_group g1 = {0}, g2 = {0};
+	atomic_store(&g1_done, 0);
+	atomic_store(&g2_done, 0);
+	for (int i = 0; i < 100; i++) {
+		zn_pool_add_to(p, &g1, g1_job, NULL);
+		zn_pool_add_to(p, &g2, g2_job, NULL);
+	}
+	zn_pool_join(p, &g1);
+	CHECK_EQ_U64(atomic_load(&g1_done), 100);
+	zn_pool_join(p, &g2);
+	CHECK_EQ_U64(atomic_load(&g2_done), 100);
+	zn_pool_free(p);
+}
+
+static void check_help(void)
+{
+	struct zn_pool *p;
+	CHECK_OK(zn_pool_new(&p, 2, 4));
+	atomic_store(&gate, 0);
+	atomic_store(&queued_now, 1);
+	zn_pool_add(p, slow_job, NULL); /* holds the pool's one thread */
+	while (atomic_load(&queued_now))
+		usleep(100);
+	atomic_store(&helped_on_caller, 0);
+	zn_pool_add(p, caller_job, NULL);
+	CHECK(zn_pool_help(p) == 1);
+	CHECK(atomic_load(&helped_on_caller) == 1);
+	CHECK(zn_pool_help(p) == 0); /* nothing queued */
+	atomic_store(&gate, 1);
+	zn_pool_free(p);
+	/* At one thread there is never anything queued to help with. */
+	CHECK_OK(zn_pool_new(&p, 1, 1));
+	CHECK(zn_pool_help(p) == 0);
+	zn_pool_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_pool_threads");
@@ -201,6 +261,9 @@ int main(int argc, char **argv)
 	check_run(4, 9);
 	check_run(8, 3);
 	check_first_error();
+	check_groups(1);
+	check_groups(3);
+	check_help();
 	/* 0 threads is one per CPU. */
 	struct zn_pool *p;
 	CHECK_OK(zn_pool_new(&p, 0, 0));

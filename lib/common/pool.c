@@ -10,6 +10,7 @@
 struct job {
 	zn_job_fn fn;
 	void *arg;
+	struct zn_pool_group *g; /* or NULL */
 };
 
 struct zn_pool {
@@ -22,8 +23,8 @@ struct zn_pool {
 	pthread_cond_t work; /* to the threads: a job was queued, or stop */
 	pthread_cond_t room; /* to blocked adders: a job was taken off the queue */
 	pthread_cond_t idle; /* to waiters: a job returned */
-	size_t head, n;	     /* the queue: n jobs from q[head], circular */
-	size_t pending;	     /* queued and running jobs */
+	size_t head, n;      /* the queue: n jobs from q[head], circular */
+	size_t pending;      /* queued and running jobs */
 	int stop;
 	/* Written by any thread, read by all. */
 	atomic_int canceled;
@@ -55,7 +56,9 @@ static void run_job(struct zn_pool *p, struct job j)
 	running_in = outer;
 	pthread_mutex_lock(&p->mu);
 	p->pending--;
-	pthread_cond_broadcast(&p->idle);
+	if (j.g)
+		atomic_fetch_sub(&j.g->left, 1);
+	pthread_cond_broadcast(&p->idle); /* to zn_pool_wait and zn_pool_join */
 }
 
 static void *pool_main(void *arg)
@@ -127,10 +130,10 @@ unsigned zn_pool_threads(const struct zn_pool *p)
 	return p->threads;
 }
 
-void zn_pool_add(struct zn_pool *p, zn_job_fn fn, void *arg)
+static void add_job(struct zn_pool *p, struct job j)
 {
 	if (p->threads == 1) {
-		fn(arg);
+		j.fn(j.arg);
 		return;
 	}
 	pthread_mutex_lock(&p->mu);
@@ -140,16 +143,28 @@ void zn_pool_add(struct zn_pool *p, zn_job_fn fn, void *arg)
 		else
 			pthread_cond_wait(&p->room, &p->mu);
 	}
-	p->q[(p->head + p->n) % p->cap] = (struct job){fn, arg};
+	if (j.g)
+		atomic_fetch_add(&j.g->left, 1);
+	p->q[(p->head + p->n) % p->cap] = j;
 	p->n++;
 	p->pending++;
 	pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->mu);
 }
 
+void zn_pool_add(struct zn_pool *p, zn_job_fn fn, void *arg)
+{
+	add_job(p, (struct job){fn, arg, NULL});
+}
+
+void zn_pool_add_to(struct zn_pool *p, struct zn_pool_group *g, zn_job_fn fn, void *arg)
+{
+	add_job(p, (struct job){fn, arg, g});
+}
+
 /* Until done(ctx) holds (checked under mu), running queued jobs meanwhile. */
 static void help_until(struct zn_pool *p, int (*done)(const struct zn_pool *, const void *),
-		       const void *ctx)
+                       const void *ctx)
 {
 	pthread_mutex_lock(&p->mu);
 	while (!done(p, ctx)) {
@@ -173,48 +188,54 @@ void zn_pool_wait(struct zn_pool *p)
 		help_until(p, all_returned, NULL);
 }
 
+static int group_returned(const struct zn_pool *p, const void *ctx)
+{
+	(void)p;
+	return atomic_load(&((const struct zn_pool_group *)ctx)->left) == 0;
+}
+
+void zn_pool_join(struct zn_pool *p, struct zn_pool_group *g)
+{
+	if (atomic_load(&g->left))
+		help_until(p, group_returned, g);
+}
+
+int zn_pool_help(struct zn_pool *p)
+{
+	if (p->threads == 1)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	int ran = p->n > 0;
+	if (ran)
+		run_job(p, pop_job(p));
+	pthread_mutex_unlock(&p->mu);
+	return ran;
+}
+
 struct part {
 	zn_part_fn fn;
 	void *arg;
 	unsigned t;
-	atomic_uint *left; /* parts not yet returned */
-	struct zn_pool *p;
 };
 
 static void run_part(void *arg)
 {
-	struct part *pt = arg;
+	const struct part *pt = arg;
 	pt->fn(pt->arg, pt->t);
-	/* The last part to return wakes the caller: under mu, so that the wake-up cannot fall
-	 * between its check and its wait. */
-	pthread_mutex_lock(&pt->p->mu);
-	if (atomic_fetch_sub(pt->left, 1) == 1)
-		pthread_cond_broadcast(&pt->p->idle);
-	pthread_mutex_unlock(&pt->p->mu);
-}
-
-static int parts_returned(const struct zn_pool *p, const void *ctx)
-{
-	(void)p;
-	return atomic_load((atomic_uint *)ctx) == 0;
 }
 
 void zn_pool_run(struct zn_pool *p, zn_part_fn fn, void *arg, unsigned n)
 {
 	if (n > p->threads)
 		n = p->threads;
-	if (n <= 1) {
-		fn(arg, 0);
-		return;
-	}
+	struct zn_pool_group g = {0};
 	struct part parts[ZN_THREADS_MAX];
-	atomic_uint left = n - 1;
 	for (unsigned t = 1; t < n; t++) {
-		parts[t] = (struct part){fn, arg, t, &left, p};
-		zn_pool_add(p, run_part, &parts[t]);
+		parts[t] = (struct part){fn, arg, t};
+		zn_pool_add_to(p, &g, run_part, &parts[t]);
 	}
 	fn(arg, 0);
-	help_until(p, parts_returned, &left);
+	zn_pool_join(p, &g);
 }
 
 void zn_pool_fail(struct zn_pool *p, zn_result r)

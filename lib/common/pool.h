@@ -27,6 +27,7 @@
 #ifndef ZN_POOL_H
 #define ZN_POOL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "common/common.h"
@@ -57,6 +58,19 @@ void zn_pool_wait(struct zn_pool *p);
  * capped at the pool's thread count. */
 typedef void (*zn_part_fn)(void *arg, unsigned t);
 void zn_pool_run(struct zn_pool *p, zn_part_fn fn, void *arg, unsigned n);
+
+/* A group of jobs to wait for apart from the rest: zero it, add jobs to it, then join it, which
+ * runs queued jobs (of the group or not) until every job of the group has returned. */
+struct zn_pool_group {
+	atomic_uint left; /* jobs added and not yet returned */
+};
+void zn_pool_add_to(struct zn_pool *p, struct zn_pool_group *g, zn_job_fn fn, void *arg);
+void zn_pool_join(struct zn_pool *p, struct zn_pool_group *g);
+
+/* Run one queued job on the caller's thread, if there is one: 1 if it ran one. For a thread
+ * that would otherwise sleep until the others make progress (the archive writer's walk, waiting
+ * for a free block buffer): it helps instead. */
+int zn_pool_help(struct zn_pool *p);
 
 /* Record an error (the first wins; ZN_OK is ignored) and raise the cancel flag. Thread-safe. */
 void zn_pool_fail(struct zn_pool *p, zn_result r);
