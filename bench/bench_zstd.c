@@ -3,12 +3,14 @@
  */
 /*
  * Usage: bench_zstd [-m MB] [-r REPS] [-l LEVELS] [-c CORPUS,...] [-d DECODERS] [-n] [-j out.json]
+ *        bench_zstd -w DIR [-m MB] [-c CORPUS,...]
  *   -m  cap on each corpus's size (default 16 MB)
  *   -r  timed runs per decoder; the best is reported (default 9)
  *   -l  zstd levels, comma-separated (default 1,3,9,19; negative levels are --fast)
  *   -c  only these corpora (names as printed)
  *   -d  only these decoders (znippy,libzstd), e.g. under callgrind
  *   -n  frames without the content checksum (default: with, as the zstd command writes them)
+ *   -w  write each corpus to DIR/CORPUS and time nothing (bench_unzstd.py's files)
  * Each corpus is compressed once by libzstd per level (one frame, content size given), both
  * decoders' outputs are checked against the original, then each decoder decodes the whole frame
  * REPS times, alternated, so that drifts in clock speed hit both alike. Times are the thread's
@@ -147,6 +149,30 @@ static const struct corpus {
         {"random", gen_random},
 };
 
+/* -w: each corpus (its first `cap` bytes) to DIR/NAME. */
+static int write_corpora(const char *dir, size_t cap, const char *only)
+{
+	struct buf b = {malloc(cap), 0, cap};
+	for (size_t c = 0; b.p && c < sizeof(corpora) / sizeof(corpora[0]); c++) {
+		if (only && !strstr(only, corpora[c].name))
+			continue;
+		struct tu_rng g;
+		tu_rng_seed(&g, 12345 + c);
+		b.len = 0;
+		corpora[c].gen(&b, &g);
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", dir, corpora[c].name);
+		FILE *f = fopen(path, "wb");
+		if (!f || fwrite(b.p, 1, b.len, f) != b.len || fclose(f)) {
+			perror(path);
+			free(b.p);
+			return 1;
+		}
+	}
+	free(b.p);
+	return 0;
+}
+
 /* ---- decoders ---- */
 enum { D_ZNIPPY, D_LIBZSTD, ND };
 static const char *dnames[ND] = {"znippy", "libzstd"};
@@ -191,7 +217,7 @@ int main(int argc, char **argv)
 {
 	size_t cap_mb = 16;
 	int reps = 9, checksum = 1;
-	const char *levels = "1,3,9,19", *only = NULL, *json = NULL, *which = NULL;
+	const char *levels = "1,3,9,19", *only = NULL, *json = NULL, *which = NULL, *dir = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-m") && i + 1 < argc)
 			cap_mb = (size_t)atoi(argv[++i]);
@@ -207,12 +233,17 @@ int main(int argc, char **argv)
 			checksum = 0;
 		else if (!strcmp(argv[i], "-j") && i + 1 < argc)
 			json = argv[++i];
+		else if (!strcmp(argv[i], "-w") && i + 1 < argc)
+			dir = argv[++i];
 		else {
 			fprintf(stderr, "usage: bench_zstd [-m MB] [-r REPS] [-l LEVELS] "
-			                "[-c CORPUS,...] [-d DECODERS] [-n] [-j out.json]\n");
+			                "[-c CORPUS,...] [-d DECODERS] [-n] [-j out.json] | "
+			                "-w DIR [-m MB] [-c CORPUS,...]\n");
 			return 2;
 		}
 	}
+	if (dir)
+		return write_corpora(dir, cap_mb << 20, only);
 	if (zn_zstd_decoder_new(&zn) != ZN_OK || !(zd = ZSTD_createDCtx()))
 		return 1;
 	const char *zn_zstd_decoder_kernel_name(const struct zn_zstd_decoder *d);
