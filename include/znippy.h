@@ -73,7 +73,8 @@ extern "C" {
 	X(ZN_ERR_BAD_DISTANCE, 22, "distance too far back")                                        \
 	X(ZN_ERR_TRAILING_GARBAGE, 23, "trailing garbage after stream")                            \
 	X(ZN_ERR_LENGTH_MISMATCH, 24, "length mismatch (gzip ISIZE)")                              \
-	X(ZN_ERR_HEADER_CHECKSUM, 25, "header checksum mismatch (gzip FHCRC)")
+	X(ZN_ERR_HEADER_CHECKSUM, 25, "header checksum mismatch (gzip FHCRC)")                     \
+	X(ZN_ERR_DICTIONARY, 26, "wrong or missing dictionary")
 
 enum zn_result {
 #define ZN_RESULT_ENUM_(name, value, msg) name = value,
@@ -829,6 +830,134 @@ ZN_API int zn_inflate_stream_window_known(const struct zn_inflater *d);
  * Thread-safe, allocates nothing. */
 ZN_API zn_result zn_inflate_resolve_markers(const uint16_t *sym, size_t n, const void *window,
                                             size_t window_len, void *out);
+
+/* ------------------------------------------------------------------------------------------------
+ * zstd decoding (RFC 8878; see lib/zstd/)
+ * ---------------------------------------------------------------------------------------------- */
+/* A decoder for zstd frames, our own (libzstd is not involved): frames with or without content
+ * size and checksum (XXH64, checked), skippable frames (skipped), several frames in a row (their
+ * outputs concatenated, as zstd -d does), windows up to 3.75 GiB (windowLog 31 and its
+ * mantissa), and dictionaries (raw content, or the zstd dictionary format with entropy tables,
+ * as zstd --train and ZDICT_trainFromBuffer() write them).
+ *
+ * Errors on bad input: ZN_ERR_BAD_HEADER (the input does not start with a zstd or skippable
+ * frame), ZN_ERR_TRUNCATED (it ends inside a frame), ZN_ERR_CORRUPT (anything malformed in a
+ * frame: reserved block type, oversized block, bad FSE or Huffman table, a bitstream not read
+ * exactly to its end, literals or a match past the block or beyond the window, a content size
+ * mismatch, ...), ZN_ERR_CHECKSUM (the content checksum), ZN_ERR_UNSUPPORTED (the reserved bit
+ * of a frame header), ZN_ERR_LIMIT (a window larger than windowLog 31 allows, or larger than
+ * the memory limit when streaming), ZN_ERR_DICTIONARY (a frame names a dictionary ID that is
+ * not the one loaded, or none is loaded), ZN_ERR_TRAILING_GARBAGE (bytes after the last frame
+ * that do not start one: all output before them is complete and checked), ZN_ERR_OUTPUT_FULL
+ * (zn_zstd_decompress: `out_cap` is too small). The decoder never reads outside its input nor
+ * writes outside its output, whatever the input, and allocates at most the window a frame
+ * declares (when streaming), within the memory limit. */
+
+/* The default memory limit of the streaming decoder, as zstd's: windows up to 128 MiB. */
+#define ZN_ZSTD_MEMORY_DEFAULT ((uint64_t)1 << 27)
+/* Content size not given in the frame header (zn_zstd_frame_info). */
+#define ZN_ZSTD_SIZE_UNKNOWN UINT64_MAX
+
+/* A decoder object: its tables, its literal buffer, a dictionary and its streaming state, and
+ * the CPU-specific kernels chosen once when it is created (baseline x86-64, BMI2, AVX2; NEON on
+ * aarch64). About 160 KiB, plus the streaming window while streaming. One thread at a time per
+ * object; distinct objects are independent. */
+struct zn_zstd_decoder;
+
+/* Create a decoder. ZN_ERR_NOMEM; on failure *out is NULL. */
+ZN_API zn_result zn_zstd_decoder_new(struct zn_zstd_decoder **out);
+/* Free the object. NULL is allowed. */
+ZN_API void zn_zstd_decoder_free(struct zn_zstd_decoder *d);
+
+/* The largest Window_Size the streaming interface accepts (zstd's --memory): a frame declaring
+ * a larger window fails with ZN_ERR_LIMIT before anything is allocated. Default
+ * ZN_ZSTD_MEMORY_DEFAULT; `zstd --long=31` output needs (uint64_t)1 << 31. 0 restores the
+ * default. zn_zstd_decompress() allocates no window (the caller's buffer is the window) and
+ * ignores the limit. Kept across resets. */
+ZN_API void zn_zstd_set_memory_limit(struct zn_zstd_decoder *d, uint64_t limit);
+
+/* Use `dict` (len bytes, copied) for every frame that follows, in both interfaces, until
+ * another is set; len 0 removes it. A dictionary that starts with the zstd dictionary magic
+ * (0xEC30A437) and is at least 8 bytes long is parsed as one (its ID, entropy tables, repeat
+ * offsets and content; ZN_ERR_CORRUPT if that fails, and the previous dictionary stays), any
+ * other is raw content (ID 0). Frames naming a dictionary ID must find that ID loaded; frames
+ * without one use whatever dictionary is loaded. ZN_ERR_NOMEM. */
+ZN_API zn_result zn_zstd_set_dictionary(struct zn_zstd_decoder *d, const void *dict, size_t len);
+
+/* A dictionary's ID: the ID of the zstd dictionary format, 0 for raw content. */
+ZN_API uint32_t zn_zstd_dictionary_id(const void *dict, size_t len);
+
+/* What a whole-buffer decode did. Filled on success and on failure. */
+struct zn_zstd_info {
+	uint64_t in_used; /* input consumed: all of it on success; on error about where the fault
+	                     was found (the frame or block it is in; for trailing garbage, its
+	                     offset) */
+	uint64_t out_len; /* bytes written to `out` (on error: the output of the frames before the
+	                     faulty one is complete; the rest is unspecified) */
+	uint64_t frames;  /* zstd frames decoded completely (skippable frames not counted) */
+};
+
+/* Decode every frame in [in, in + in_len) into `out`, the fastest way: the output buffer is the
+ * window (nothing is allocated, the memory limit does not apply), and matches are copied with
+ * wild copies wherever ZS_WILD (64) bytes of `out` are left beyond them. Frames are decoded one
+ * after another, each independent; skippable frames are skipped; an empty input is no frames.
+ * A frame whose declared content size exceeds what is left of `out_cap` fails at once with
+ * ZN_ERR_OUTPUT_FULL. `in` and `out` must not overlap. `info` may be NULL. Leaves the streaming
+ * state as it was. */
+ZN_API zn_result zn_zstd_decompress(struct zn_zstd_decoder *d, const void *in, size_t in_len,
+                                    void *out, size_t out_cap, struct zn_zstd_info *info);
+
+/* The header of the frame at `in`, and where the frame ends. */
+struct zn_zstd_frame_info {
+	uint64_t content_size; /* ZN_ZSTD_SIZE_UNKNOWN when not given; 0 for skippable frames */
+	uint64_t window_size;  /* Window_Size (the content size for single-segment frames) */
+	uint64_t frame_size;   /* bytes from the magic number to the end of the frame: the last
+	                          block and the checksum included */
+	uint64_t max_content;  /* an upper bound on the content size from the blocks' headers
+	                          (the content size itself when given) */
+	uint32_t dict_id;      /* 0 when not given */
+	uint32_t header_size;  /* the magic number and the frame header */
+	int has_checksum;
+	int skippable; /* 1: a skippable frame (its user data is frame_size - 8 bytes) */
+};
+
+/* Parse the header of the frame at the start of [in, in + in_len) and walk its block headers to
+ * its end (without decoding anything): how a caller finds independent frames to decode in
+ * parallel, or sizes an output buffer. ZN_ERR_BAD_HEADER (no frame magic), ZN_ERR_TRUNCATED
+ * (the frame goes past in_len), ZN_ERR_CORRUPT, ZN_ERR_UNSUPPORTED, ZN_ERR_LIMIT as above.
+ * Thread-safe, allocates nothing. */
+ZN_API zn_result zn_zstd_frame_scan(const void *in, size_t in_len,
+                                    struct zn_zstd_frame_info *fi);
+
+/* Streaming, for pipes and inputs larger than memory: bounded memory, the frame's window plus
+ * one block (at most the content size plus 64 bytes when the frame gives its content size and
+ * that is smaller than its window), allocated per frame and kept for the next; the same kernels
+ * as zn_zstd_decompress().
+ *
+ * zn_zstd_stream_reset() starts a new stream (it keeps the dictionary and the memory limit).
+ *
+ * zn_zstd_stream() consumes input and produces output. Pass the next `in_len` bytes of input and
+ * `in_final` = 1 when no input follows them. On return *in_used bytes were consumed (the decoder
+ * keeps what it needs of them internally: pass in + *in_used onwards next time), and *out,
+ * *out_len describe decoded bytes held in the object, valid until the next call on `d`. *done
+ * becomes 1 when `in_final` was given and the input ended at the end of a frame (or was empty).
+ * Each call makes progress: it consumes all its input, or produces output, or finishes. Errors
+ * are sticky: after one, every call returns it again until a reset. With in_final = 1, an input
+ * that ends inside a frame gives ZN_ERR_TRUNCATED. Output is handed out before the frame's
+ * checksum is checked (a mismatch fails the call that reads the checksum). */
+ZN_API zn_result zn_zstd_stream_reset(struct zn_zstd_decoder *d);
+ZN_API zn_result zn_zstd_stream(struct zn_zstd_decoder *d, const void *in, size_t in_len,
+                                int in_final, size_t *in_used, const void **out, size_t *out_len,
+                                int *done);
+
+/* Totals of the current stream: input consumed (counting bytes taken into internal buffers)
+ * and output produced. After ZN_ERR_TRAILING_GARBAGE, *in_pos is the offset of the garbage.
+ * Either pointer may be NULL. */
+ZN_API void zn_zstd_stream_position(const struct zn_zstd_decoder *d, uint64_t *in_pos,
+                                    uint64_t *out_pos);
+
+/* zstd frames completed in the current stream (skippable frames not counted). */
+ZN_API uint64_t zn_zstd_stream_frames(const struct zn_zstd_decoder *d);
 
 #ifdef __cplusplus
 }

@@ -105,6 +105,7 @@ int cli_exit_code(zn_result r)
 	case ZN_ERR_LENGTH_MISMATCH:
 	case ZN_ERR_HEADER_CHECKSUM:
 	case ZN_ERR_NOT_FOUND:
+	case ZN_ERR_DICTIONARY:
 		return EXIT_DAMAGED;
 	case ZN_ERR_INVALID_ARG:
 		return EXIT_USAGE;

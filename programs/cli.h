@@ -180,6 +180,37 @@ int cli_meta_mode(struct cli_meta *m, const char *arg);
 int cli_meta_active(const struct cli_meta *m);
 void cli_meta_hook(void *ctx, struct zn_entry *e); /* a zn_meta_fn over a struct cli_meta */
 
+/*
+ * An output file is written under a temporary name in its directory and renamed into place only
+ * once its stream decoded and checked completely, so that no partial output is ever left under
+ * the real name (a signal removes the temporary file too, see cli_install_signals). The rename
+ * replaces an existing name (with -f) without writing through it: a symlink or a hardlink to the
+ * input stays what it pointed to. Only -o naming a device, pipe or socket (/dev/null,
+ * /dev/stdout) is written in place.
+ */
+struct cli_out {
+	int dir;           /* the directory `final` and `tmp` are in (AT_FDCWD: the current one) */
+	char *final, *tmp; /* tmp NULL: writing to `final` itself */
+	char *shown;       /* `final` as messages name it */
+	int fd;
+	dev_t dev; /* the regular file that `final` named before, if any, to refuse inputs */
+	ino_t ino; /* that are the same file */
+	int existed;
+};
+/* The output `final` in directory dir (shown as `shown`): a temporary file beside it (or, with
+ * allow_device, a device, pipe or socket `final` names, written in place); an existing `final`
+ * is refused without force. 0, or the exit status (said). */
+int cli_out_open(struct cli_out *o, int dir, const char *final, const char *shown, int force,
+                 int allow_device);
+/* Whether in_fd is the file that the output would replace (to refuse reading it). */
+int cli_out_is_input(const struct cli_out *o, int in_fd);
+/* Close; if rc is EXIT_OK rename into place (over what is there only with force), otherwise
+ * remove the temporary file. Returns rc, or the exit status of a close or rename that failed. */
+int cli_out_close(struct cli_out *o, int rc, int force);
+/* An input decoded in place (FILE.gz -> FILE) must be a regular file; without force, one with
+ * set-id or sticky bits or other links is refused (said). 0, or the exit status. */
+int cli_check_in_place_input(const char *path, const struct stat *st, int force);
+
 /* Said by the help of every command that reads an ARCHIVE (cli_open_archive). */
 #define STDIN_HELP                                                                                 \
 	"ARCHIVE '-' is standard input; an ARCHIVE on a pipe is copied to a temporary file in\n"   \
@@ -231,7 +262,8 @@ struct cli_command {
 	const struct option *options;
 };
 extern const struct cli_command cli_cmd_create, cli_cmd_extract, cli_cmd_list, cli_cmd_verify,
-        cli_cmd_cat, cli_cmd_info, cli_cmd_diff, cli_cmd_index, cli_cmd_gunzip, cli_cmd_zcat;
+        cli_cmd_cat, cli_cmd_info, cli_cmd_diff, cli_cmd_index, cli_cmd_gunzip, cli_cmd_zcat,
+        cli_cmd_unzstd, cli_cmd_zstdcat;
 /* Every command, in the order --help gives them; NULL at the end (znippy.c). */
 extern const struct cli_command *const cli_commands[];
 /* `znippy --bash-completion`: the completion script on standard output (cli_complete.c). */

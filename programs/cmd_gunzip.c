@@ -64,11 +64,10 @@ static const char gunzip_help[] =
 	"system error.\n";
 /* clang-format on */
 
-struct out;
 struct opts {
 	int to_stdout, keep, force, test, list, name, recursive;
 	const char *out_path;
-	struct out *out; /* -o: opened once, renamed into place at the end */
+	struct cli_out *out; /* -o: opened once, renamed into place at the end */
 };
 
 /* Describe a decoding fault: "bad stream header (at input byte 0)". */
@@ -396,147 +395,6 @@ static char *output_name(const char *in)
 	return NULL;
 }
 
-/*
- * An output file is written under a temporary name in its directory and renamed into place only
- * once its stream decoded and checked completely, so that no partial output is ever left under
- * the real name (a signal removes the temporary file too, see cli_install_signals). The rename
- * replaces an existing name (with -f) without writing through it: a symlink or a hardlink to the
- * input stays what it pointed to. Only -o naming a device, pipe or socket (/dev/null,
- * /dev/stdout) is written in place.
- */
-struct out {
-	int dir;           /* the directory `final` and `tmp` are in (AT_FDCWD: the current one) */
-	char *final, *tmp; /* tmp NULL: writing to `final` itself */
-	char *shown;       /* `final` as messages name it */
-	int fd;
-	dev_t dev; /* the regular file that `final` named before, if any, to refuse inputs */
-	ino_t ino; /* that are the same file */
-	int existed;
-};
-
-/* The output `final` in directory dir (shown as `shown`): 0, or the exit status (said). */
-static int out_open(struct out *o, int dir, const char *final, const char *shown, int force,
-                    int allow_device)
-{
-	memset(o, 0, sizeof(*o));
-	o->dir = dir;
-	o->fd = -1;
-	struct stat st;
-	if (allow_device && fstatat(dir, final, &st, 0) == 0 && !S_ISREG(st.st_mode) &&
-	    !S_ISDIR(st.st_mode)) {
-		o->fd = openat(dir, final, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-		if (o->fd < 0) {
-			cli_error("%s: %s", shown, strerror(errno));
-			return EXIT_SYSTEM;
-		}
-		return EXIT_OK;
-	}
-	if (fstatat(dir, final, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			cli_error("%s: is a directory", shown);
-			return EXIT_DAMAGED;
-		}
-		if (!force) {
-			cli_error("%s: already exists; use -f to overwrite", shown);
-			return EXIT_DAMAGED;
-		}
-		if (fstatat(dir, final, &st, 0) == 0 && S_ISREG(st.st_mode)) {
-			o->existed = 1;
-			o->dev = st.st_dev;
-			o->ino = st.st_ino;
-		}
-	}
-	/* -f over a file in a directory we may not write is written in place, as
-	 * `gzip -dc > FILE` would (cli_open_replacement). */
-	o->final = strdup(final);
-	o->shown = strdup(shown);
-	o->fd = o->final && o->shown ? cli_open_replacement_at(dir, final, NULL, &o->tmp) : -1;
-	if (o->fd < 0) {
-		cli_error("%s: cannot create a temporary file beside it: %s", shown,
-		          strerror(errno));
-		free(o->final);
-		free(o->shown);
-		o->final = o->shown = NULL;
-		return EXIT_SYSTEM;
-	}
-	return EXIT_OK;
-}
-
-/* Refuses to read the file that the output would replace. */
-static int out_is_input(const struct out *o, int in_fd)
-{
-	struct stat st;
-	return o->existed && fstat(in_fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
-}
-
-/* The temporary file renamed to the output's name: over what is there with -f, else never over
- * a name that appeared meanwhile. 0, or -1 with errno set. */
-static int out_rename(const struct out *o, int force)
-{
-	if (force)
-		return renameat(o->dir, o->tmp, o->dir, o->final);
-	int e = renameat2(o->dir, o->tmp, o->dir, o->final, RENAME_NOREPLACE);
-	if (e && (errno == EINVAL || errno == ENOSYS)) {
-		/* A file system without RENAME_NOREPLACE: link() refuses to replace too. */
-		e = linkat(o->dir, o->tmp, o->dir, o->final, 0);
-		if (!e)
-			unlinkat(o->dir, o->tmp, 0);
-	}
-	return e;
-}
-
-/* Close; on success rename into place; otherwise remove the temporary file. Returns rc, or
- * EXIT_SYSTEM if closing or renaming failed. */
-static int out_close(struct out *o, int rc, int force)
-{
-	const char *shown = o->shown ? o->shown : "output";
-	if (o->fd >= 0 && close(o->fd) && rc == EXIT_OK) {
-		cli_error("%s: %s", shown, strerror(errno));
-		rc = EXIT_SYSTEM;
-	}
-	o->fd = -1;
-	if (o->tmp && rc == EXIT_OK && out_rename(o, force)) {
-		int err = errno;
-		if (err == EEXIST)
-			cli_error("%s: already exists; use -f to overwrite", shown);
-		else
-			cli_error("%s: %s", shown, strerror(err));
-		rc = err == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
-	}
-	if (o->tmp && rc != EXIT_OK)
-		unlinkat(o->dir, o->tmp, 0);
-	if (o->tmp)
-		cli_replacement_done(o->tmp);
-	free(o->final);
-	free(o->shown);
-	o->tmp = o->final = o->shown = NULL;
-	return rc;
-}
-
-/* In place (FILE.gz -> FILE, then FILE.gz removed), an input must be a regular file; as gzip
- * does, a symlink, a set-id or sticky file or one with other links is refused without -f. */
-static int check_in_place_input(const char *path, const struct stat *st, int force)
-{
-	if (!S_ISREG(st->st_mode)) {
-		cli_error("%s: is not a directory or a regular file -- ignored", path);
-		return EXIT_DAMAGED;
-	}
-	if (force)
-		return EXIT_OK;
-	if (st->st_mode & 07000) {
-		cli_error(
-		        "%s: has the set-user-id, set-group-id or sticky bit -- unchanged (use -f)",
-		        path);
-		return EXIT_DAMAGED;
-	}
-	if (st->st_nlink > 1) {
-		cli_error("%s: has %llu other links -- unchanged (use -f)", path,
-		          (unsigned long long)st->st_nlink - 1);
-		return EXIT_DAMAGED;
-	}
-	return EXIT_OK;
-}
-
 static int shared_out_failed; /* standard output or -o failed: the other FILEs are not tried */
 
 /* -N: the output's name from the header's FNAME (its last component, beside the input), and
@@ -658,7 +516,7 @@ static int do_stdin(struct zn_inflater *d, const struct opts *op)
 static int decode_to_shared(struct zn_inflater *d, int in_fd, const char *shown,
                             const struct opts *op)
 {
-	if (op->out && out_is_input(op->out, in_fd)) {
+	if (op->out && cli_out_is_input(op->out, in_fd)) {
 		cli_error("%s: is the output file -- ignored", shown);
 		return EXIT_DAMAGED;
 	}
@@ -698,15 +556,15 @@ static char *in_place_name(const struct input *in, int in_fd, int name, int64_t 
 static int decode_in_place(struct zn_inflater *d, const struct input *in, int in_fd,
                            const struct stat *st, const struct opts *op)
 {
-	int rc = check_in_place_input(in->shown, st, op->force);
+	int rc = cli_check_in_place_input(in->shown, st, op->force);
 	int64_t stored_mtime = 0;
 	char *shown = NULL, *out_name = NULL;
 	if (rc == EXIT_OK &&
 	    !(out_name = in_place_name(in, in_fd, op->name, &stored_mtime, &shown)))
 		rc = EXIT_DAMAGED;
-	struct out out;
+	struct cli_out out;
 	if (rc == EXIT_OK)
-		rc = out_open(&out, in->dir, out_name, shown, op->force, 0);
+		rc = cli_out_open(&out, in->dir, out_name, shown, op->force, 0);
 	free(out_name);
 	free(shown);
 	if (rc != EXIT_OK)
@@ -721,7 +579,7 @@ static int decode_in_place(struct zn_inflater *d, const struct input *in, int in
 		futimens(out.fd, ts);
 	}
 	char *final = rc == EXIT_OK && verbose ? strdup(out.shown) : NULL;
-	rc = out_close(&out, rc, op->force);
+	rc = cli_out_close(&out, rc, op->force);
 	if (rc == EXIT_OK && !op->keep && unlinkat(in->dir, in->name, 0))
 		cli_warn("%s: cannot remove: %s", in->shown, strerror(errno));
 	if (rc == EXIT_OK && final)
@@ -1074,7 +932,7 @@ static int gunzip_files(struct zn_inflater *d, char **files, int nfiles, const s
 static int run_gunzip(int argc, char **argv, int zcat)
 {
 	struct opts op = {.to_stdout = zcat};
-	struct out out;
+	struct cli_out out;
 	const char *cmd = zcat ? "zcat" : "gunzip";
 	int nfiles = 0;
 	char **files = calloc((size_t)argc + 1, sizeof(char *));
@@ -1087,7 +945,7 @@ static int run_gunzip(int argc, char **argv, int zcat)
 	}
 	pass_plain = op.force && !op.test && !op.list && op.to_stdout;
 	if (op.out_path && !op.test) {
-		rc = out_open(&out, AT_FDCWD, op.out_path, op.out_path, op.force, 1);
+		rc = cli_out_open(&out, AT_FDCWD, op.out_path, op.out_path, op.force, 1);
 		if (rc != EXIT_OK) {
 			free(files);
 			return rc;
@@ -1111,7 +969,7 @@ static int run_gunzip(int argc, char **argv, int zcat)
 		list_line(listed.in, listed.out, listed.headers, "(totals)");
 	/* -o: the output is kept only if every input decoded completely. */
 	if (op.out)
-		rc = out_close(op.out, rc, op.force);
+		rc = cli_out_close(op.out, rc, op.force);
 	free(files);
 	return garbage_warned && rc == EXIT_OK ? EXIT_DAMAGED : rc;
 }

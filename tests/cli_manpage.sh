@@ -22,6 +22,7 @@ same_options "the general options" "GENERAL OPTIONS" ""
 for c in $(commands); do
 	case $c in
 	gunzip | zcat) section="GUNZIP, ZCAT" ;;
+	unzstd | zstdcat) section="UNZSTD, ZSTDCAT" ;;
 	*) section=$(echo "$c" | tr a-z A-Z) ;;
 	esac
 	check "$c has a section" grep -q "^\.SH \"*$section\"*\$" "$PAGE"

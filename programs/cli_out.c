@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* cli_out.c - output files of the decoders (gunzip, unzstd): written under a temporary name,
+ * renamed into place once complete. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* The output `final` in directory dir (shown as `shown`): 0, or the exit status (said). */
+int cli_out_open(struct cli_out *o, int dir, const char *final, const char *shown, int force,
+                 int allow_device)
+{
+	memset(o, 0, sizeof(*o));
+	o->dir = dir;
+	o->fd = -1;
+	struct stat st;
+	if (allow_device && fstatat(dir, final, &st, 0) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISDIR(st.st_mode)) {
+		o->fd = openat(dir, final, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (o->fd < 0) {
+			cli_error("%s: %s", shown, strerror(errno));
+			return EXIT_SYSTEM;
+		}
+		return EXIT_OK;
+	}
+	if (fstatat(dir, final, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			cli_error("%s: is a directory", shown);
+			return EXIT_DAMAGED;
+		}
+		if (!force) {
+			cli_error("%s: already exists; use -f to overwrite", shown);
+			return EXIT_DAMAGED;
+		}
+		if (fstatat(dir, final, &st, 0) == 0 && S_ISREG(st.st_mode)) {
+			o->existed = 1;
+			o->dev = st.st_dev;
+			o->ino = st.st_ino;
+		}
+	}
+	/* -f over a file in a directory we may not write is written in place, as
+	 * `gzip -dc > FILE` would (cli_open_replacement). */
+	o->final = strdup(final);
+	o->shown = strdup(shown);
+	o->fd = o->final && o->shown ? cli_open_replacement_at(dir, final, NULL, &o->tmp) : -1;
+	if (o->fd < 0) {
+		cli_error("%s: cannot create a temporary file beside it: %s", shown,
+		          strerror(errno));
+		free(o->final);
+		free(o->shown);
+		o->final = o->shown = NULL;
+		return EXIT_SYSTEM;
+	}
+	return EXIT_OK;
+}
+
+/* Refuses to read the file that the output would replace. */
+int cli_out_is_input(const struct cli_out *o, int in_fd)
+{
+	struct stat st;
+	return o->existed && fstat(in_fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
+}
+
+/* The temporary file renamed to the output's name: over what is there with -f, else never over
+ * a name that appeared meanwhile. 0, or -1 with errno set. */
+static int out_rename(const struct cli_out *o, int force)
+{
+	if (force)
+		return renameat(o->dir, o->tmp, o->dir, o->final);
+	int e = renameat2(o->dir, o->tmp, o->dir, o->final, RENAME_NOREPLACE);
+	if (e && (errno == EINVAL || errno == ENOSYS)) {
+		/* A file system without RENAME_NOREPLACE: link() refuses to replace too. */
+		e = linkat(o->dir, o->tmp, o->dir, o->final, 0);
+		if (!e)
+			unlinkat(o->dir, o->tmp, 0);
+	}
+	return e;
+}
+
+/* Close; on success rename into place; otherwise remove the temporary file. Returns rc, or
+ * EXIT_SYSTEM if closing or renaming failed. */
+int cli_out_close(struct cli_out *o, int rc, int force)
+{
+	const char *shown = o->shown ? o->shown : "output";
+	if (o->fd >= 0 && close(o->fd) && rc == EXIT_OK) {
+		cli_error("%s: %s", shown, strerror(errno));
+		rc = EXIT_SYSTEM;
+	}
+	o->fd = -1;
+	if (o->tmp && rc == EXIT_OK && out_rename(o, force)) {
+		int err = errno;
+		if (err == EEXIST)
+			cli_error("%s: already exists; use -f to overwrite", shown);
+		else
+			cli_error("%s: %s", shown, strerror(err));
+		rc = err == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
+	}
+	if (o->tmp && rc != EXIT_OK)
+		unlinkat(o->dir, o->tmp, 0);
+	if (o->tmp)
+		cli_replacement_done(o->tmp);
+	free(o->final);
+	free(o->shown);
+	o->tmp = o->final = o->shown = NULL;
+	return rc;
+}
+
+/* In place (FILE.gz -> FILE, then FILE.gz removed), an input must be a regular file; as gzip
+ * does, a symlink, a set-id or sticky file or one with other links is refused without -f. */
+int cli_check_in_place_input(const char *path, const struct stat *st, int force)
+{
+	if (!S_ISREG(st->st_mode)) {
+		cli_error("%s: is not a directory or a regular file -- ignored", path);
+		return EXIT_DAMAGED;
+	}
+	if (force)
+		return EXIT_OK;
+	if (st->st_mode & 07000) {
+		cli_error(
+		        "%s: has the set-user-id, set-group-id or sticky bit -- unchanged (use -f)",
+		        path);
+		return EXIT_DAMAGED;
+	}
+	if (st->st_nlink > 1) {
+		cli_error("%s: has %llu other links -- unchanged (use -f)", path,
+		          (unsigned long long)st->st_nlink - 1);
+		return EXIT_DAMAGED;
+	}
+	return EXIT_OK;
+}
