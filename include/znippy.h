@@ -703,6 +703,9 @@ ZN_API uint64_t zn_zip_count(const struct zn_zip *z);
 ZN_API zn_result zn_zip_entry(const struct zn_zip *z, uint64_t i, struct zn_zip_entry *e);
 /* The archive comment (pointing into the archive; len 0 when none). */
 ZN_API void zn_zip_comment(const struct zn_zip *z, const char **comment, size_t *len);
+/* Bytes before the archive proper that its offsets do not count (a self-extracting stub that
+ * `zip -A` did not adjust for; Info-ZIP warns of "extra bytes at beginning"); 0 normally. */
+ZN_API uint64_t zn_zip_prefix(const struct zn_zip *z);
 /* The entry named exactly name[0, len) (the last of that name); ZN_ERR_NOT_FOUND. */
 ZN_API zn_result zn_zip_find(const struct zn_zip *z, const char *name, size_t len,
                              uint64_t *index);

@@ -57,8 +57,9 @@ static const char unzip_help[] =
 	"are reported and the rest extracted.\n"
 	"\n"
 	"Exit status (as Info-ZIP unzip): 0 success; 1 warnings (names made safe, existing files\n"
-	"left); 2 damaged entries (bad CRC or data), the others extracted; 3 a damaged or hostile\n"
-	"archive directory, nothing extracted; 4 out of memory; 9 archive not found or not a ZIP\n"
+	"left); 2 entries not extracted (bad CRC or data, or in the way of something on disk),\n"
+	"the others extracted; 3 a damaged or hostile archive directory, nothing extracted;\n"
+	"4 out of memory; 9 archive not found or not a ZIP\n"
 	"archive; 10 invalid options; 11 no matching entries; 50 disk full; 81 entries of an\n"
 	"unsupported method or encrypted (not extracted).\n";
 /* clang-format on */
@@ -258,6 +259,13 @@ static int open_archive(struct uz *u)
 	char why[160];
 	zn_result r = zn_zip_open_fd(&u->z, fd, why);
 	close(fd);
+	if (r == ZN_OK && zn_zip_prefix(u->z)) {
+		fprintf(stderr,
+		        "warning [%s]:  %llu extra bytes at beginning or within zipfile\n"
+		        "  (attempting to process anyway)\n",
+		        u->archive, (unsigned long long)zn_zip_prefix(u->z));
+		worse(u, UZ_WARN);
+	}
 	if (r == ZN_OK)
 		return -1;
 	cli_error("%s: %s", u->archive, why[0] ? why : zn_result_message(r));
@@ -400,8 +408,8 @@ static void problem(void *ctx, const char *path, zn_result r, const char *what)
 		worse(u, UZ_NOMEM);
 	else if (r == ZN_ERR_IO && strstr(what, strerror(ENOSPC)))
 		worse(u, UZ_DISK_FULL);
-	else if (r == ZN_ERR_IO)
-		worse(u, UZ_SEVERE);
+	else if (r == ZN_ERR_IO) /* a conflict on disk: as Info-ZIP's checkdir errors */
+		worse(u, UZ_FORMAT);
 	else
 		worse(u, UZ_FORMAT);
 }
@@ -512,17 +520,15 @@ static int cmd_unzip(int argc, char **argv)
 		goto out;
 	}
 	uint64_t picked = select_entries(&u, sel);
-	if (!picked && (u.n_names || !n)) {
-		if (n || u.n_names)
-			rc = UZ_NO_MATCH;
-		else { /* an empty archive: Info-ZIP warns and lists nothing */
-			fprintf(stderr, "warning:  %s: zipfile is empty\n", u.archive);
-			rc = UZ_WARN;
-		}
-		if (rc == UZ_NO_MATCH || (!u.list && !u.verbose && !u.z1)) {
-			free(sel);
-			goto out;
-		}
+	if (!n) { /* as Info-ZIP: a warning, nothing listed or extracted */
+		fprintf(stderr, "warning [%s]:  zipfile is empty\n", u.archive);
+		rc = UZ_WARN;
+	} else if (!picked) {
+		rc = UZ_NO_MATCH;
+	}
+	if (!n || !picked) {
+		free(sel);
+		goto out;
 	}
 	if (u.list || u.verbose || u.z1 || u.json)
 		rc = list_entries(&u, sel);

@@ -177,9 +177,11 @@ static zn_result plan_items(struct xjob *j, const uint8_t *select, char **arena)
 static int cmp_size(const void *a, const void *b, void *ctx)
 {
 	const struct xjob *j = ctx;
-	uint64_t x = j->z->ents[j->items[*(const uint64_t *)a].i].size;
-	uint64_t y = j->z->ents[j->items[*(const uint64_t *)b].i].size;
-	return x > y ? -1 : x < y;
+	uint64_t i = *(const uint64_t *)a, k = *(const uint64_t *)b;
+	uint64_t x = j->z->ents[j->items[i].i].size, y = j->z->ents[j->items[k].i].size;
+	if (x != y)
+		return x > y ? -1 : 1;
+	return i < k ? -1 : i > k; /* equal sizes in archive order */
 }
 
 /* Split path at its last '/': the parent in dir (NUL-terminated copy), returns the base. */

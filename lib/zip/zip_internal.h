@@ -36,6 +36,7 @@ struct zn_zip {
 	uint64_t *by_name; /* entry indices sorted by name (then index), for zn_zip_find */
 	const uint8_t *comment;
 	uint32_t comment_len;
+	uint64_t prefix; /* bytes before the archive that its offsets do not count */
 };
 
 #define ZIP_METHOD_STORE    0

@@ -393,6 +393,7 @@ zn_result zn_zip_open_memory(struct zn_zip **out, const void *data, uint64_t len
 	zn_result r = find_eocd(z->base, len, &e, why);
 	if (r == ZN_OK) {
 		z->comment = e.comment, z->comment_len = e.comment_len;
+		z->prefix = e.prefix;
 		r = read_directory(z, &e, why);
 	}
 	if (r != ZN_OK) {
@@ -476,6 +477,11 @@ void zn_zip_comment(const struct zn_zip *z, const char **comment, size_t *len)
 {
 	*comment = z && z->comment_len ? (const char *)z->comment : "";
 	*len = z ? z->comment_len : 0;
+}
+
+uint64_t zn_zip_prefix(const struct zn_zip *z)
+{
+	return z ? z->prefix : 0;
 }
 
 zn_result zn_zip_find(const struct zn_zip *z, const char *name, size_t len, uint64_t *index)
