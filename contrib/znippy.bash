@@ -14,7 +14,7 @@ _znippy() {
 		prev=${COMP_WORDS[COMP_CWORD - 2]}=
 	fi
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W 'create extract list verify cat info diff gunzip zcat -h --help -V --version --bash-completion' -- "$cur"))
+		COMPREPLY=($(compgen -W 'create extract list verify cat info diff gunzip zcat unzip -h --help -V --version --bash-completion' -- "$cur"))
 		return
 	fi
 	case ${COMP_WORDS[1]} in
@@ -80,6 +80,10 @@ _znippy() {
 		case $prev in
 		-o | --output | --output=) values="-f" ;;
 		esac
+		;;
+	unzip)
+		opts='-d -l -v -Z -t -p -o -n -j -q -x -T -h --json --help'
+		argopts='-d -Z -x -T'
 		;;
 	*)
 		COMPREPLY=($(compgen -f -- "$cur"))

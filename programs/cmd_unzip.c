@@ -35,7 +35,7 @@ static const char unzip_help[] =
 	"  -d DIR   extract into DIR (created if missing; default: the current directory)\n"
 	"  -l       list names, sizes and times (unzip -l)\n"
 	"  -v       verbose listing: method, compressed size, ratio, CRC-32 (unzip -v)\n"
-	"  -Z1      names only, one per line (zipinfo -1)\n"
+	"  -Z MODE  zipinfo's modes: only -Z1, names only, one per line (zipinfo -1)\n"
 	"  -t       test: decode every entry and check its CRC-32, writing nothing\n"
 	"  -p       write the entries' contents to standard output, nothing else\n"
 	"  -o       overwrite existing files and links without asking\n"
