@@ -246,7 +246,16 @@ static zn_result parse_central(const uint8_t *p, uint64_t n, struct zip_ent *e, 
 	return ZN_OK;
 }
 
-enum { DMG_NONE, DMG_LOCAL_SIG, DMG_LOCAL_NAME, DMG_LOCAL_METHOD, DMG_RATIO, DMG_STORE_SIZE };
+enum {
+	DMG_NONE,
+	DMG_LOCAL_SIG,
+	DMG_LOCAL_NAME,
+	DMG_LOCAL_METHOD,
+	DMG_RATIO,
+	DMG_STORE_SIZE,
+	DMG_LOCAL_CRC,
+	DMG_DESCRIPTOR,
+};
 static const char *const damage_what[] = {
         "",
         "local header missing",
@@ -254,12 +263,34 @@ static const char *const damage_what[] = {
         "local header's method or flags differ from the directory's",
         "declared size impossible for its compressed size (a zip bomb?)",
         "stored entry whose sizes differ",
+        "local header's CRC-32 or sizes differ from the directory's",
+        "data descriptor's CRC-32 differs from the directory's",
 };
 
 static void damage(struct zip_ent *e, zn_result r, int kind)
 {
 	if (!e->damage)
 		e->damage = (uint8_t)r, e->damage_kind = (uint8_t)kind;
+}
+
+/* Without a data descriptor, the local header repeats CRC and sizes (all ones for ZIP64 sizes);
+ * with one, the descriptor after the data (signature optional) repeats the CRC. */
+static void check_repeats(const uint8_t *l, struct zip_ent *e, const uint8_t *b, uint64_t end)
+{
+	if (!(e->flags & ZIP_FLAG_DESCRIPTOR)) {
+		uint32_t cs = zn_get_le32(l + 18), us = zn_get_le32(l + 22);
+		if (zn_get_le32(l + 14) != e->crc || (cs != 0xffffffffu && cs != e->csize) ||
+		    (us != 0xffffffffu && us != e->size))
+			damage(e, ZN_ERR_CORRUPT, DMG_LOCAL_CRC);
+		return;
+	}
+	uint64_t at = e->data + e->csize;
+	if (end - at >= 8 && zn_get_le32(b + at) == 0x08074b50u &&
+	    zn_get_le32(b + at + 4) == e->crc)
+		return;
+	if (end - at >= 4 && zn_get_le32(b + at) == e->crc)
+		return;
+	damage(e, ZN_ERR_CORRUPT, DMG_DESCRIPTOR);
 }
 
 /* Compare e with its local header; find where its data starts. Returns an error only for what
@@ -287,6 +318,8 @@ static zn_result check_local(const struct zn_zip *z, struct zip_ent *e, uint64_t
 	e->data = data;
 	if (data > cd_pos || cd_pos - data < e->csize)
 		return ZN_ERR_CORRUPT;
+	if (zn_get_le32(l) == SIG_LOCAL)
+		check_repeats(l, e, b, cd_pos);
 	if (e->method == ZIP_METHOD_STORE && !(e->flags & ZIP_FLAG_ENCRYPTED) &&
 	    e->size != e->csize)
 		damage(e, ZN_ERR_CORRUPT, DMG_STORE_SIZE);
