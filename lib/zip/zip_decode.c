@@ -12,14 +12,14 @@
 
 #define ZIP_WHOLE_MAX ((size_t)32 << 20)
 
-void zip_work_release(struct zip_work *w)
+void zn_zip_work_release(struct zip_work *w)
 {
 	zn_inflater_free(w->inf);
 	free(w->buf);
 	memset(w, 0, sizeof(*w));
 }
 
-void zip_unsupported_message(const struct zip_ent *e, char out[96])
+void zn_zip_unsupported_message(const struct zip_ent *e, char out[96])
 {
 	static const struct {
 		unsigned m;
@@ -96,8 +96,8 @@ static zn_result decode_stream(const struct zip_ent *e, const uint8_t *in, struc
 	return out_total == e->size ? ZN_OK : ZN_ERR_LENGTH_MISMATCH;
 }
 
-zn_result zip_decode(const struct zn_zip *z, uint64_t i, struct zip_work *w, zn_sink_fn sink,
-                     void *ctx)
+zn_result zn_zip_decode(const struct zn_zip *z, uint64_t i, struct zip_work *w, zn_sink_fn sink,
+                        void *ctx)
 {
 	const struct zip_ent *e = z->ents + i;
 	if (e->damage)
@@ -127,8 +127,8 @@ zn_result zn_zip_read(const struct zn_zip *z, uint64_t i, zn_sink_fn sink, void 
 	if (!z || !sink || i >= z->count)
 		return ZN_ERR_INVALID_ARG;
 	struct zip_work w = {0};
-	zn_result r = zip_decode(z, i, &w, sink, ctx);
-	zip_work_release(&w);
+	zn_result r = zn_zip_decode(z, i, &w, sink, ctx);
+	zn_zip_work_release(&w);
 	return r;
 }
 

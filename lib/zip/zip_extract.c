@@ -73,7 +73,7 @@ static void entry_failed(struct xjob *j, const char *path, const struct zip_ent 
 {
 	char msg[160];
 	if (r == ZN_ERR_UNSUPPORTED) {
-		zip_unsupported_message(e, msg);
+		zn_zip_unsupported_message(e, msg);
 		atomic_store(&j->unsupported, 1);
 	} else if (r == ZN_ERR_IO || r == ZN_ERR_NOMEM) {
 		snprintf(msg, sizeof(msg), "%s", zn_result_message(r));
@@ -350,7 +350,7 @@ static void write_file(struct xjob *j, struct dircache *c, struct zip_work *w, s
 		return;
 	}
 	struct fd_sink s = {fd};
-	zn_result r = zip_decode(j->z, it->i, w, write_sink, &s);
+	zn_result r = zn_zip_decode(j->z, it->i, w, write_sink, &s);
 	if (r == ZN_OK) {
 		struct timespec ts[2];
 		entry_times(e, ts);
@@ -386,7 +386,7 @@ static void worker(void *arg, unsigned t)
 		}
 		struct xitem *it = j->items + j->files[k];
 		if (j->testing) {
-			zn_result r = zip_decode(j->z, it->i, &w, null_sink, NULL);
+			zn_result r = zn_zip_decode(j->z, it->i, &w, null_sink, NULL);
 			it->status = r == ZN_OK ? ST_DONE : ST_FAILED;
 			if (r != ZN_OK)
 				entry_failed(j, it->path, j->z->ents + it->i, r);
@@ -399,7 +399,7 @@ static void worker(void *arg, unsigned t)
 	if (c && c->fd >= 0)
 		close(c->fd);
 	free(c);
-	zip_work_release(&w);
+	zn_zip_work_release(&w);
 }
 
 /* Each symlink: its target read (at most LINK_MAX_LEN bytes), then made. */
@@ -499,7 +499,7 @@ static void finish_tree(struct xjob *j)
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c), free(dirs);
-	zip_work_release(&w);
+	zn_zip_work_release(&w);
 }
 
 static zn_result outcome(struct xjob *j)

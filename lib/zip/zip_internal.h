@@ -58,12 +58,12 @@ struct zip_work {
 	uint8_t *buf; /* whole-entry output for small deflate entries */
 	size_t buf_cap;
 };
-void zip_work_release(struct zip_work *w);
+void zn_zip_work_release(struct zip_work *w);
 /* Decode entry i to sink (see zn_zip_read), with w's decoder and buffer. */
-zn_result zip_decode(const struct zn_zip *z, uint64_t i, struct zip_work *w, zn_sink_fn sink,
-                     void *ctx);
+zn_result zn_zip_decode(const struct zn_zip *z, uint64_t i, struct zip_work *w, zn_sink_fn sink,
+                        void *ctx);
 /* "unsupported compression method 9 (Deflate64)" or "encrypted" for an entry zip_supported
  * refuses, in out[96]. */
-void zip_unsupported_message(const struct zip_ent *e, char out[96]);
+void zn_zip_unsupported_message(const struct zip_ent *e, char out[96]);
 
 #endif

@@ -119,30 +119,39 @@ static zn_result take_eocd(const uint8_t *b, uint64_t len, uint64_t p, struct eo
 	return ZN_OK;
 }
 
-/* Search backwards for the EOCD: the last signature whose record and comment fit in the input
- * and whose directory makes sense. */
+/* Search backwards for the EOCD: the last signature whose directory makes sense, first among
+ * records whose comment ends exactly at the end of the input, then among those with bytes after
+ * it (Info-ZIP accepts those too). A false record inside a comment is passed over when the real
+ * one also fits; the first failure is the one reported. */
 static zn_result find_eocd(const uint8_t *b, uint64_t len, struct eocd *e, char *why)
 {
 	if (len < EOCD_LEN)
 		return fail(why, ZN_ERR_CORRUPT, "not a ZIP archive (too short)");
 	uint64_t last = len - EOCD_LEN;
 	uint64_t first = last > 0xffff ? last - 0xffff : 0;
-	zn_result r = ZN_ERR_CORRUPT;
-	int seen = 0;
-	for (uint64_t p = last + 1; p-- > first;) {
-		if (b[p] != 'P' || zn_get_le32(b + p) != SIG_EOCD)
-			continue;
-		if (p + EOCD_LEN + zn_get_le16(b + p + 20) > len)
-			continue; /* a comment longer than what follows: not the record */
-		seen = 1;
-		r = take_eocd(b, len, p, e, why);
-		if (r == ZN_OK || r == ZN_ERR_UNSUPPORTED)
-			return r;
-	}
-	if (!seen)
+	zn_result bad = ZN_OK;
+	char first_why[WHY_LEN] = "";
+	for (int exact = 1; exact >= 0; exact--)
+		for (uint64_t p = last + 1; p-- > first;) {
+			if (b[p] != 'P' || zn_get_le32(b + p) != SIG_EOCD)
+				continue;
+			uint64_t end = p + EOCD_LEN + zn_get_le16(b + p + 20);
+			if (exact ? end != len : end >= len)
+				continue; /* each candidate is tried in one pass only */
+			zn_result r = take_eocd(b, len, p, e, why);
+			if (r == ZN_OK)
+				return r;
+			if (bad == ZN_OK && why)
+				snprintf(first_why, sizeof(first_why), "%s", why);
+			if (bad == ZN_OK)
+				bad = r;
+		}
+	if (bad == ZN_OK)
 		return fail(why, ZN_ERR_CORRUPT,
 		            "not a ZIP archive (no end of central directory record)");
-	return r;
+	if (why)
+		memcpy(why, first_why, WHY_LEN);
+	return bad;
 }
 
 /* DOS date and time (local) to seconds since 1970, as Info-ZIP's mktime does. */
