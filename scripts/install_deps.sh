@@ -15,8 +15,9 @@ pkgs=(cmake make gcc pkg-config bc libzstd-dev libxxhash-dev libssl-dev liburing
 if [ "$level" != build ]; then
 	# Test tools: clang for libFuzzer, the gzip-family compressors the decoder is checked
 	# against. python3: the command tests parse list --json and patch archives with it.
+	# zip, unzip, 7zip, libarchive-tools (bsdtar): the ZIP oracles of tests/cli_unzip.sh.
 	pkgs+=(clang libclang-rt-14-dev zstd gzip pigz isal libdeflate-tools zopfli tabix 7zip zip
-	       unzip valgrind python3)
+	       unzip libarchive-tools valgrind python3)
 fi
 if [ "$level" = bench ]; then
 	# Archive benchmark peers and helpers (bench/run_archive_bench.sh): squashfs, GNU time for
