@@ -709,6 +709,7 @@ ZN_API zn_result zn_inflate_resolve_markers(const uint16_t *sym, size_t n, const
 struct zn_zip;
 
 struct zn_zip_entry {
+	size_t struct_size; /* sizeof(struct zn_zip_entry), or 0 (see Conventions) */
 	const char *name; /* the stored name (or the Info-ZIP Unicode path field's, when it
 	                     matches), pointing into the archive: not NUL-terminated */
 	size_t name_len;
@@ -763,32 +764,34 @@ ZN_API zn_result zn_zip_read(const struct zn_zip *z, uint64_t i, zn_sink_fn sink
 ZN_API zn_result zn_zip_read_to(const struct zn_zip *z, uint64_t i, void *out, size_t cap);
 
 struct zn_zip_extract_options {
-	unsigned threads; /* 0: one per CPU */
-	int overwrite;    /* replace existing files and links (unzip -o) */
-	int never;        /* leave existing ones alone, silently (unzip -n); neither: reported */
-	int junk_paths;   /* only the last component of each name (unzip -j); no directories */
+	size_t struct_size; /* zn_zip_extract_options_init sets it (see Conventions) */
+	unsigned threads;   /* 0: one per CPU */
+	int overwrite;      /* replace existing files and links (unzip -o) */
+	int never;          /* leave existing ones alone, silently (unzip -n); neither: reported */
+	int junk_paths;     /* only the last component of each name (unzip -j); no directories */
 	const volatile sig_atomic_t *stop; /* as in zn_extract_options; NULL: never */
-	/* Called once per entry written (as unzip names them), from the calling thread, after all
-	 * data is written; NULL: none. */
-	void (*extracted)(void *ctx, const char *path, size_t len, int type);
 };
 ZN_API void zn_zip_extract_options_init(struct zn_zip_extract_options *opt);
 
 /* Extract the entries with select[i] non-zero (select NULL: all) into directory dir (created if
- * missing), on opt->threads threads, biggest entries first. Names are made safe as Info-ZIP
- * does: leading '/' and "../" components are dropped (reported through `problem` with ZN_OK,
- * a warning); nothing is written outside dir, and no write follows a symlink, one already there
- * or one the archive makes (links are made after every file). Modes (set-id bits dropped) and
- * times are set after the data, directories' last. Each entry that fails is reported through
- * `problem` and the rest extracted. Returns ZN_OK, ZN_ERR_DAMAGED (some entry damaged: CRC,
- * decoder), ZN_ERR_UNSUPPORTED (some entry encrypted or of another method, none damaged),
- * ZN_ERR_EXISTS (some left alone, neither overwrite nor never), ZN_ERR_IO, ZN_ERR_CANCELED. */
+ * missing), on opt->threads threads, biggest entries first; opt NULL: the defaults. Names are
+ * made safe as Info-ZIP does: leading '/' and "../" components are dropped (reported through
+ * hooks->problem with ZN_OK, a warning); nothing is written outside dir, and no write follows a
+ * symlink, one already there or one the archive makes (links are made after every file). Modes
+ * (set-id bits dropped) and times are set after the data, directories' last. Each entry that
+ * fails is reported through hooks->problem and the rest extracted. hooks->extracted is then
+ * called for each entry written, in the archive's order, with its path as written (a
+ * directory's with a trailing '/'), from the calling thread. Returns ZN_OK, ZN_ERR_DAMAGED (some
+ * entry damaged: CRC, decoder), ZN_ERR_UNSUPPORTED (some entry encrypted or of another method,
+ * none damaged), ZN_ERR_IO, ZN_ERR_EXISTS (some left alone, neither overwrite nor never),
+ * ZN_ERR_CANCELED. */
 ZN_API zn_result zn_zip_extract(const struct zn_zip *z, const char *dir, const uint8_t *select,
-                                const struct zn_zip_extract_options *opt, zn_problem_fn problem,
-                                void *ctx);
-/* Decode every selected entry and check its CRC, writing nothing (unzip -t); errors as above. */
+                                const struct zn_zip_extract_options *opt,
+                                const struct zn_hooks *hooks);
+/* Decode every selected entry and check its CRC, writing nothing (unzip -t); hooks->problem
+ * names each that fails; results as above. */
 ZN_API zn_result zn_zip_test(const struct zn_zip *z, const uint8_t *select, unsigned threads,
-                             zn_problem_fn problem, void *ctx);
+                             const struct zn_hooks *hooks);
 
 #ifdef __cplusplus
 }

@@ -226,7 +226,7 @@ static uint64_t select_entries(struct uz *u, uint8_t *sel)
 	int *hit = calloc((size_t)u->n_names + 1, sizeof(int));
 	uint64_t n = zn_zip_count(u->z), picked = 0;
 	for (uint64_t i = 0; i < n; i++) {
-		struct zn_zip_entry e;
+		struct zn_zip_entry e = {.struct_size = sizeof(e)};
 		zn_zip_entry(u->z, i, &e);
 		sel[i] = (!u->n_names || matches(u->names, u->n_names, &e, hit)) &&
 		         !matches(u->excludes, u->n_excludes, &e, NULL);
@@ -355,7 +355,7 @@ static int list_entries(struct uz *u, const uint8_t *sel)
 			     "---------  ---------- -----   ----");
 	}
 	for (uint64_t i = 0; i < n; i++) {
-		struct zn_zip_entry e;
+		struct zn_zip_entry e = {.struct_size = sizeof(e)};
 		if (!sel[i] || zn_zip_entry(u->z, i, &e) != ZN_OK)
 			continue;
 		files++, total += e.size, ctotal += e.csize;
@@ -434,7 +434,7 @@ static int pipe_entries(struct uz *u, const uint8_t *sel)
 	fflush(stdout);
 	uint64_t n = zn_zip_count(u->z);
 	for (uint64_t i = 0; i < n; i++) {
-		struct zn_zip_entry e;
+		struct zn_zip_entry e = {.struct_size = sizeof(e)};
 		if (!sel[i] || zn_zip_entry(u->z, i, &e) != ZN_OK || e.type == ZN_TYPE_DIR)
 			continue;
 		struct pipe_out p = {0};
@@ -462,23 +462,22 @@ static int pipe_entries(struct uz *u, const uint8_t *sel)
 	return u->rc;
 }
 
-static void extracted(void *ctx, const char *path, size_t len, int type)
+static void extracted(void *ctx, const char *path, size_t len)
 {
 	struct uz *u = ctx;
 	if (u->quiet)
 		return;
-	const char *dir = u->dir ? u->dir : "";
-	const char *sep = u->dir ? "/" : "";
-	static const char *const verbs[] = {"  inflating", "   creating", "    linking", ""};
-	printf("%s: %s%s%.*s%s\n", verbs[type & 3], dir, sep, (int)len, path,
-	       type == ZN_TYPE_DIR ? "/" : "");
+	int dir = len && path[len - 1] == '/';
+	printf("%s: %s%s%.*s\n", dir ? "   creating" : "  inflating", u->dir ? u->dir : "",
+	       u->dir ? "/" : "", (int)len, path);
 }
 
 static int extract_or_test(struct uz *u, const uint8_t *sel)
 {
+	struct zn_hooks hooks = {.struct_size = sizeof(hooks), .ctx = u, .problem = problem};
 	zn_result r;
 	if (u->test) {
-		r = zn_zip_test(u->z, sel, u->threads, problem, u);
+		r = zn_zip_test(u->z, sel, u->threads, &hooks);
 		if (u->quiet < 2 && r == ZN_OK && u->rc == UZ_OK)
 			printf("No errors detected in compressed data of %s.\n", u->archive);
 		else if (u->quiet < 2 && r != ZN_OK)
@@ -490,11 +489,11 @@ static int extract_or_test(struct uz *u, const uint8_t *sel)
 		opt.overwrite = u->overwrite;
 		opt.never = u->never;
 		opt.junk_paths = u->junk;
-		opt.extracted = extracted;
+		hooks.extracted = extracted;
 		if (!u->quiet)
 			printf("Archive:  %s\n", u->archive);
 		fflush(stdout);
-		r = zn_zip_extract(u->z, u->dir ? u->dir : ".", sel, &opt, problem, u);
+		r = zn_zip_extract(u->z, u->dir ? u->dir : ".", sel, &opt, &hooks);
 		if (r == ZN_ERR_IO && u->rc == UZ_OK) {
 			cli_error("%s: %s", u->dir ? u->dir : ".", strerror(errno));
 			worse(u, UZ_SEVERE);

@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 	CHECK_EQ_U64(i, 1);
 	CHECK(zn_zip_find(z, "a/text.tx", 9, &i) == ZN_ERR_NOT_FOUND);
 	CHECK(zn_zip_find(z, "zzz", 3, &i) == ZN_ERR_NOT_FOUND);
-	struct zn_zip_entry en;
+	struct zn_zip_entry en = {.struct_size = sizeof(en)};
 	CHECK_OK(zn_zip_entry(z, 1, &en));
 	CHECK(en.method == 8 && en.size == big_len && en.type == ZN_TYPE_FILE && en.supported);
 	CHECK(en.mode == 0644 && en.unix_mode);

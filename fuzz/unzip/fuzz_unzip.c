@@ -95,7 +95,7 @@ static uint64_t read_all(struct zn_zip *z)
 {
 	uint64_t n = zn_zip_count(z), total = 0;
 	for (uint64_t i = 0; i < n; i++) {
-		struct zn_zip_entry e;
+		struct zn_zip_entry e = {.struct_size = sizeof(e)};
 		if (zn_zip_entry(z, i, &e) != ZN_OK)
 			abort();
 		uint64_t j;
@@ -126,16 +126,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	uint64_t declared = read_all(z);
 	size_t reported = 0;
-	zn_zip_test(z, NULL, 1 + size % 2, problem, &reported);
+	struct zn_hooks hooks = {
+	        .struct_size = sizeof(hooks), .ctx = &reported, .problem = problem};
+	zn_zip_test(z, NULL, 1 + size % 2, &hooks);
 	struct zn_zip_extract_options opt;
 	zn_zip_extract_options_init(&opt);
 	opt.threads = 1 + size % 2;
 	opt.junk_paths = size / 2 % 2;
-	zn_zip_extract(z, out, NULL, &opt, problem, &reported);
+	zn_zip_extract(z, out, NULL, &opt, &hooks);
 	if (size / 4 % 3) { /* again over the first: -o's replacements or -n's skips */
 		opt.overwrite = size / 4 % 3 == 1;
 		opt.never = !opt.overwrite;
-		zn_zip_extract(z, out, NULL, &opt, problem, &reported);
+		zn_zip_extract(z, out, NULL, &opt, &hooks);
 	}
 	zn_zip_free(z);
 	if (others_in(root, "a") || others_in(a, "b") || others_in(b, "out"))

@@ -28,6 +28,7 @@
 
 #include "common/fs_beneath.h"
 #include "common/pool.h"
+#include "common/sized.h"
 #include "zip/zip_internal.h"
 
 #define LINK_MAX_LEN 4095
@@ -44,8 +45,10 @@ struct xitem {
 
 struct xjob {
 	const struct zn_zip *z;
+	struct zn_zip_extract_options opt_; /* the caller's, over the defaults */
 	const struct zn_zip_extract_options *opt;
 	zn_problem_fn problem;
+	zn_extracted_fn extracted;
 	void *ctx;
 	pthread_mutex_t lock; /* serialises problem() */
 	int rootfd;
@@ -533,33 +536,47 @@ static zn_result run_workers(struct xjob *j, unsigned threads)
 void zn_zip_extract_options_init(struct zn_zip_extract_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
+	opt->struct_size = sizeof(*opt);
 }
 
+/* hooks->extracted for each entry written, a directory's path with its '/'. */
 static void call_extracted(struct xjob *j)
 {
-	if (!j->opt->extracted)
+	if (!j->extracted)
 		return;
-	for (uint64_t k = 0; k < j->n; k++)
-		if (j->items[k].status == ST_DONE)
-			j->opt->extracted(j->ctx, j->items[k].path, j->items[k].len,
-			                  (int)(ent_type(j->z->ents + j->items[k].i) == 0040000u
-			                                ? ZN_TYPE_DIR
-			                        : ent_type(j->z->ents + j->items[k].i) == 0120000u
-			                                ? ZN_TYPE_SYMLINK
-			                                : ZN_TYPE_FILE));
+	for (uint64_t k = 0; k < j->n; k++) {
+		struct xitem *it = j->items + k;
+		if (it->status != ST_DONE)
+			continue;
+		int dir = ent_type(j->z->ents + it->i) == 0040000u;
+		if (dir)
+			it->path[it->len] = '/'; /* the arena keeps a byte after each path */
+		j->extracted(j->ctx, it->path, it->len + (size_t)dir);
+		it->path[it->len] = 0;
+	}
+}
+
+/* The job's options and hooks from the caller's. */
+static zn_result take_args(struct xjob *j, const struct zn_zip_extract_options *opt,
+                           const struct zn_hooks *hooks)
+{
+	zn_zip_extract_options_init(&j->opt_);
+	if (opt && zn_sized_in(&j->opt_, sizeof(j->opt_), opt, ZN_FIRST_SIZE_zip_extract_options))
+		return ZN_ERR_INVALID_ARG;
+	j->opt = &j->opt_;
+	struct zn_hooks h = {0};
+	if (hooks && zn_sized_in(&h, sizeof(h), hooks, ZN_FIRST_SIZE_hooks))
+		return ZN_ERR_INVALID_ARG;
+	j->problem = h.problem, j->extracted = h.extracted, j->ctx = h.ctx;
+	return ZN_OK;
 }
 
 zn_result zn_zip_extract(const struct zn_zip *z, const char *dir, const uint8_t *select,
-                         const struct zn_zip_extract_options *opt, zn_problem_fn problem, void *ctx)
+                         const struct zn_zip_extract_options *opt, const struct zn_hooks *hooks)
 {
-	struct zn_zip_extract_options dflt;
-	if (!opt) {
-		zn_zip_extract_options_init(&dflt);
-		opt = &dflt;
-	}
-	if (!z || !dir)
+	struct xjob j = {.z = z};
+	if (!z || !dir || take_args(&j, opt, hooks) != ZN_OK)
 		return ZN_ERR_INVALID_ARG;
-	struct xjob j = {.z = z, .opt = opt, .problem = problem, .ctx = ctx};
 	pthread_mutex_init(&j.lock, NULL);
 	j.umask = umask(022);
 	umask(j.umask);
@@ -572,7 +589,7 @@ zn_result zn_zip_extract(const struct zn_zip *z, const char *dir, const uint8_t 
 	zn_result r = plan_items(&j, select, &arena);
 	if (r == ZN_OK) {
 		make_dirs(&j);
-		r = run_workers(&j, opt->threads);
+		r = run_workers(&j, j.opt->threads);
 	}
 	if (r == ZN_OK) {
 		finish_tree(&j);
@@ -586,18 +603,15 @@ zn_result zn_zip_extract(const struct zn_zip *z, const char *dir, const uint8_t 
 }
 
 zn_result zn_zip_test(const struct zn_zip *z, const uint8_t *select, unsigned threads,
-                      zn_problem_fn problem, void *ctx)
+                      const struct zn_hooks *hooks)
 {
-	if (!z)
+	struct xjob j = {.z = z, .testing = 1};
+	if (!z || take_args(&j, NULL, hooks) != ZN_OK)
 		return ZN_ERR_INVALID_ARG;
-	struct zn_zip_extract_options opt;
-	zn_zip_extract_options_init(&opt);
-	struct xjob j = {.z = z, .opt = &opt, .problem = problem, .ctx = ctx, .testing = 1};
 	pthread_mutex_init(&j.lock, NULL);
 	char *arena = NULL;
 	zn_result r = plan_items(&j, select, &arena);
-	/* every entry with content is tested: symlinks too */
-	if (r == ZN_OK) {
+	if (r == ZN_OK) { /* every entry with content is tested: symlinks too */
 		j.n_files = 0;
 		for (uint64_t k = 0; k < j.n; k++)
 			if (ent_type(z->ents + j.items[k].i) != 0040000u)

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "checksum/checksum.h"
+#include "common/sized.h"
 #include "zip/zip_internal.h"
 
 #define SIG_LOCAL   0x04034b50u
@@ -491,12 +492,8 @@ uint64_t zn_zip_count(const struct zn_zip *z)
 	return z ? z->count : 0;
 }
 
-zn_result zn_zip_entry(const struct zn_zip *z, uint64_t i, struct zn_zip_entry *out)
+static void fill_entry(const struct zip_ent *e, struct zn_zip_entry *out)
 {
-	if (!z || !out || i >= z->count)
-		return ZN_ERR_INVALID_ARG;
-	const struct zip_ent *e = z->ents + i;
-	memset(out, 0, sizeof(*out));
 	out->name = (const char *)e->name;
 	out->name_len = e->name_len;
 	uint32_t t = e->mode & 0170000u;
@@ -512,6 +509,15 @@ zn_result zn_zip_entry(const struct zn_zip *z, uint64_t i, struct zn_zip_entry *
 	out->supported = zip_supported(e);
 	out->shadowed = e->shadowed;
 	out->offset = e->data;
+}
+
+zn_result zn_zip_entry(const struct zn_zip *z, uint64_t i, struct zn_zip_entry *out)
+{
+	if (!z || !out || i >= z->count || !zn_sized_len(out, ZN_FIRST_SIZE_zip_entry))
+		return ZN_ERR_INVALID_ARG;
+	struct zn_zip_entry full = {.struct_size = sizeof(full)};
+	fill_entry(z->ents + i, &full);
+	zn_sized_out(out, &full, sizeof(full), ZN_FIRST_SIZE_zip_entry);
 	return ZN_OK;
 }
 
