@@ -18,13 +18,13 @@
 #include "common/common.h"
 
 /* The first layouts (0.5.0). */
-#define ZN_FIRST_SIZE_entry           sizeof(struct zn_entry)
-#define ZN_FIRST_SIZE_create_options  sizeof(struct zn_create_options)
-#define ZN_FIRST_SIZE_hooks           sizeof(struct zn_hooks)
-#define ZN_FIRST_SIZE_write_stats     offsetof(struct zn_write_stats, cpu_read_ns)
+#define ZN_FIRST_SIZE_entry          sizeof(struct zn_entry)
+#define ZN_FIRST_SIZE_create_options sizeof(struct zn_create_options)
+#define ZN_FIRST_SIZE_hooks          sizeof(struct zn_hooks)
+#define ZN_FIRST_SIZE_write_stats    offsetof(struct zn_write_stats, cpu_read_ns)
 #define ZN_FIRST_SIZE_extract_options sizeof(struct zn_extract_options)
-#define ZN_FIRST_SIZE_archive_info    sizeof(struct zn_archive_info)
-#define ZN_FIRST_SIZE_inflate_info    sizeof(struct zn_inflate_info)
+#define ZN_FIRST_SIZE_archive_info   sizeof(struct zn_archive_info)
+#define ZN_FIRST_SIZE_inflate_info   sizeof(struct zn_inflate_info)
 
 /* The ZIP reader's (0.5.0). */
 #define ZN_FIRST_SIZE_zip_entry           sizeof(struct zn_zip_entry)
