@@ -256,7 +256,6 @@ struct dircache {
 
 static int parent_of(struct xjob *j, struct dircache *c, const struct xitem *it, const char **base)
 {
-	char dir[4096];
 	const char *slash = strrchr(it->path, '/');
 	size_t plen = slash ? (size_t)(slash - it->path) : 0;
 	*base = slash ? slash + 1 : it->path;
@@ -266,7 +265,6 @@ static int parent_of(struct xjob *j, struct dircache *c, const struct xitem *it,
 		close(c->fd);
 	memcpy(c->path, it->path, plen);
 	c->path[plen] = 0;
-	(void)dir;
 	c->fd = zn_open_dir_beneath(j->rootfd, c->path, 0);
 	return c->fd;
 }
@@ -388,6 +386,8 @@ static void worker(void *arg, unsigned t)
 			break;
 		}
 		struct xitem *it = j->items + j->files[k];
+		if (it->status == ST_FAILED) /* its directory could not be made: reported */
+			continue;
 		if (j->testing) {
 			zn_result r = zn_zip_decode(j->z, it->i, &w, null_sink, NULL);
 			it->status = r == ZN_OK ? ST_DONE : ST_FAILED;
@@ -474,7 +474,7 @@ static void finish_tree(struct xjob *j)
 	struct zip_work w = {0};
 	for (uint64_t k = 0; k < j->n && !stopped(j); k++) {
 		const struct zip_ent *e = j->z->ents + j->items[k].i;
-		if (ent_type(e) == 0120000u)
+		if (ent_type(e) == 0120000u && j->items[k].status != ST_FAILED)
 			make_link(j, c, &w, j->items + k);
 		else if (ent_type(e) == 0040000u && j->items[k].status == ST_DONE)
 			dirs[nd++] = k;
