@@ -14,7 +14,7 @@ _znippy() {
 		prev=${COMP_WORDS[COMP_CWORD - 2]}=
 	fi
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W 'create extract list verify cat info diff index gunzip zcat unzstd zstdcat -h --help -V --version --bash-completion' -- "$cur"))
+		COMPREPLY=($(compgen -W 'create extract list verify cat info diff index gunzip zcat unzstd zstdcat unzip -h --help -V --version --bash-completion' -- "$cur"))
 		return
 	fi
 	case ${COMP_WORDS[1]} in
@@ -96,6 +96,10 @@ _znippy() {
 	zstdcat)
 		opts='-c -d -k -f -t -q -v -o -D -M -T -h -V --stdout --decompress --uncompress --keep --rm --force --test --quiet --verbose --long --memory --threads --help --version'
 		argopts='-o -D -M -T --memory --threads'
+		;;
+	unzip)
+		opts='-d -l -v -Z -t -p -o -n -j -q -x -T -h --json --help'
+		argopts='-d -Z -x -T'
 		;;
 	*)
 		COMPREPLY=($(compgen -f -- "$cur"))

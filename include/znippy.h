@@ -959,6 +959,108 @@ ZN_API void zn_zstd_stream_position(const struct zn_zstd_decoder *d, uint64_t *i
 /* zstd frames completed in the current stream (skippable frames not counted). */
 ZN_API uint64_t zn_zstd_stream_frames(const struct zn_zstd_decoder *d);
 
+/* ------------------------------------------------------------------------------------------------
+ * ZIP and JAR reading (see lib/zip/)
+ *
+ * A ZIP archive is read from memory or from a file descriptor (mapped whole). The central
+ * directory is authoritative; zn_zip_open() finds it (the end record searched backwards through
+ * a comment of up to 64 KiB, ZIP64 records, and a prefix such as a self-extracting stub, whose
+ * length shifts every offset), parses every entry and checks each entry's local header against
+ * it (name, method, where its data lies). An archive whose entries' data overlap, lie outside
+ * the file or the central directory's place, or claim more entries than its directory can hold
+ * is refused at open with ZN_ERR_CORRUPT (the overlapping "zip bomb" among them). Memory: the
+ * entry table, 64 bytes per entry, bounded by the archive's size; names are never copied.
+ * Methods decoded: 0 (stored) and 8 (deflate, our decoder); others, and encrypted entries,
+ * are listed and refused by the read calls with ZN_ERR_UNSUPPORTED. A read never produces more
+ * than the entry's declared size, and checks its CRC-32.
+ * ---------------------------------------------------------------------------------------------- */
+struct zn_zip;
+
+struct zn_zip_entry {
+	size_t struct_size; /* sizeof(struct zn_zip_entry), or 0 (see Conventions) */
+	const char *name; /* the stored name (or the Info-ZIP Unicode path field's, when it
+	                     matches), pointing into the archive: not NUL-terminated */
+	size_t name_len;
+	int type;          /* ZN_TYPE_FILE, ZN_TYPE_DIR or ZN_TYPE_SYMLINK (content: the target) */
+	uint32_t mode;     /* permission bits (07777): stored Unix ones, else 0644 / 0755 */
+	int unix_mode;     /* 1 when the mode came from Unix external attributes */
+	int64_t mtime;     /* seconds since 1970 UTC: the extended timestamp, else DOS local time */
+	uint64_t size;     /* uncompressed size, as declared */
+	uint64_t csize;    /* compressed size */
+	uint32_t crc;      /* CRC-32 as declared */
+	unsigned method;   /* 0 stored, 8 deflate, 9 Deflate64, 12 bzip2, 14 LZMA, 93 zstd, ... */
+	unsigned flags;    /* general-purpose bit flags (bit 0 encrypted, 3 data descriptor, 11 UTF-8)
+	                    */
+	int supported;     /* 1 when the read calls can decode it (method 0 or 8, not encrypted) */
+	int shadowed;      /* 1 when a later entry has the same name (it is the one extracted) */
+	uint64_t offset;   /* where its compressed data starts in the input given to open */
+};
+
+/* Open the archive held in data[0, len) (not copied: it must outlive the object). On failure
+ * *out is NULL and, when `why` is not NULL, a message of at most 160 bytes is written there
+ * ("not a ZIP archive (no end of central directory)", "entries 3 and 4 overlap (a zip bomb)").
+ * ZN_ERR_CORRUPT (not a ZIP archive, or a hostile or damaged directory), ZN_ERR_TRUNCATED,
+ * ZN_ERR_UNSUPPORTED (a split archive), ZN_ERR_NOMEM. The object is read-only once open:
+ * every call below but zn_zip_free may be made from several threads at once. */
+ZN_API zn_result zn_zip_open_memory(struct zn_zip **out, const void *data, uint64_t len,
+                                    char *why);
+/* The same for a file descriptor, mapped read-only whole (the descriptor may be closed after). */
+ZN_API zn_result zn_zip_open_fd(struct zn_zip **out, int fd, char *why);
+ZN_API void zn_zip_free(struct zn_zip *z);
+
+/* Entries in central-directory order, 0..count-1. */
+ZN_API uint64_t zn_zip_count(const struct zn_zip *z);
+ZN_API zn_result zn_zip_entry(const struct zn_zip *z, uint64_t i, struct zn_zip_entry *e);
+/* The archive comment (pointing into the archive; len 0 when none). */
+ZN_API void zn_zip_comment(const struct zn_zip *z, const char **comment, size_t *len);
+/* Bytes before the archive proper that its offsets do not count (a self-extracting stub that
+ * `zip -A` did not adjust for; Info-ZIP warns of "extra bytes at beginning"); 0 normally. */
+ZN_API uint64_t zn_zip_prefix(const struct zn_zip *z);
+/* The entry named exactly name[0, len) (the last of that name); ZN_ERR_NOT_FOUND. */
+ZN_API zn_result zn_zip_find(const struct zn_zip *z, const char *name, size_t len,
+                             uint64_t *index);
+/* Problems of entry i found at open (its local header disagrees with the directory): ZN_OK, or
+ * the error its reads will return, with a message in why (160 bytes) when not NULL. */
+ZN_API zn_result zn_zip_entry_damage(const struct zn_zip *z, uint64_t i, char *why);
+
+/* Stream entry i's content to sink in consecutive pieces (a stored entry straight from the
+ * archive's bytes), checking its size and CRC-32 at the end: ZN_ERR_CHECKSUM,
+ * ZN_ERR_LENGTH_MISMATCH (shorter or longer than declared: never more is passed to sink),
+ * ZN_ERR_UNSUPPORTED, a decoder error, or the sink's own. Thread-safe. */
+ZN_API zn_result zn_zip_read(const struct zn_zip *z, uint64_t i, zn_sink_fn sink, void *ctx);
+/* Entry i's content into out[0, cap): ZN_ERR_OUTPUT_FULL when its size exceeds cap. */
+ZN_API zn_result zn_zip_read_to(const struct zn_zip *z, uint64_t i, void *out, size_t cap);
+
+struct zn_zip_extract_options {
+	size_t struct_size; /* zn_zip_extract_options_init sets it (see Conventions) */
+	unsigned threads;   /* 0: one per CPU */
+	int overwrite;      /* replace existing files and links (unzip -o) */
+	int never;          /* leave existing ones alone, silently (unzip -n); neither: reported */
+	int junk_paths;     /* only the last component of each name (unzip -j); no directories */
+	const volatile sig_atomic_t *stop; /* as in zn_extract_options; NULL: never */
+};
+ZN_API void zn_zip_extract_options_init(struct zn_zip_extract_options *opt);
+
+/* Extract the entries with select[i] non-zero (select NULL: all) into directory dir (created if
+ * missing), on opt->threads threads, biggest entries first; opt NULL: the defaults. Names are
+ * made safe as Info-ZIP does: leading '/' and "../" components are dropped (reported through
+ * hooks->problem with ZN_OK, a warning); nothing is written outside dir, and no write follows a
+ * symlink, one already there or one the archive makes (links are made after every file). Modes
+ * (set-id bits dropped) and times are set after the data, directories' last. Each entry that
+ * fails is reported through hooks->problem and the rest extracted. hooks->extracted is then
+ * called for each entry written, in the archive's order, with its path as written (a
+ * directory's with a trailing '/'), from the calling thread. Returns ZN_OK, ZN_ERR_DAMAGED (some
+ * entry damaged: CRC, decoder), ZN_ERR_UNSUPPORTED (some entry encrypted or of another method,
+ * none damaged), ZN_ERR_IO, ZN_ERR_EXISTS (some left alone, neither overwrite nor never),
+ * ZN_ERR_CANCELED. */
+ZN_API zn_result zn_zip_extract(const struct zn_zip *z, const char *dir, const uint8_t *select,
+                                const struct zn_zip_extract_options *opt,
+                                const struct zn_hooks *hooks);
+/* Decode every selected entry and check its CRC, writing nothing (unzip -t); hooks->problem
+ * names each that fails; results as above. */
+ZN_API zn_result zn_zip_test(const struct zn_zip *z, const uint8_t *select, unsigned threads,
+                             const struct zn_hooks *hooks);
+
 #ifdef __cplusplus
 }
 #endif

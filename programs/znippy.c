@@ -32,6 +32,8 @@ static const char usage[] =
 	"  unzstd   [-c] [-k|--rm] [-f] [-t] [-v] [-q] [-o OUT] [-D DICT] [--long[=N]] [FILE...]\n"
 	"                                       decompress zstd files\n"
 	"  zstdcat  [FILE...]                   same as unzstd -c\n"
+	"  unzip    [-l|-v|-Z1|-t|-p] [-o|-n] [-j] [-q] [-T N] ZIP [NAME...] [-x NAME...] [-d DIR]\n"
+	"                                       list, test or extract ZIP and JAR archives\n"
 	"\n"
 	"Short names: c (create), x (extract), ls and t (list), d and compare (diff).\n"
 	"tar's bundled letters: cf OUT PATH... (create -o OUT), xf ARCHIVE [PATTERN...]\n"
@@ -45,9 +47,13 @@ static const char usage[] =
 /* clang-format on */
 
 const struct cli_command *const cli_commands[] = {
-        &cli_cmd_create, &cli_cmd_extract, &cli_cmd_list,  &cli_cmd_verify, &cli_cmd_cat,
-        &cli_cmd_info,   &cli_cmd_diff,    &cli_cmd_index, &cli_cmd_gunzip, &cli_cmd_zcat,
-        &cli_cmd_unzstd, &cli_cmd_zstdcat, NULL,
+        &cli_cmd_create, &cli_cmd_extract,
+        &cli_cmd_list,   &cli_cmd_verify,
+        &cli_cmd_cat,    &cli_cmd_info,
+        &cli_cmd_diff,   &cli_cmd_index,
+        &cli_cmd_gunzip, &cli_cmd_zcat,
+        &cli_cmd_unzstd, &cli_cmd_zstdcat,
+        &cli_cmd_unzip,  NULL,
 };
 
 /* Whether word is one of the space-separated names in list. */
@@ -235,7 +241,8 @@ static void reserve_std_fds(void)
  * read their own). */
 static int asks_version(const struct cli_command *c, int argc, char **argv)
 {
-	for (int i = 1; i < argc && c->run != cli_cmd_gunzip.run && c->run != cli_cmd_zcat.run;
+	for (int i = 1; i < argc && c->run != cli_cmd_gunzip.run && c->run != cli_cmd_zcat.run &&
+	                c->run != cli_cmd_unzip.run;
 	     i++) {
 		if (argv[i][0] != '-' || !argv[i][1] || !strcmp(argv[i], "--"))
 			break;

@@ -16,9 +16,10 @@ pkgs=(cmake make gcc pkg-config bc libzstd-dev libxxhash-dev libssl-dev liburing
 if [ "$level" != build ]; then
 	# The tests' oracles zlib, libdeflate and libbz2; clang for libFuzzer; the gzip-family
 	# compressors the decoder is checked against. python3: the command tests parse list --json
-	# and patch archives with it, and bench/test_gate.py is Python.
+	# and patch archives with it, and bench/test_gate.py is Python. zip, unzip, 7zip,
+	# libarchive-tools (bsdtar): the ZIP oracles of tests/cli_unzip.sh.
 	pkgs+=(zlib1g-dev libdeflate-dev libbz2-dev clang libclang-rt-14-dev zstd gzip pigz isal
-	       libdeflate-tools zopfli tabix 7zip zip unzip valgrind python3)
+	       libdeflate-tools zopfli tabix 7zip zip unzip libarchive-tools valgrind python3)
 	# The index export is read back by apache-arrow (npm, installed into the build tree by
 	# tests/cli_index_arrow.sh); test_pkg_meta reads Debian's own package metadata: a Maven
 	# repository, pip's wheels, Rust crates and node modules.

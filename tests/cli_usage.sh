@@ -10,7 +10,7 @@ code 2 "no command" "$Z"
 code 2 "unknown command" "$Z" frobnicate
 check "...named, with no command near it to suggest" test "$(cat "$T/stderr")" = "znippy: unknown command 'frobnicate'
 Try 'znippy --help'."
-for typo in craete:create extarct:extract lsit:list vrify:verify zact:zcat gzip:gunzip compar:diff; do
+for typo in craete:create extarct:extract lsit:list vrify:verify zact:zcat gunzp:gunzip unzpi:unzip compar:diff; do
 	code 2 "a mistyped command: ${typo%:*}" "$Z" "${typo%:*}" "$A"
 	check "...suggests ${typo#*:}" grep -qx "Did you mean '${typo#*:}'?" "$T/stderr"
 done

@@ -27,6 +27,10 @@
 #define ZN_FIRST_SIZE_inflate_info    sizeof(struct zn_inflate_info)
 #define ZN_FIRST_SIZE_pkg_coord       sizeof(struct zn_pkg_coord)
 
+/* The ZIP reader's (0.5.0). */
+#define ZN_FIRST_SIZE_zip_entry           sizeof(struct zn_zip_entry)
+#define ZN_FIRST_SIZE_zip_extract_options sizeof(struct zn_zip_extract_options)
+
 /* The caller's size of the sized struct at p: its struct_size, 0 read as `first`; 0 when it is
  * below `first` (refused). */
 static inline size_t zn_sized_len(const void *p, size_t first)

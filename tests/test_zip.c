@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/* test_zip.c - the ZIP reader's API on archives built here byte by byte (zlib's deflate as the
+ * referee): entries, lookup, reads into buffers and sinks, an archive inside a bigger buffer, the
+ * end record behind a 64 KiB comment that holds a false one, a prefix; and the refusals: declared
+ * sizes smaller or far larger than the data, overlapping entries, impossible counts, local
+ * headers that disagree. Seeded: the contents are random (-s SEED). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "test_util.h"
+#include "znippy.h"
+
+/* A growing byte buffer. */
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void put(struct buf *b, const void *d, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2 + 64;
+		b->p = realloc(b->p, b->cap);
+		CHECK(b->p);
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+static void put16(struct buf *b, uint32_t v)
+{
+	uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+	put(b, x, 2);
+}
+static void put32(struct buf *b, uint32_t v)
+{
+	put16(b, v & 0xffff);
+	put16(b, v >> 16);
+}
+
+struct ent {
+	const char *name;
+	const uint8_t *data;
+	size_t len;
+	int deflate;
+	/* overrides, 0: the true value */
+	uint32_t size_as, offset_as_plus1;
+};
+
+static size_t deflate_raw(const uint8_t *in, size_t n, uint8_t **out)
+{
+	z_stream s = {0};
+	CHECK(deflateInit2(&s, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+	size_t cap = deflateBound(&s, n);
+	*out = malloc(cap + 1);
+	s.next_in = (uint8_t *)in, s.avail_in = (uInt)n;
+	s.next_out = *out, s.avail_out = (uInt)cap;
+	CHECK(deflate(&s, Z_FINISH) == Z_STREAM_END);
+	size_t got = s.total_out;
+	deflateEnd(&s);
+	return got;
+}
+
+/* An archive of the entries, with a comment; local header offsets recorded for the directory. */
+static struct buf build(const struct ent *e, int n, const char *comment, size_t comment_len)
+{
+	struct buf b = {0}, cd = {0};
+	for (int i = 0; i < n; i++) {
+		uint8_t *c = NULL;
+		size_t clen = e[i].len;
+		if (e[i].deflate)
+			clen = deflate_raw(e[i].data, e[i].len, &c);
+		uint32_t crc = (uint32_t)crc32(0, e[i].data, (uInt)e[i].len);
+		uint32_t off = (uint32_t)b.len, nl = (uint32_t)strlen(e[i].name);
+		uint32_t size = e[i].size_as ? e[i].size_as : (uint32_t)e[i].len;
+		put32(&b, 0x04034b50), put16(&b, 20), put16(&b, 0), put16(&b, e[i].deflate ? 8 : 0);
+		put16(&b, 0), put16(&b, 0x21), put32(&b, crc), put32(&b, (uint32_t)clen);
+		put32(&b, size), put16(&b, nl), put16(&b, 0), put(&b, e[i].name, nl);
+		put(&b, e[i].deflate ? c : e[i].data, clen);
+		free(c);
+		put32(&cd, 0x02014b50), put16(&cd, 0x031e), put16(&cd, 20), put16(&cd, 0);
+		put16(&cd, e[i].deflate ? 8 : 0), put16(&cd, 0), put16(&cd, 0x21), put32(&cd, crc);
+		put32(&cd, (uint32_t)clen), put32(&cd, size), put16(&cd, nl), put16(&cd, 0);
+		put16(&cd, 0), put16(&cd, 0), put16(&cd, 0), put32(&cd, 0100644u << 16);
+		put32(&cd, e[i].offset_as_plus1 ? e[i].offset_as_plus1 - 1 : off);
+		put(&cd, e[i].name, nl);
+	}
+	uint32_t cd_off = (uint32_t)b.len;
+	put(&b, cd.p, cd.len);
+	put32(&b, 0x06054b50), put16(&b, 0), put16(&b, 0), put16(&b, (uint32_t)n);
+	put16(&b, (uint32_t)n), put32(&b, (uint32_t)cd.len), put32(&b, cd_off);
+	put16(&b, (uint32_t)comment_len);
+	if (comment_len)
+		put(&b, comment, comment_len);
+	free(cd.p);
+	return b;
+}
+
+struct collect {
+	size_t len, cap, calls;
+};
+static zn_result count_sink(void *ctx, const void *d, size_t n)
+{
+	struct collect *c = ctx;
+	(void)d;
+	c->len += n, c->calls++;
+	return c->len > c->cap ? ZN_ERR_LIMIT : ZN_OK;
+}
+
+static void check_open_fails(const struct buf *b, zn_result want, const char *what)
+{
+	struct zn_zip *z = (void *)1;
+	char why[160] = "";
+	zn_result r = zn_zip_open_memory(&z, b->p, b->len, why);
+	if (r != want)
+		fprintf(stderr, "%s: got %s (%s)\n", what, zn_result_name(r), why);
+	CHECK(r == want);
+	CHECK(z == NULL);
+	CHECK(why[0]);
+}
+
+int main(int argc, char **argv)
+{
+	tu_init(argc, argv, "test_zip");
+	struct tu_rng g;
+	tu_rng_seed(&g, tu_seed);
+	size_t big_len = 300000 + tu_rng_below(&g, 100000);
+	uint8_t *big = malloc(big_len), *text = malloc(big_len);
+	tu_rng_fill(&g, big, big_len);
+	for (size_t i = 0; i < big_len; i++)
+		text[i] = (uint8_t) "abcab\n"[tu_rng_below(&g, 6)];
+	struct ent e[] = {
+	        {"a/random.bin", big, big_len, 0, 0, 0},
+	        {"a/text.txt", text, big_len, 1, 0, 0},
+	        {"empty", (const uint8_t *)"", 0, 1, 0, 0},
+	        {"dir/", (const uint8_t *)"", 0, 0, 0, 0},
+	};
+	struct buf b = build(e, 4, "hello", 5);
+
+	/* The archive inside a bigger buffer (a jar in a war): open on the byte range. */
+	uint8_t *outer = malloc(b.len + 1000);
+	memset(outer, 'P', b.len + 1000);
+	memcpy(outer + 500, b.p, b.len);
+	struct zn_zip *z;
+	char why[160];
+	CHECK_OK(zn_zip_open_memory(&z, outer + 500, b.len, why));
+	CHECK_EQ_U64(zn_zip_count(z), 4);
+	CHECK_EQ_U64(zn_zip_prefix(z), 0);
+	const char *c;
+	size_t clen;
+	zn_zip_comment(z, &c, &clen);
+	CHECK(clen == 5 && !memcmp(c, "hello", 5));
+	uint64_t i;
+	CHECK_OK(zn_zip_find(z, "a/text.txt", 10, &i));
+	CHECK_EQ_U64(i, 1);
+	CHECK(zn_zip_find(z, "a/text.tx", 9, &i) == ZN_ERR_NOT_FOUND);
+	CHECK(zn_zip_find(z, "zzz", 3, &i) == ZN_ERR_NOT_FOUND);
+	struct zn_zip_entry en = {.struct_size = sizeof(en)};
+	CHECK_OK(zn_zip_entry(z, 1, &en));
+	CHECK(en.method == 8 && en.size == big_len && en.type == ZN_TYPE_FILE && en.supported);
+	CHECK(en.mode == 0644 && en.unix_mode);
+	CHECK_OK(zn_zip_entry(z, 3, &en));
+	CHECK(en.type == ZN_TYPE_DIR);
+	uint8_t *got = tu_guard_alloc(big_len);
+	CHECK_OK(zn_zip_read_to(z, 1, got, big_len));
+	CHECK(!memcmp(got, text, big_len));
+	CHECK_OK(zn_zip_read_to(z, 0, got, big_len));
+	CHECK(!memcmp(got, big, big_len));
+	CHECK(zn_zip_read_to(z, 1, got, big_len - 1) == ZN_ERR_OUTPUT_FULL);
+	CHECK_OK(zn_zip_read_to(z, 2, NULL, 0));
+	struct collect col = {0, big_len, 0};
+	CHECK_OK(zn_zip_read(z, 1, count_sink, &col));
+	CHECK_EQ_U64(col.len, big_len);
+	zn_zip_free(z);
+
+	/* A prefix (a stub) the offsets do not count. */
+	struct buf p = {0};
+	put(&p, "#!/bin/sh stub\n", 15);
+	put(&p, b.p, b.len);
+	CHECK_OK(zn_zip_open_memory(&z, p.p, p.len, why));
+	CHECK_EQ_U64(zn_zip_prefix(z), 15);
+	CHECK_OK(zn_zip_read_to(z, 1, got, big_len));
+	CHECK(!memcmp(got, text, big_len));
+	zn_zip_free(z);
+	free(p.p);
+
+	/* A comment of 65535 bytes holding a false end record: the real one is found. */
+	char *cm = malloc(65535);
+	memset(cm, ' ', 65535);
+	memcpy(cm + 100, "PK\x05\x06", 4);
+	struct buf bc = build(e, 4, cm, 65535);
+	CHECK_OK(zn_zip_open_memory(&z, bc.p, bc.len, why));
+	CHECK_EQ_U64(zn_zip_count(z), 4);
+	zn_zip_free(z);
+	free(bc.p);
+
+	/* Declared smaller than the data: never more than declared is passed on. */
+	struct ent small[] = {{"t", text, 100000, 1, 5000, 0}};
+	struct buf bs = build(small, 1, "", 0);
+	CHECK_OK(zn_zip_open_memory(&z, bs.p, bs.len, why));
+	col = (struct collect){0, 5000, 0};
+	CHECK(zn_zip_read(z, 0, count_sink, &col) == ZN_ERR_LENGTH_MISMATCH);
+	CHECK(col.len <= 5000);
+	zn_zip_free(z);
+	free(bs.p);
+	/* Declared far larger than deflate can make of the data: damaged, read refused. */
+	struct ent huge[] = {{"t", (const uint8_t *)"aaaa", 4, 1, 0xfffffff0u, 0}};
+	struct buf bh = build(huge, 1, "", 0);
+	CHECK_OK(zn_zip_open_memory(&z, bh.p, bh.len, why));
+	CHECK(zn_zip_entry_damage(z, 0, why) == ZN_ERR_LIMIT);
+	CHECK(zn_zip_read_to(z, 0, got, big_len) != ZN_OK);
+	zn_zip_free(z);
+	free(bh.p);
+
+	/* Two entries sharing one local header: the overlap is refused at open. */
+	struct ent ov[] = {{"x", text, 1000, 1, 0, 0}, {"y", text, 1000, 1, 0, 1}};
+	struct buf bo = build(ov, 2, "", 0);
+	check_open_fails(&bo, ZN_ERR_CORRUPT, "overlap");
+	free(bo.p);
+	/* More entries claimed than the directory can hold. */
+	struct buf bn = build(e, 1, "", 0);
+	bn.p[bn.len - 22 + 8] = 0xff, bn.p[bn.len - 22 + 10] = 0xff;
+	check_open_fails(&bn, ZN_ERR_CORRUPT, "count");
+	free(bn.p);
+	/* Not a ZIP, and every truncation of a good one: refused or read, never a crash. */
+	struct buf nz = {0};
+	put(&nz, text, 5000);
+	check_open_fails(&nz, ZN_ERR_CORRUPT, "not a zip");
+	free(nz.p);
+	for (size_t cut = 0; cut < b.len; cut += 1 + cut / 7) {
+		if (zn_zip_open_memory(&z, b.p, cut, why) == ZN_OK) {
+			for (uint64_t k = 0; k < zn_zip_count(z); k++)
+				(void)zn_zip_read_to(z, k, got, big_len);
+			zn_zip_free(z);
+		}
+	}
+	/* A local header whose name differs: that entry is damaged, the others read. */
+	struct buf bd = build(e, 4, "", 0);
+	bd.p[30] ^= 1; /* first entry's local name */
+	CHECK_OK(zn_zip_open_memory(&z, bd.p, bd.len, why));
+	CHECK(zn_zip_entry_damage(z, 0, why) == ZN_ERR_CORRUPT);
+	CHECK(zn_zip_read_to(z, 0, got, big_len) == ZN_ERR_CORRUPT);
+	CHECK_OK(zn_zip_read_to(z, 1, got, big_len));
+	zn_zip_free(z);
+	free(bd.p);
+
+	tu_guard_free(got, big_len);
+	free(b.p), free(outer), free(cm), free(big), free(text);
+	puts("test_zip: all passed");
+	return 0;
+}
