@@ -650,6 +650,68 @@ ZN_API int zn_inflate_stream_window_known(const struct zn_inflater *d);
 ZN_API zn_result zn_inflate_resolve_markers(const uint16_t *sym, size_t n, const void *window,
                                             size_t window_len, void *out);
 
+/* ------------------------------------------------------------------------------------------------
+ * bzip2 decoding (see lib/bzip2/)
+ * ---------------------------------------------------------------------------------------------- */
+/* Decodes bzip2 streams as bzip2 -d does: several streams in a row are one output (pbzip2 writes
+ * a stream per block); every block's CRC and every stream's combined CRC are checked, always;
+ * randomised blocks (bzip2 0.9.0) are decoded. The output is the same as libbz2's for every
+ * input libbz2 decodes, but for a compressed block longer than 2.5 MiB, which no encoder writes
+ * (only code lengths stepped up and down without end make one): ZN_ERR_LIMIT.
+ *
+ * Work is shared by block over threads: a scanner finds the 48-bit block magic at any bit
+ * offset, each candidate is decoded as a block on its own, and a block is taken only where the
+ * one before it ended, so that a false magic inside a block's data never reaches the output.
+ * Output comes out in order, each block once its CRC checked. Memory is bounded, whatever the
+ * input's size: about 8.2 MB per thread for the block arrays, up to 2 x threads + 2 blocks of
+ * output in flight (a block of 4 MiB output or more is held as its 900 KB before RLE1 and
+ * expanded again as it is written), and up to 3 + threads / 2 pieces of 6.5 MiB of input.
+ *
+ * Errors: ZN_ERR_BAD_HEADER: the input does not start with a bzip2 stream ("BZh" and 1..9);
+ * ZN_ERR_TRUNCATED: it ends inside a stream (an empty input too); ZN_ERR_CORRUPT: a block or
+ * stream is malformed, including a block larger than its stream's block size;
+ * ZN_ERR_CHECKSUM: a block's CRC or a stream's combined CRC does not match;
+ * ZN_ERR_TRAILING_GARBAGE: what follows the last stream is not a stream (its first bytes are not
+ * "BZh" and a digit 1..9; bzip2 warns): everything before it was decoded, checked and given to
+ * the sink; ZN_ERR_LIMIT (above); ZN_ERR_NOMEM; ZN_ERR_IO when `read` fails; or what the sink
+ * returned. A prefix of "BZh" and a digit at the very end is ZN_ERR_TRUNCATED, as for bzip2. */
+struct zn_bunzip2_options {
+	size_t size;      /* sizeof(struct zn_bunzip2_options): set by zn_bunzip2_options_init() */
+	unsigned threads; /* 0 (the default): one per CPU this process may run on (its affinity,
+	                     as nproc counts); 1: everything on the caller's thread; at most 256 */
+	int pass_unknown; /* 1: input that does not start with a stream, and whatever follows the
+	                     last stream, goes to the sink as it is (bzcat -f), and the result is
+	                     ZN_OK; a stream started and damaged is still an error */
+};
+/* The defaults above, with size set. */
+ZN_API void zn_bunzip2_options_init(struct zn_bunzip2_options *opt);
+
+/* What a decode did; filled on success and on failure. */
+struct zn_bunzip2_info {
+	size_t size;      /* sizeof(struct zn_bunzip2_info): set by zn_bunzip2_info_init() */
+	uint64_t in_used; /* input bytes of the streams decoded, to the end of the last one (the
+	                     start of trailing garbage, or of what pass_unknown passed on); on an
+	                     error, the byte where the fault was found (a block's first byte, or
+	                     the input's end when truncated) */
+	uint64_t out_len; /* bytes given to the sink (pass_unknown's included) */
+	uint64_t streams; /* streams decoded and checked completely */
+	uint64_t blocks;  /* blocks decoded and checked */
+};
+ZN_API void zn_bunzip2_info_init(struct zn_bunzip2_info *info);
+
+/* Decode all of the input that `read` gives (called on the caller's thread, until it returns 0;
+ * -1 fails with ZN_ERR_IO, errno saying why; one failing with EINTR is called again), passing the
+ * output to `sink` in order, in pieces, on the caller's thread (NULL: decode and check only, as
+ * bzip2 -t). `opt` and `info` may be NULL (the defaults; no report). The worker threads are
+ * started and joined within the call. Thread-safe: calls on different inputs may run at once. */
+ZN_API zn_result zn_bunzip2(const struct zn_bunzip2_options *opt, zn_read_fn read, void *read_ctx,
+                            zn_sink_fn sink, void *sink_ctx, struct zn_bunzip2_info *info);
+
+/* The same from memory (a mapped file): in[0..in_len) is read in place, never copied. */
+ZN_API zn_result zn_bunzip2_mem(const struct zn_bunzip2_options *opt, const void *in,
+                                size_t in_len, zn_sink_fn sink, void *sink_ctx,
+                                struct zn_bunzip2_info *info);
+
 #ifdef __cplusplus
 }
 #endif
