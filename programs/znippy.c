@@ -27,6 +27,8 @@ static const char usage[] =
 	"  gunzip   [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n|-N] [-r] [-S SUF] [-o OUT] [FILE...]\n"
 	"                                       decompress gzip files\n"
 	"  zcat     [FILE...]                   same as gunzip -c\n"
+	"  bunzip2  [-c] [-k] [-f] [-t] [-v] [-q] [-T N] [FILE...]   decompress bzip2 files\n"
+	"  bzcat    [FILE...]                   same as bunzip2 -c\n"
 	"\n"
 	"Short names: c (create), x (extract), ls and t (list), d and compare (diff).\n"
 	"tar's bundled letters: cf OUT PATH... (create -o OUT), xf ARCHIVE [PATTERN...]\n"
@@ -40,8 +42,9 @@ static const char usage[] =
 /* clang-format on */
 
 const struct cli_command *const cli_commands[] = {
-        &cli_cmd_create, &cli_cmd_extract, &cli_cmd_list,   &cli_cmd_verify, &cli_cmd_cat,
-        &cli_cmd_info,   &cli_cmd_diff,    &cli_cmd_gunzip, &cli_cmd_zcat,   NULL,
+        &cli_cmd_create, &cli_cmd_extract, &cli_cmd_list,  &cli_cmd_verify,
+        &cli_cmd_cat,    &cli_cmd_info,    &cli_cmd_diff,  &cli_cmd_gunzip,
+        &cli_cmd_zcat,   &cli_cmd_bunzip2, &cli_cmd_bzcat, NULL,
 };
 
 /* Whether word is one of the space-separated names in list. */

@@ -246,10 +246,13 @@ static zn_result read_symbols(struct bz2_block *b, const struct bits *br, unsign
 			return ZN_ERR_TRUNCATED;
 		c.in = at + (c.in - b->tail); /* back to the input's coordinates */
 	}
-	if (r == BZ2_SYM_ERROR)
-		return c.err;
 	uint64_t stop = (uint64_t)(c.in - br->base) * 8 - c.bitcount;
-	if (stop > (uint64_t)(end - br->base) * 8)
+	uint64_t last = (uint64_t)(end - br->base) * 8;
+	/* A fault found within a codeword's reach of the end (21 bits: libbz2 reads one past the
+	 * longest) may lie in the zeros after it: a stream cut there reads as truncated. */
+	if (r == BZ2_SYM_ERROR)
+		return stop + BZ2_MAX_CODE_LEN + 1 > last ? ZN_ERR_TRUNCATED : c.err;
+	if (stop > last)
 		return ZN_ERR_TRUNCATED;
 	b->end_bit = stop;
 	b->n = (uint32_t)(c.out - b->ll);
@@ -267,7 +270,7 @@ zn_result zn_bz2_read_block(struct bz2_block *b, const uint8_t *in, size_t len, 
 		bits_get(&br, bit % 8);
 	unsigned alpha;
 	zn_result r = read_header(b, &br, &alpha);
-	if (r == ZN_OK && bits_overrun(&br))
+	if (bits_overrun(&br)) /* the fault, if any, lies in the zeros after the end */
 		r = ZN_ERR_TRUNCATED;
 	if (r != ZN_OK)
 		return r;

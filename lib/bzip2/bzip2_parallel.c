@@ -105,6 +105,7 @@ struct bunzip2 {
 	void *sink_ctx;
 	struct zn_pool *pool;
 	unsigned threads, window, max_slabs;
+	size_t slab_size; /* SLAB_SIZE (tests may make it smaller) */
 	struct bz2_kernels k;
 	/* Slabs [first, next), slab i at slabs[i % MAX_SLABS]; driver only. */
 	struct slab slabs[MAX_SLABS];
@@ -274,7 +275,7 @@ static int read_slab(struct bunzip2 *z)
 			return 0;
 		}
 		s->data = z->mem + pos;
-		s->len = (size_t)ZN_MIN(SLAB_SIZE, z->mem_len - pos);
+		s->len = (size_t)ZN_MIN(z->slab_size, z->mem_len - pos);
 		s->avail = (size_t)(z->mem_len - pos);
 		s->final = 1;
 		z->eof = pos + s->len == z->mem_len;
@@ -282,12 +283,12 @@ static int read_slab(struct bunzip2 *z)
 		z->slab_next++;
 		return 1;
 	}
-	s->buf = z->nspare ? z->spare[--z->nspare] : malloc(SLAB_SIZE + SLAB_TAIL);
+	s->buf = z->nspare ? z->spare[--z->nspare] : malloc(z->slab_size + SLAB_TAIL);
 	if (!s->buf) {
 		z->err = ZN_ERR_NOMEM;
 		return -1;
 	}
-	int64_t got = read_full(z, s->buf, SLAB_SIZE);
+	int64_t got = read_full(z, s->buf, z->slab_size);
 	if (got < 0) {
 		z->spare[z->nspare++] = s->buf;
 		z->err = ZN_ERR_IO;
@@ -307,7 +308,7 @@ static int read_slab(struct bunzip2 *z)
 	}
 	s->data = s->buf;
 	s->len = s->avail = (size_t)got;
-	s->final = z->eof = (size_t)got < SLAB_SIZE;
+	s->final = z->eof = (size_t)got < z->slab_size;
 	z->in_pos += (size_t)got;
 	z->slab_next++;
 	return 1;
@@ -622,6 +623,8 @@ static int take_block(struct bunzip2 *z)
 		z->job_head = (z->job_head + 1) % z->window;
 		z->job_n--;
 		slab(z, j->slab)->refs--;
+		if (j->r == ZN_ERR_TRUNCATED) /* it runs to the end of the input */
+			return fail(z, j->r, j->in_len + z->expect / 8);
 		if (j->r != ZN_OK)
 			return fail(z, j->r == JOB_SKIPPED ? ZN_ERR_CORRUPT : j->r, z->expect / 8);
 		if (j->n > z->level * 100000u)
@@ -666,6 +669,49 @@ static int stitch(struct bunzip2 *z)
 
 /* ---- the driver ---------------------------------------------------------------------------- */
 
+#ifdef ZN_TEST_HOOKS
+/* False candidates for the tests, every ZN_BZ2_FAKE_CANDIDATES bytes (at bit 3): the real scan's
+ * candidates merged with them, half of cap each. */
+static size_t scan_with_fakes(const uint8_t *in, size_t len, size_t avail, uint64_t *pos,
+                              size_t cap, size_t *resume)
+{
+	size_t every = (size_t)strtoull(getenv("ZN_BZ2_FAKE_CANDIDATES"), NULL, 10);
+	zn_bz2_scan_fn real = zn_bz2_select_scan(zn_cpu_features(), NULL);
+	uint64_t found[CAND_CAP];
+	size_t half = ZN_MAX(cap / 2, 1), upto = ZN_MIN(len, half * every), n = 0, k = 0;
+	size_t nreal = real(in, upto, avail, found, ZN_MIN(half, CAND_CAP), resume);
+	for (size_t b = 0; b < *resume && n < cap; b += every) {
+		for (; k < nreal && found[k] < 8 * (uint64_t)b + 3 && n < cap; k++)
+			pos[n++] = found[k];
+		if (n < cap && (k == nreal || found[k] != 8 * (uint64_t)b + 3))
+			pos[n++] = 8 * (uint64_t)b + 3;
+	}
+	for (; k < nreal && n < cap; k++)
+		pos[n++] = found[k];
+	if (n == cap && (k < nreal || *resume < upto)) /* resume at the last byte given */
+		*resume = (size_t)(pos[n - 1] / 8) + 1;
+	else if (*resume == upto && upto < len)
+		*resume = upto;
+	return n;
+}
+#endif
+
+/* Test hooks (ZN_TEST_HOOKS builds): ZN_BZ2_SLAB_SIZE makes slabs smaller, so that small inputs
+ * cross their bounds; ZN_BZ2_FAKE_CANDIDATES=N adds a false candidate every N bytes. */
+static void test_hooks(struct bunzip2 *z)
+{
+#ifdef ZN_TEST_HOOKS
+	const char *e = getenv("ZN_BZ2_SLAB_SIZE");
+	if (e && strtoull(e, NULL, 10) >= 64)
+		z->slab_size = (size_t)strtoull(e, NULL, 10);
+	e = getenv("ZN_BZ2_FAKE_CANDIDATES");
+	if (e && strtoull(e, NULL, 10) > 0)
+		z->k.scan = scan_with_fakes;
+#else
+	(void)z;
+#endif
+}
+
 static zn_result drive(struct bunzip2 *z)
 {
 	for (;;) {
@@ -699,6 +745,8 @@ static zn_result setup(struct bunzip2 *z, const struct zn_bunzip2_options *opt)
 	z->max_slabs = ZN_MIN(3 + z->threads / 2, MAX_SLABS - 1);
 	z->info.size = sizeof(z->info);
 	zn_bz2_kernels(&z->k, zn_cpu_features());
+	z->slab_size = SLAB_SIZE;
+	test_hooks(z);
 	pthread_mutex_init(&z->mu, NULL);
 	z->jobs = calloc(z->window, sizeof(*z->jobs));
 	z->stock = calloc(z->threads + 1, sizeof(*z->stock));
