@@ -75,7 +75,8 @@ static int profile(const uint8_t *in, size_t len)
 			double t2 = now(CLOCK_THREAD_CPUTIME_ID);
 			zn_bz2_walk(&b);
 			double t3 = now(CLOCK_THREAD_CPUTIME_ID);
-			uint64_t size = zn_bz2_rle1_size(b.ll, b.n);
+			int bad;
+			uint64_t size = zn_bz2_rle1_size(b.ll, b.n, &bad);
 			struct bz2_rle1 r;
 			zn_bz2_rle1_start(&r, b.ll, b.n);
 			size_t got = zn_bz2_rle1_expand(&r, out, (size_t)ZN_MIN(size, 64u << 20));

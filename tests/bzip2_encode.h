@@ -29,7 +29,7 @@ struct bze_bits {
 	unsigned nacc;
 };
 
-static void bze_put(struct bze_bits *b, uint32_t v, unsigned k)
+static inline void bze_put(struct bze_bits *b, uint32_t v, unsigned k)
 {
 	for (unsigned i = k; i-- > 0;) {
 		b->acc = b->acc << 1 | ((v >> i) & 1);
@@ -45,7 +45,7 @@ static void bze_put(struct bze_bits *b, uint32_t v, unsigned k)
 	}
 }
 
-static uint32_t bze_crc(uint32_t crc, const uint8_t *p, size_t n)
+static inline uint32_t bze_crc(uint32_t crc, const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		crc ^= (uint32_t)p[i] << 24;
@@ -56,7 +56,7 @@ static uint32_t bze_crc(uint32_t crc, const uint8_t *p, size_t n)
 }
 
 /* RLE1 of in[*at..n) into r (at most `limit` bytes), from *at on; returns its length. */
-static size_t bze_rle1(const uint8_t *in, size_t n, size_t *at, uint8_t *r, size_t limit)
+static inline size_t bze_rle1(const uint8_t *in, size_t n, size_t *at, uint8_t *r, size_t limit)
 {
 	size_t m = 0, i = *at;
 	while (i < n) {
@@ -78,7 +78,7 @@ static size_t bze_rle1(const uint8_t *in, size_t n, size_t *at, uint8_t *r, size
 
 static const uint8_t *bze_sort_s;
 static size_t bze_sort_m;
-static int bze_cmp(const void *a, const void *b)
+static inline int bze_cmp(const void *a, const void *b)
 {
 	size_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	for (size_t k = 0; k < bze_sort_m; k++) {
@@ -90,7 +90,7 @@ static int bze_cmp(const void *a, const void *b)
 }
 
 /* Huffman code lengths of freq[0..n), at most 17 (frequencies halved until they fit). */
-static void bze_lengths(const uint32_t *freq, unsigned n, uint8_t *len)
+static inline void bze_lengths(const uint32_t *freq, unsigned n, uint8_t *len)
 {
 	uint64_t f[258];
 	for (unsigned i = 0; i < n; i++)
@@ -133,8 +133,8 @@ static void bze_lengths(const uint32_t *freq, unsigned n, uint8_t *len)
 }
 
 /* The block r[0..m) (after RLE1), with `crc` the CRC of its input, written to b. */
-static void bze_block(struct bze_bits *b, uint8_t *r, size_t m, uint32_t crc,
-                      const struct bze_opts *o, const uint16_t *rand_table)
+static inline void bze_block(struct bze_bits *b, uint8_t *r, size_t m, uint32_t crc,
+                             const struct bze_opts *o, const uint16_t *rand_table)
 {
 	if (o->randomise) /* the decoder flips bit 0 of byte sum - 2 for running sums of the table
 	                   */
@@ -267,8 +267,8 @@ static void bze_block(struct bze_bits *b, uint8_t *r, size_t m, uint32_t crc,
 }
 
 /* A bzip2 stream of in[0..n); *out malloc'd; returns its length. */
-static size_t bze_encode(const uint8_t *in, size_t n, const struct bze_opts *o,
-                         const uint16_t *rand_table, uint8_t **out)
+static inline size_t bze_encode(const uint8_t *in, size_t n, const struct bze_opts *o,
+                                const uint16_t *rand_table, uint8_t **out)
 {
 	struct bze_bits b = {0};
 	bze_put(&b, 'B', 8), bze_put(&b, 'Z', 8), bze_put(&b, 'h', 8);

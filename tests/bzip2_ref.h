@@ -26,8 +26,8 @@ struct bz2_api {
  * (structure or CRC: libbz2 does not tell them apart) ZN_ERR_CORRUPT. *out (malloc'd) and
  * *out_len hold what libbz2 produced, up to max_out bytes (then ZN_ERR_LIMIT).
  */
-static zn_result bz2_ref_decode(const struct bz2_api *api, const uint8_t *in, size_t len,
-                                uint8_t **out, size_t *out_len, size_t max_out)
+static inline zn_result bz2_ref_decode(const struct bz2_api *api, const uint8_t *in, size_t len,
+                                       uint8_t **out, size_t *out_len, size_t max_out)
 {
 	size_t cap = 1 << 16, n = 0, pos = 0;
 	uint8_t *o = malloc(cap);
@@ -85,7 +85,7 @@ static zn_result bz2_ref_decode(const struct bz2_api *api, const uint8_t *in, si
 }
 
 /* Whether znippy's result `r` is the one the referee's `ref` stands for. */
-static int bz2_ref_same(zn_result ref, zn_result r)
+static inline int bz2_ref_same(zn_result ref, zn_result r)
 {
 	if (ref == ZN_ERR_CORRUPT)
 		return r == ZN_ERR_CORRUPT || r == ZN_ERR_CHECKSUM;

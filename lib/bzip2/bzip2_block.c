@@ -285,7 +285,9 @@ zn_result zn_bz2_read_block(struct bz2_block *b, const uint8_t *in, size_t len, 
 /*
  * In the block before RLE1, 4 equal bytes in a row are followed by a count of further copies
  * (0..255), and counting starts again after the count. 4 equal bytes that end the block have no
- * count (no encoder writes that, but it decodes so, as libbz2 does).
+ * count: no encoder writes that, and libbz2 then takes the byte after the block's end (the walk
+ * goes one step further) as the count, writes the run and fails the block as corrupt; so does
+ * this decoder (zn_bz2_rle1_size), which the expansion leaves to its callers.
  *
  * Where, from s[i], the first 4 equal bytes in a row start: 8 positions per step (SWAR: a zero
  * byte of (w0 ^ w1) | (w1 ^ w2) | (w2 ^ w3), with wk the word at i + k, marks 4 equal; the
@@ -309,14 +311,17 @@ static size_t find_run(const uint8_t *s, size_t i, size_t n)
 	return n;
 }
 
-uint64_t zn_bz2_rle1_size(const uint8_t *s, size_t n)
+uint64_t zn_bz2_rle1_size(const uint8_t *s, size_t n, int *bad)
 {
 	uint64_t size = 0;
 	size_t i = 0;
+	*bad = 0;
 	for (;;) {
 		size_t r = find_run(s, i, n);
-		if (r + 4 >= n) /* no run, or one without its count: the bytes as they are */
+		if (r + 4 >= n) { /* no run, or one without its count (libbz2: corrupt) */
+			*bad = r + 4 == n;
 			return size + (n - i);
+		}
 		size += (r + 4 - i) + s[r + 4];
 		i = r + 5;
 	}

@@ -140,7 +140,9 @@ void zn_bz2_kernels(struct bz2_kernels *k, uint32_t features);
 #ifndef WALK_LANES
 #define WALK_LANES 16
 #endif
-#define WALK_LANE_BUF   16384
+#ifndef WALK_LANE_BUF
+#define WALK_LANE_BUF 16384
+#endif
 #define WALK_MAX_PIECES ((BZ2_MAX_BLOCK / WALK_LANE_BUF + 2) * WALK_LANES + WALK_SEGS + 1)
 struct bz2_walk {
 	uint32_t start[WALK_SEGS + 1];                      /* each segment's first row, in order */
@@ -192,8 +194,9 @@ zn_result zn_bz2_read_block(struct bz2_block *b, const uint8_t *in, size_t len, 
                             uint32_t max_n);
 
 /* The inverse transform of L: b->ll becomes the block before RLE1 (undoing the randomisation of
- * randomised blocks); then b->out_len is its output length. */
-void zn_bz2_unsort(struct bz2_block *b);
+ * randomised blocks); then b->out_len is its output length. ZN_ERR_CORRUPT when the block ends
+ * in 4 equal bytes with no count. */
+zn_result zn_bz2_unsort(struct bz2_block *b);
 /* Its stages, for the benchmark's profile: the links from L, the walk into b->ll. */
 void zn_bz2_make_links(struct bz2_block *b);
 void zn_bz2_walk(struct bz2_block *b);
@@ -210,8 +213,9 @@ void zn_bz2_rle1_start(struct bz2_rle1 *r, const uint8_t *s, size_t n);
 /* Up to cap bytes of output into out (which has BZ2_SLACK bytes of room past cap); returns how
  * many (0 only at the end). */
 size_t zn_bz2_rle1_expand(struct bz2_rle1 *r, uint8_t *out, size_t cap);
-/* The output length of s[0..n). */
-uint64_t zn_bz2_rle1_size(const uint8_t *s, size_t n);
+/* The output length of s[0..n), and in *bad whether its last 4 bytes are equal (a run with no
+ * count: the block is corrupt, as for libbz2). */
+uint64_t zn_bz2_rle1_size(const uint8_t *s, size_t n, int *bad);
 
 /* The 512 numbers that drive the randomisation of bzip2 0.9.0's randomised blocks: after
  * rand[0] - 1, rand[0] + rand[1] - 1, ... bytes of the block (cycling through the table), the

@@ -230,8 +230,9 @@ static void run_job(void *arg)
 		j->end_bit = j->bit - j->bit % 8 + b->end_bit;
 		j->n = b->n;
 		j->crc = b->crc;
-		zn_bz2_unsort(b);
-		r = finish_output(j, b);
+		r = zn_bz2_unsort(b);
+		if (r == ZN_OK)
+			r = finish_output(j, b);
 	}
 	give_block(z, b);
 	j->r = r;

@@ -241,11 +241,13 @@ static void derandomise(uint8_t *s, uint32_t n)
 	}
 }
 
-void zn_bz2_unsort(struct bz2_block *b)
+zn_result zn_bz2_unsort(struct bz2_block *b)
 {
 	zn_bz2_make_links(b);
 	zn_bz2_walk(b);
 	if (b->rand)
 		derandomise(b->ll, b->n);
-	b->out_len = zn_bz2_rle1_size(b->ll, b->n);
+	int bad;
+	b->out_len = zn_bz2_rle1_size(b->ll, b->n, &bad);
+	return bad ? ZN_ERR_CORRUPT : ZN_OK;
 }
