@@ -37,6 +37,11 @@
  */
 #define MARK (1u << 8)
 
+/* Making the links in 2 or 4 parts at once, each with counters of its own (so that a run of
+ * equal bytes does not chain each step to the last one's counter store), was tried: 0.100 and
+ * 0.108 s against 0.089 s for one part on a 40 MB tar (thread CPU time, alternated): the writes
+ * then go to 512 or 1024 places at once instead of 256. */
+
 void zn_bz2_make_links(struct bz2_block *b)
 {
 	uint32_t next[256], sum = 0;
@@ -46,11 +51,12 @@ void zn_bz2_make_links(struct bz2_block *b)
 	}
 	const uint8_t *ll = b->ll;
 	uint32_t *link = b->link;
-	for (uint32_t i = 0; i < b->n; i++) {
+	const uint32_t n = b->n; /* in a local: the stores to link[] could alias b->n */
+	for (uint32_t i = 0; i < n; i++) {
 		uint32_t c = ll[i];
 		link[next[c]++] = i << 9 | c;
 	}
-	link[b->n] = b->n << 9; /* the dummy row of idle lanes */
+	link[n] = n << 9; /* the dummy row of idle lanes */
 }
 
 /* The segments: their first rows, sorted, origPtr among them, marked in the links. */
