@@ -45,7 +45,7 @@ for c in "$@"; do
 		cfg build-cpu Release -DZN_BENCH=OFF
 		for mask in "" avx512 avx512,avx2 avx512,avx2,bmi2 avx512,avx2,bmi2,pclmul,ssse3,sse4; do
 			echo "-- ZN_DISABLE_CPU_FEATURES=$mask"
-			ZN_DISABLE_CPU_FEATURES=$mask run build-cpu -R 'deflate|inflate|gzip|zlib|crc|adler'
+			ZN_DISABLE_CPU_FEATURES=$mask run build-cpu -R 'deflate|inflate|gzip|zlib|crc|adler|bzip2_'
 		done
 		;;
 	valgrind)
@@ -66,7 +66,7 @@ for c in "$@"; do
 		for mask in "" all; do
 			echo "-- ZN_DISABLE_CPU_FEATURES=$mask"
 			ZN_DISABLE_CPU_FEATURES=$mask run build-aarch64 \
-				-R 'inflate|gzip|zlib|crc|adler|xxh3|cpu_features|result|checksum' \
+				-R 'inflate|gzip|zlib|crc|adler|xxh3|cpu_features|result|checksum|bzip2_block' \
 				-E '4gib|threads'
 		done
 		;;
