@@ -25,13 +25,13 @@ static const char bunzip2_help[] =
 	"FILE, FILE.tbz2 (or .tbz) FILE.tar, any other FILE FILE.out, with the mode, owner and\n"
 	"times of the input, which is then removed. With no FILE, or when FILE is -, read\n"
 	"standard input and write standard output. Several bzip2 streams in a row (pbzip2's\n"
-	"files) are decoded as one. Every block's CRC and every stream's CRC is checked before\n"
-	"its output is written; an output file is written under a temporary name and renamed\n"
-	"into place only once its input decoded completely, so that no partial output is left\n"
-	"(not even after a signal). What follows the last stream, if it is not a stream, is\n"
-	"ignored with a warning and exit status 2, and what was decoded is kept (bzip2 warns\n"
-	"and exits with 0). -1 .. -9, -s and --small are accepted and do nothing, as with\n"
-	"bzip2 -d.\n"
+	"files) are decoded as one. Every block's CRC is checked before its output is written,\n"
+	"every stream's CRC at the stream's end; an output file is written under a temporary\n"
+	"name and renamed into place only once its input decoded completely, so that no\n"
+	"partial output is left (not even after a signal). What follows the last stream, if\n"
+	"it is not a stream, is ignored with a warning and exit status 2, and what was\n"
+	"decoded is kept (bzip2 warns and exits with 0). -1 .. -9, -s and --small are\n"
+	"accepted and do nothing, as with bzip2 -d.\n"
 	"  -c, --stdout       write to standard output, keep the input files\n"
 	"  -d, --decompress   accepted, as bzip2 -d (decompressing is all this does)\n"
 	"  -k, --keep         keep the input files\n"
@@ -94,8 +94,9 @@ static void report(const char *name, zn_result r, uint64_t at)
 		          (unsigned long long)at);
 		break;
 	case ZN_ERR_CORRUPT:
-		cli_error("%s: data integrity error: a malformed block or stream end (at byte %llu)",
-		          name, (unsigned long long)at);
+		cli_error(
+		        "%s: data integrity error: a malformed block or stream end (at byte %llu)",
+		        name, (unsigned long long)at);
 		break;
 	case ZN_ERR_LIMIT:
 		cli_error("%s: a compressed block longer than 2.5 MiB (at byte %llu), which no "
