@@ -14,7 +14,7 @@ _znippy() {
 		prev=${COMP_WORDS[COMP_CWORD - 2]}=
 	fi
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W 'create extract list verify cat info diff index gunzip zcat unzstd zstdcat unzip -h --help -V --version --bash-completion' -- "$cur"))
+		COMPREPLY=($(compgen -W 'create extract list verify cat info diff index gunzip zcat bunzip2 bzcat unzstd zstdcat unzip -h --help -V --version --bash-completion' -- "$cur"))
 		return
 	fi
 	case ${COMP_WORDS[1]} in
@@ -88,6 +88,14 @@ _znippy() {
 		case $prev in
 		-o | --output | --output=) values="-f" ;;
 		esac
+		;;
+	bunzip2)
+		opts='-c -d -k -f -t -q -v -T -h -V --stdout --decompress --keep --force --test --quiet --verbose --threads --help --version'
+		argopts='-T --threads'
+		;;
+	bzcat)
+		opts='-c -d -k -f -t -q -v -T -h -V --stdout --decompress --keep --force --test --quiet --verbose --threads --help --version'
+		argopts='-T --threads'
 		;;
 	unzstd)
 		opts='-c -d -k -f -t -q -v -o -D -M -T -h -V --stdout --decompress --uncompress --keep --rm --force --test --quiet --verbose --long --memory --threads --help --version'

@@ -926,8 +926,7 @@ struct zn_zstd_frame_info {
  * parallel, or sizes an output buffer. ZN_ERR_BAD_HEADER (no frame magic), ZN_ERR_TRUNCATED
  * (the frame goes past in_len), ZN_ERR_CORRUPT, ZN_ERR_UNSUPPORTED, ZN_ERR_LIMIT as above.
  * Thread-safe, allocates nothing. */
-ZN_API zn_result zn_zstd_frame_scan(const void *in, size_t in_len,
-                                    struct zn_zstd_frame_info *fi);
+ZN_API zn_result zn_zstd_frame_scan(const void *in, size_t in_len, struct zn_zstd_frame_info *fi);
 
 /* Streaming, for pipes and inputs larger than memory: bounded memory, the frame's window plus
  * one block (at most the content size plus 64 bytes when the frame gives its content size and
@@ -978,22 +977,22 @@ struct zn_zip;
 
 struct zn_zip_entry {
 	size_t struct_size; /* sizeof(struct zn_zip_entry), or 0 (see Conventions) */
-	const char *name; /* the stored name (or the Info-ZIP Unicode path field's, when it
-	                     matches), pointing into the archive: not NUL-terminated */
+	const char *name;   /* the stored name (or the Info-ZIP Unicode path field's, when it
+	                       matches), pointing into the archive: not NUL-terminated */
 	size_t name_len;
-	int type;          /* ZN_TYPE_FILE, ZN_TYPE_DIR or ZN_TYPE_SYMLINK (content: the target) */
-	uint32_t mode;     /* permission bits (07777): stored Unix ones, else 0644 / 0755 */
-	int unix_mode;     /* 1 when the mode came from Unix external attributes */
-	int64_t mtime;     /* seconds since 1970 UTC: the extended timestamp, else DOS local time */
-	uint64_t size;     /* uncompressed size, as declared */
-	uint64_t csize;    /* compressed size */
-	uint32_t crc;      /* CRC-32 as declared */
-	unsigned method;   /* 0 stored, 8 deflate, 9 Deflate64, 12 bzip2, 14 LZMA, 93 zstd, ... */
-	unsigned flags;    /* general-purpose bit flags (bit 0 encrypted, 3 data descriptor, 11 UTF-8)
-	                    */
-	int supported;     /* 1 when the read calls can decode it (method 0 or 8, not encrypted) */
-	int shadowed;      /* 1 when a later entry has the same name (it is the one extracted) */
-	uint64_t offset;   /* where its compressed data starts in the input given to open */
+	int type;        /* ZN_TYPE_FILE, ZN_TYPE_DIR or ZN_TYPE_SYMLINK (content: the target) */
+	uint32_t mode;   /* permission bits (07777): stored Unix ones, else 0644 / 0755 */
+	int unix_mode;   /* 1 when the mode came from Unix external attributes */
+	int64_t mtime;   /* seconds since 1970 UTC: the extended timestamp, else DOS local time */
+	uint64_t size;   /* uncompressed size, as declared */
+	uint64_t csize;  /* compressed size */
+	uint32_t crc;    /* CRC-32 as declared */
+	unsigned method; /* 0 stored, 8 deflate, 9 Deflate64, 12 bzip2, 14 LZMA, 93 zstd, ... */
+	unsigned flags;  /* general-purpose bit flags (bit 0 encrypted, 3 data descriptor, 11 UTF-8)
+	                  */
+	int supported;   /* 1 when the read calls can decode it (method 0 or 8, not encrypted) */
+	int shadowed;    /* 1 when a later entry has the same name (it is the one extracted) */
+	uint64_t offset; /* where its compressed data starts in the input given to open */
 };
 
 /* Open the archive held in data[0, len) (not copied: it must outlive the object). On failure
@@ -1002,8 +1001,7 @@ struct zn_zip_entry {
  * ZN_ERR_CORRUPT (not a ZIP archive, or a hostile or damaged directory), ZN_ERR_TRUNCATED,
  * ZN_ERR_UNSUPPORTED (a split archive), ZN_ERR_NOMEM. The object is read-only once open:
  * every call below but zn_zip_free may be made from several threads at once. */
-ZN_API zn_result zn_zip_open_memory(struct zn_zip **out, const void *data, uint64_t len,
-                                    char *why);
+ZN_API zn_result zn_zip_open_memory(struct zn_zip **out, const void *data, uint64_t len, char *why);
 /* The same for a file descriptor, mapped read-only whole (the descriptor may be closed after). */
 ZN_API zn_result zn_zip_open_fd(struct zn_zip **out, int fd, char *why);
 ZN_API void zn_zip_free(struct zn_zip *z);
@@ -1017,8 +1015,7 @@ ZN_API void zn_zip_comment(const struct zn_zip *z, const char **comment, size_t 
  * `zip -A` did not adjust for; Info-ZIP warns of "extra bytes at beginning"); 0 normally. */
 ZN_API uint64_t zn_zip_prefix(const struct zn_zip *z);
 /* The entry named exactly name[0, len) (the last of that name); ZN_ERR_NOT_FOUND. */
-ZN_API zn_result zn_zip_find(const struct zn_zip *z, const char *name, size_t len,
-                             uint64_t *index);
+ZN_API zn_result zn_zip_find(const struct zn_zip *z, const char *name, size_t len, uint64_t *index);
 /* Problems of entry i found at open (its local header disagrees with the directory): ZN_OK, or
  * the error its reads will return, with a message in why (160 bytes) when not NULL. */
 ZN_API zn_result zn_zip_entry_damage(const struct zn_zip *z, uint64_t i, char *why);
@@ -1060,6 +1057,67 @@ ZN_API zn_result zn_zip_extract(const struct zn_zip *z, const char *dir, const u
  * names each that fails; results as above. */
 ZN_API zn_result zn_zip_test(const struct zn_zip *z, const uint8_t *select, unsigned threads,
                              const struct zn_hooks *hooks);
+
+/* ------------------------------------------------------------------------------------------------
+ * bzip2 decoding (see lib/bzip2/)
+ * ---------------------------------------------------------------------------------------------- */
+/* Decodes bzip2 streams as bzip2 -d does: several streams in a row are one output (pbzip2 writes
+ * a stream per block); every block's CRC and every stream's combined CRC are checked, always;
+ * randomised blocks (bzip2 0.9.0) are decoded. The output is the same as libbz2's for every
+ * input libbz2 decodes, but for a compressed block longer than 2.5 MiB, which no encoder writes
+ * (only code lengths stepped up and down without end make one): ZN_ERR_LIMIT.
+ *
+ * Work is shared by block over threads: a scanner finds the 48-bit block magic at any bit
+ * offset, each candidate is decoded as a block on its own, and a block is taken only where the
+ * one before it ended, so that a false magic inside a block's data never reaches the output.
+ * Output comes out in order, each block once its CRC checked. Memory is bounded, whatever the
+ * input's size: about 8.2 MB per thread for the block arrays, up to 2 x threads + 2 blocks of
+ * output in flight (a block of 4 MiB output or more is held as its 900 KB before RLE1 and
+ * expanded again as it is written), and up to 3 + threads / 2 pieces of 6.5 MiB of input.
+ *
+ * Errors: ZN_ERR_BAD_HEADER: the input does not start with a bzip2 stream ("BZh" and 1..9);
+ * ZN_ERR_TRUNCATED: it ends inside a stream (an empty input too); ZN_ERR_CORRUPT: a block or
+ * stream is malformed, including a block larger than its stream's block size;
+ * ZN_ERR_CHECKSUM: a block's CRC or a stream's combined CRC does not match;
+ * ZN_ERR_TRAILING_GARBAGE: what follows the last stream is not a stream (its first bytes are not
+ * "BZh" and a digit 1..9; bzip2 warns): everything before it was decoded, checked and given to
+ * the sink; ZN_ERR_LIMIT (above); ZN_ERR_NOMEM; ZN_ERR_IO when `read` fails; or what the sink
+ * returned. A prefix of "BZh" and a digit at the very end is ZN_ERR_TRUNCATED, as for bzip2. */
+struct zn_bunzip2_options {
+	size_t struct_size; /* sizeof(struct zn_bunzip2_options), or 0 (see Conventions) */
+	unsigned threads;   /* 0 (the default): one per CPU this process may run on (its affinity,
+	                       as nproc counts); 1: everything on the caller's thread; at most 256 */
+	int pass_unknown;   /* 1: input that does not start with a stream, and whatever follows the
+	                       last stream, goes to the sink as it is (bzcat -f), and the result is
+	                       ZN_OK; a stream started and damaged is still an error */
+};
+/* The defaults above, with struct_size set. */
+ZN_API void zn_bunzip2_options_init(struct zn_bunzip2_options *opt);
+
+/* What a decode did; filled on success and on failure. */
+struct zn_bunzip2_info {
+	size_t struct_size; /* sizeof(struct zn_bunzip2_info), or 0 (see Conventions) */
+	uint64_t in_used;   /* input bytes of the streams decoded, to the end of the last one (the
+	                       start of trailing garbage, or of what pass_unknown passed on); on an
+	                       error, the byte where the fault was found (a block's first byte, or
+	                       the input's end when truncated) */
+	uint64_t out_len;   /* bytes given to the sink (pass_unknown's included) */
+	uint64_t streams;   /* streams decoded and checked completely */
+	uint64_t blocks;    /* blocks decoded and checked */
+};
+ZN_API void zn_bunzip2_info_init(struct zn_bunzip2_info *info);
+
+/* Decode all of the input that `read` gives (called on the caller's thread, until it returns 0;
+ * -1 fails with ZN_ERR_IO, errno saying why; one failing with EINTR is called again), passing the
+ * output to `sink` in order, in pieces, on the caller's thread (NULL: decode and check only, as
+ * bzip2 -t). `opt` and `info` may be NULL (the defaults; no report). The worker threads are
+ * started and joined within the call. Thread-safe: calls on different inputs may run at once. */
+ZN_API zn_result zn_bunzip2(const struct zn_bunzip2_options *opt, zn_read_fn read, void *read_ctx,
+                            zn_sink_fn sink, void *sink_ctx, struct zn_bunzip2_info *info);
+
+/* The same from memory (a mapped file): in[0..in_len) is read in place, never copied. */
+ZN_API zn_result zn_bunzip2_mem(const struct zn_bunzip2_options *opt, const void *in, size_t in_len,
+                                zn_sink_fn sink, void *sink_ctx, struct zn_bunzip2_info *info);
 
 #ifdef __cplusplus
 }

@@ -263,7 +263,7 @@ struct cli_command {
 };
 extern const struct cli_command cli_cmd_create, cli_cmd_extract, cli_cmd_list, cli_cmd_verify,
         cli_cmd_cat, cli_cmd_info, cli_cmd_diff, cli_cmd_index, cli_cmd_gunzip, cli_cmd_zcat,
-        cli_cmd_unzstd, cli_cmd_zstdcat, cli_cmd_unzip;
+        cli_cmd_bunzip2, cli_cmd_bzcat, cli_cmd_unzstd, cli_cmd_zstdcat, cli_cmd_unzip;
 /* Every command, in the order --help gives them; NULL at the end (znippy.c). */
 extern const struct cli_command *const cli_commands[];
 /* `znippy --bash-completion`: the completion script on standard output (cli_complete.c). */

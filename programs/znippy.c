@@ -29,6 +29,8 @@ static const char usage[] =
 	"  gunzip   [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n|-N] [-r] [-S SUF] [-o OUT] [FILE...]\n"
 	"                                       decompress gzip files\n"
 	"  zcat     [FILE...]                   same as gunzip -c\n"
+	"  bunzip2  [-c] [-k] [-f] [-t] [-v] [-q] [-T N] [FILE...]   decompress bzip2 files\n"
+	"  bzcat    [FILE...]                   same as bunzip2 -c\n"
 	"  unzstd   [-c] [-k|--rm] [-f] [-t] [-v] [-q] [-o OUT] [-D DICT] [--long[=N]] [FILE...]\n"
 	"                                       decompress zstd files\n"
 	"  zstdcat  [FILE...]                   same as unzstd -c\n"
@@ -47,13 +49,10 @@ static const char usage[] =
 /* clang-format on */
 
 const struct cli_command *const cli_commands[] = {
-        &cli_cmd_create, &cli_cmd_extract,
-        &cli_cmd_list,   &cli_cmd_verify,
-        &cli_cmd_cat,    &cli_cmd_info,
-        &cli_cmd_diff,   &cli_cmd_index,
-        &cli_cmd_gunzip, &cli_cmd_zcat,
-        &cli_cmd_unzstd, &cli_cmd_zstdcat,
-        &cli_cmd_unzip,  NULL,
+        &cli_cmd_create, &cli_cmd_extract, &cli_cmd_list,    &cli_cmd_verify,
+        &cli_cmd_cat,    &cli_cmd_info,    &cli_cmd_diff,    &cli_cmd_index,
+        &cli_cmd_gunzip, &cli_cmd_zcat,    &cli_cmd_bunzip2, &cli_cmd_bzcat,
+        &cli_cmd_unzstd, &cli_cmd_zstdcat, &cli_cmd_unzip,   NULL,
 };
 
 /* Whether word is one of the space-separated names in list. */

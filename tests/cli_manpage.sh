@@ -23,15 +23,16 @@ for c in $(commands); do
 	case $c in
 	gunzip | zcat) section="GUNZIP, ZCAT" ;;
 	unzstd | zstdcat) section="UNZSTD, ZSTDCAT" ;;
+	bunzip2 | bzcat) section="BUNZIP2, BZCAT" ;;
 	*) section=$(echo "$c" | tr a-z A-Z) ;;
 	esac
 	check "$c has a section" grep -q "^\.SH \"*$section\"*\$" "$PAGE"
 	same_options "$c" "$section" "$c"
 done
 # and the other way: each command's section is one of the commands
-for s in $(sed -n 's/^\.SH "*\([A-Z]*\)[",]*.*/\1/p' "$PAGE"); do
+for s in $(sed -n 's/^\.SH "*\([A-Z0-9]*\)[",]*.*/\1/p' "$PAGE"); do
 	case $s in NAME | SYNOPSIS | DESCRIPTION | GENERAL | PATTERNS | STANDARD | EXIT | ENVIRONMENT | FILES | EXAMPLES | SEE) continue ;; esac
-	check "section $s is a command" sh -c 'commands() { "$1" --help | sed -n "s/^  \([a-z][a-z]*\)  .*/\1/p"; }
+	check "section $s is a command" sh -c 'commands() { "$1" --help | sed -n "s/^  \([a-z][a-z0-9]*\)  .*/\1/p"; }
 		commands "$1" | grep -qx "$2"' - "$Z" "$(echo "$s" | tr A-Z a-z)"
 done
 if command -v groff >/dev/null; then

@@ -102,7 +102,7 @@ help_options() {
 		grep -oE '(^|[ ,])--?[A-Za-z][A-Za-z0-9-]*' | sed 's/^[ ,]*//' | sort -u
 }
 # The commands, as the top level's --help lists them.
-commands() { "$Z" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p'; }
+commands() { "$Z" --help | sed -n 's/^  \([a-z][a-z0-9]*\)  .*/\1/p'; }
 # feed FILE CUT...: FILE on standard output, pausing after each CUT, so that a reader's reads end
 # there (with head and tail: a python3 per call costs 0.25 s on a loaded machine, and the tests
 # feed hundreds)

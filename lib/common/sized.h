@@ -25,6 +25,8 @@
 #define ZN_FIRST_SIZE_extract_options sizeof(struct zn_extract_options)
 #define ZN_FIRST_SIZE_archive_info    sizeof(struct zn_archive_info)
 #define ZN_FIRST_SIZE_inflate_info    sizeof(struct zn_inflate_info)
+#define ZN_FIRST_SIZE_bunzip2_options sizeof(struct zn_bunzip2_options)
+#define ZN_FIRST_SIZE_bunzip2_info    sizeof(struct zn_bunzip2_info)
 #define ZN_FIRST_SIZE_pkg_coord       sizeof(struct zn_pkg_coord)
 
 /* The ZIP reader's (0.5.0). */
