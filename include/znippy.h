@@ -650,6 +650,88 @@ ZN_API int zn_inflate_stream_window_known(const struct zn_inflater *d);
 ZN_API zn_result zn_inflate_resolve_markers(const uint16_t *sym, size_t n, const void *window,
                                             size_t window_len, void *out);
 
+
+/* ------------------------------------------------------------------------------------------------
+ * Parallel gzip decoding (see lib/gzip/)
+ * ---------------------------------------------------------------------------------------------- */
+/* One gzip stream decoded on several threads, its output handed out in order, with the results
+ * of zn_inflate_stream() on the same input: the same bytes, and on damage the same error, found
+ * at the same input position, after the same output (the bytes before it).
+ *
+ * Any gzip file works. The input is cut into chunks of about chunk_size compressed bytes; a
+ * job per chunk finds where decoding can start in it (a member header, or a DEFLATE block by a
+ * block finder and a trial decode), decodes with the window before that point unknown (16-bit
+ * symbols with markers, as zn_inflate_stream_start_unknown() does) and in bytes once it is
+ * known, up to where the next chunk starts. The caller's thread stitches the chunks together in
+ * order: a chunk is used only if it starts exactly where the previous one ended, its markers are
+ * resolved with the 32 KiB before it, and every member's CRC-32 and ISIZE are checked (CRC
+ * combine across chunks). Wherever a chunk cannot be used (a false start, damage, a block too big
+ * for a chunk, input that defeats the finder), the caller's thread decodes on itself with the
+ * ordinary decoder from where the stream stands, and the next chunks are used again once it
+ * reaches where they start: the worst case is the speed of one thread, never a wrong byte.
+ * Multi-member files (pigz, BGZF with its BSIZE field, concatenated .gz) and streams with full
+ * flushes (pigz -i, --rsyncable) start chunks at members and flushes, with the window known.
+ *
+ * Memory: the chunks in flight, at most 2 x threads + 1, each holding its output (at most
+ * zn_gunzip_chunk_memory() bytes) and, reading a pipe, its input (chunk_size and 128 KiB), plus a
+ * decoder of about 0.5 MiB per thread: zn_gunzip_memory_bound() says the total.
+ */
+struct zn_gunzip_options {
+	size_t size;         /* sizeof(struct zn_gunzip_options), set by zn_gunzip_options_init();
+	                        fields past it are taken as their defaults */
+	unsigned threads;    /* decoding threads besides the caller's (which stitches and writes);
+	                        0: one per CPU this process may run on; at most ZN_THREADS_MAX */
+	uint64_t chunk_size; /* compressed bytes per chunk; 0: ZN_GUNZIP_CHUNK_DEFAULT; at least
+	                        ZN_GUNZIP_CHUNK_MIN, at most ZN_GUNZIP_CHUNK_MAX */
+};
+#define ZN_GUNZIP_CHUNK_DEFAULT ((uint64_t)4 << 20)
+#define ZN_GUNZIP_CHUNK_MIN     ((uint64_t)64 << 10)
+#define ZN_GUNZIP_CHUNK_MAX     ((uint64_t)256 << 20)
+ZN_API void zn_gunzip_options_init(struct zn_gunzip_options *opt);
+/* The most output memory one chunk in flight holds, for these options. */
+ZN_API uint64_t zn_gunzip_chunk_memory(const struct zn_gunzip_options *opt);
+/* The bound on all memory a decode takes for these options (threads 0: this machine's), with
+ * `piped` 1 for zn_gunzip_read() (input buffered too). */
+ZN_API uint64_t zn_gunzip_memory_bound(const struct zn_gunzip_options *opt, int piped);
+
+/* What a decode did. Filled on success and failure. */
+struct zn_gunzip_info {
+	size_t size;      /* sizeof(struct zn_gunzip_info), set by zn_gunzip_info_init() */
+	uint64_t in_pos;  /* as *in_pos of zn_inflate_stream_position() at the end: the stream's
+	                     length (the last member and zero padding after it), the offset of
+	                     trailing garbage, or about where a fault was found */
+	uint64_t out_len; /* bytes handed to the write callback */
+	uint64_t members; /* members checked */
+	uint64_t chunks;  /* chunks decoded in parallel and used */
+	uint64_t seq_bytes; /* output the caller's thread decoded on itself */
+};
+ZN_API void zn_gunzip_info_init(struct zn_gunzip_info *info);
+
+/* Output in order: len bytes at buf (valid during the call), called on the caller's thread.
+ * Anything but ZN_OK ends the decode with that result (nothing more is written). */
+typedef zn_result (*zn_gunzip_write_fn)(void *ctx, const void *buf, size_t len);
+/* Input for zn_gunzip_read(): up to cap bytes into buf, their number in *got (0: the end).
+ * Anything but ZN_OK ends the decode with that result. Called on the caller's thread. */
+typedef zn_result (*zn_gunzip_read_fn)(void *ctx, void *buf, size_t cap, size_t *got);
+
+/* A parallel decoder: its threads and buffers, for one stream after another. Create with
+ * `opt` (NULL: defaults); ZN_ERR_NOMEM, ZN_ERR_INVALID_ARG for options out of range. One
+ * thread at a time per object. */
+struct zn_gunzip;
+ZN_API zn_result zn_gunzip_new(struct zn_gunzip **out, const struct zn_gunzip_options *opt);
+ZN_API void zn_gunzip_free(struct zn_gunzip *g);
+
+/* Decode the gzip stream in[0..in_len) (all of it at hand: a mapped file) to `write`. Returns
+ * ZN_OK, ZN_ERR_TRAILING_GARBAGE (everything before the garbage decoded and checked, as for
+ * zn_inflate()), a decoding error as zn_inflate_stream() gives it, or the callback's error.
+ * `info` may be NULL. */
+ZN_API zn_result zn_gunzip_mem(struct zn_gunzip *g, const void *in, size_t in_len,
+                               zn_gunzip_write_fn write, void *ctx, struct zn_gunzip_info *info);
+/* The same for a stream read through `read` (a pipe), with bounded memory. */
+ZN_API zn_result zn_gunzip_read(struct zn_gunzip *g, zn_gunzip_read_fn read, void *rctx,
+                                zn_gunzip_write_fn write, void *wctx,
+                                struct zn_gunzip_info *info);
+
 #ifdef __cplusplus
 }
 #endif
