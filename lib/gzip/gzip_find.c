@@ -150,12 +150,40 @@ static int code_ok(const uint8_t *lens, unsigned n, int precode, int dist)
 
 /* 1 where the 13 bits from a position are BFINAL 0, BTYPE 2, HLIT <= 29 and HDIST <= 29. */
 static uint8_t dyn_first[1u << 13];
+/* The Kraft sums of four precode lengths (3 bits each), in 128ths: a complete precode sums to
+ * 128. Summing 19 lengths a table lookup per four rejects almost every position that passed
+ * dyn_first, at a tenth of the cost of decoding the precode. */
+static uint16_t pre_kraft[1u << 12];
 static pthread_once_t dyn_once = PTHREAD_ONCE_INIT;
 
 static void build_dyn_first(void)
 {
 	for (unsigned v = 0; v < (1u << 13); v++)
 		dyn_first[v] = (v & 7) == 4 && ((v >> 3) & 31) <= 29 && ((v >> 8) & 31) <= 29;
+	for (unsigned v = 0; v < (1u << 12); v++) {
+		unsigned sum = 0;
+		for (unsigned k = 0; k < 4; k++) {
+			unsigned l = (v >> (3 * k)) & 7;
+			sum += l ? 128u >> l : 0;
+		}
+		pre_kraft[v] = (uint16_t)sum;
+	}
+}
+
+/* Whether the precode of the dynamic header at `bit` is complete (HCLEN at bit + 13, then up to
+ * 19 lengths of 3 bits: 57 bits, what a 64-bit load shifted by up to 7 holds). */
+static int precode_complete(const uint8_t *in, size_t len, uint64_t bit)
+{
+	uint64_t at = bit + 13, byte = (at + 4) / 8;
+	if (byte + 8 > len)
+		return 1; /* near the end: let the careful check decide */
+	unsigned hclen = (unsigned)((zn_get_le16(in + at / 8) >> (at % 8)) & 15) + 4;
+	uint64_t pre = zn_get_le64(in + byte) >> ((at + 4) % 8); /* 57 bits: 19 lengths */
+	pre &= (1ull << (3 * hclen)) - 1;
+	unsigned sum = pre_kraft[pre & 0xfff] + pre_kraft[(pre >> 12) & 0xfff] +
+	               pre_kraft[(pre >> 24) & 0xfff] + pre_kraft[(pre >> 36) & 0xfff] +
+	               pre_kraft[(pre >> 48) & 0xfff];
+	return sum == 128;
 }
 
 /* The full check of a dynamic header at bit `bit` (its first 13 bits already passed): 1 valid,
@@ -164,6 +192,8 @@ static int dynamic_ok(const uint8_t *in, size_t len, int final, uint64_t bit)
 {
 	static const uint8_t order[19] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
 	                                  11, 4,  12, 3, 13, 2, 14, 1, 15};
+	if (!precode_complete(in, len, bit))
+		return 0;
 	struct bits b = {in, len, bit + 3, 0};
 	unsigned hlit = take(&b, 5) + 257, hdist = take(&b, 5) + 1, hclen = take(&b, 4) + 4;
 	uint8_t pre[19] = {0};
