@@ -221,30 +221,38 @@ static int dynamic_ok(const uint8_t *in, size_t len, int final, uint64_t bit)
 		}
 		code <<= 1;
 	}
+	/* The code lengths, with the Kraft sums of both codes kept as they come (in 2^-15ths):
+	 * random bits over-subscribe a code within a few dozen lengths, which ends the check
+	 * long before the 257..316 lengths a real header has. */
 	uint8_t lens[286 + 30];
 	const unsigned n = hlit + hdist;
+	uint32_t sum_ll = 0, sum_d = 0;
 	for (unsigned i = 0; i < n;) {
 		unsigned v = peek(&b, 7);
-		unsigned sym = tab[v] - 1u, rep;
+		unsigned sym = tab[v] - 1u, rep = 1;
 		b.pos += tlen[v];
-		uint8_t val = 0;
+		uint8_t val;
 		if (sym < 16) {
-			lens[i++] = (uint8_t)sym;
-			continue;
-		}
-		if (sym == 16) {
+			val = (uint8_t)sym;
+		} else if (sym == 16) {
 			if (i == 0)
 				return 0;
 			val = lens[i - 1];
 			rep = 3 + take(&b, 2);
-		} else if (sym == 17) {
-			rep = 3 + take(&b, 3);
 		} else {
-			rep = 11 + take(&b, 7);
+			val = 0;
+			rep = sym == 17 ? 3 + take(&b, 3) : 11 + take(&b, 7);
 		}
 		if (rep > n - i)
-			return 0;
+			return b.past && !final ? ZN_CAND_MORE : 0;
 		memset(&lens[i], val, rep);
+		if (val) {
+			unsigned in_ll = i < hlit ? ZN_MIN(rep, hlit - i) : 0;
+			sum_ll += in_ll * (0x8000u >> val);
+			sum_d += (rep - in_ll) * (0x8000u >> val);
+			if (sum_ll > 0x8000u || sum_d > 0x8000u)
+				return b.past && !final ? ZN_CAND_MORE : 0;
+		}
 		i += rep;
 	}
 	if (b.past)
@@ -358,6 +366,43 @@ uint64_t zn_gz_canonical(const uint8_t *in, size_t len, uint64_t bit)
 	return 8 * byte_end - 3;
 }
 
+/* The positions among the 48 from bit 0 of in[0] (16 bytes readable) where a candidate may be,
+ * one bit each: dynamic headers by their first 13 bits, computed for all 48 positions at once
+ * from one 64-bit word (BFINAL 0, BTYPE 2: bits 0,0,1; HLIT and HDIST <= 29: not their upper
+ * four bits all ones), member headers by their magic, stored blocks by LEN == ~NLEN. */
+static uint64_t maybe48(const uint8_t *in)
+{
+	const uint64_t w = zn_get_le64(in), nw = ~w;
+	uint64_t m = nw & (nw >> 1) & (w >> 2);
+	m &= ~((w >> 4) & (w >> 5) & (w >> 6) & (w >> 7));
+	m &= ~((w >> 9) & (w >> 10) & (w >> 11) & (w >> 12));
+	for (unsigned i = 0; i < 6; i++) {
+		const uint8_t *p = in + i;
+		if (p[0] == 0x1f && p[1] == 0x8b)
+			m |= 1ull << (8 * i);
+		if (!(p[0] >> 5) && (uint16_t)(zn_get_le16(p + 1) ^ zn_get_le16(p + 3)) == 0xffff)
+			m |= 1ull << (8 * i + 5);
+	}
+	return m & ((1ull << 48) - 1);
+}
+
+/* The full test at a position maybe48() marked. */
+static int full_test(const uint8_t *in, size_t len, int final, uint64_t bit)
+{
+	const size_t byte = (size_t)(bit / 8);
+	if (bit % 8 == 0 && in[byte] == 0x1f) {
+		int c = member_at(in, len, final, byte);
+		return c > 0 ? ZN_CAND_MEMBER : c;
+	}
+	if (bit % 8 == 5 && !(in[byte] >> 5)) {
+		int c = stored_at(in, len, final, byte + 1);
+		if (c)
+			return c > 0 ? ZN_CAND_STORED : c;
+	}
+	int c = dynamic_ok(in, len, final, bit);
+	return c > 0 ? ZN_CAND_DYNAMIC : c;
+}
+
 int zn_gz_find(const uint8_t *in, size_t len, int final, uint64_t from, uint64_t to,
                uint64_t *found)
 {
@@ -365,41 +410,32 @@ int zn_gz_find(const uint8_t *in, size_t len, int final, uint64_t from, uint64_t
 	const uint64_t end_bits = 8 * (uint64_t)len;
 	if (to > end_bits)
 		to = end_bits;
-	for (uint64_t bit = from; bit < to;) {
+	uint64_t bit = from;
+	/* 48 positions per step (6 bytes), which rejects all but about one in nine; where the
+	 * bit-by-bit loop this replaced looked up a table per position, it took 5.3 ns per
+	 * position (CPU time, on this loaded machine) for finds in gzip -9 streams. */
+	while (bit < to && bit / 8 + 16 <= len) {
 		const size_t byte = (size_t)(bit / 8);
-		if (byte + 16 > len) {
-			/* The last bytes: the careful predicate, bit by bit. */
-			int c = zn_gz_candidate(in, len, final, bit);
+		uint64_t m = maybe48(in + byte) & (~0ull << (bit % 8));
+		if (to - 8 * (uint64_t)byte < 48)
+			m &= (1ull << (to - 8 * (uint64_t)byte)) - 1;
+		while (m) {
+			uint64_t at = 8 * (uint64_t)byte + (unsigned)__builtin_ctzll(m);
+			m &= m - 1;
+			int c = full_test(in, len, final, at);
 			if (c) {
-				*found = bit;
+				*found = at;
 				return c;
 			}
-			bit++;
-			continue;
 		}
-		/* A byte's eight positions from one load: the member at its first bit, the
-		 * stored block at its sixth (LEN in the next byte), dynamic headers at each. */
-		const uint64_t w = zn_get_le64(in + byte);
-		for (unsigned k = (unsigned)(bit % 8); k < 8 && bit < to; k++, bit++) {
-			int c = 0;
-			if (k == 0 && in[byte] == 0x1f && in[byte + 1] == 0x8b) {
-				c = member_at(in, len, final, byte);
-				if (c > 0)
-					c = ZN_CAND_MEMBER;
-			} else if (k == 5 && !(in[byte] >> 5)) {
-				c = stored_at(in, len, final, byte + 1);
-				if (c > 0)
-					c = ZN_CAND_STORED;
-			}
-			if (!c && dyn_first[(w >> k) & 0x1fff]) {
-				c = dynamic_ok(in, len, final, bit);
-				if (c > 0)
-					c = ZN_CAND_DYNAMIC;
-			}
-			if (c) {
-				*found = bit;
-				return c;
-			}
+		bit = 8 * (uint64_t)byte + 48;
+	}
+	/* The last bytes: the careful predicate, bit by bit. */
+	for (; bit < to; bit++) {
+		int c = zn_gz_candidate(in, len, final, bit);
+		if (c) {
+			*found = bit;
+			return c;
 		}
 	}
 	*found = to;
