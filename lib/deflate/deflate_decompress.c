@@ -1556,3 +1556,10 @@ zn_result zn_inflate_direct_symbols(struct zn_inflater *d, const void *in, size_
 		d->sym_mode = 0; /* the caller narrows the history to bytes */
 	return direct_result(d, r, done);
 }
+
+zn_result zn_inflate_direct_leave_symbols(struct zn_inflater *d)
+{
+	SAFETY_CHECK(d && d->sym_mode, ZN_ERR_INVALID_ARG);
+	d->sym_mode = 0;
+	return ZN_OK;
+}

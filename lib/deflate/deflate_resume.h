@@ -74,4 +74,9 @@ zn_result zn_inflate_direct_symbols(struct zn_inflater *d, const void *in, size_
                                     int in_final, size_t *in_used, uint16_t *sbuf, size_t *pos,
                                     size_t cap, int *done);
 
+/* Leave symbol mode before the window became known by itself: the caller has resolved the
+ * symbols (it learned the window) and goes on with zn_inflate_direct(), the resolved history in
+ * its byte buffer. ZN_ERR_INVALID_ARG when not in symbol mode. */
+zn_result zn_inflate_direct_leave_symbols(struct zn_inflater *d);
+
 #endif
