@@ -91,10 +91,10 @@ int main(int argc, char **argv)
 				first_crc = c.crc;
 		}
 		printf("%s: %s, %.3f s, %.0f MB/s, %llu bytes, crc %08x, chunks %llu, "
-		       "sequential %llu bytes\n",
+		       "sequential %llu bytes, symbols %llu\n",
 		       argv[i], zn_result_name(r), best, (double)c.n / best / 1e6,
 		       (unsigned long long)c.n, first_crc, (unsigned long long)info.chunks,
-		       (unsigned long long)info.seq_bytes);
+		       (unsigned long long)info.seq_bytes, (unsigned long long)info.sym_bytes);
 		munmap(map, (size_t)st.st_size);
 		close(fd);
 	}

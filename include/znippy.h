@@ -702,8 +702,10 @@ struct zn_gunzip_info {
 	                     trailing garbage, or about where a fault was found */
 	uint64_t out_len; /* bytes handed to the write callback */
 	uint64_t members; /* members checked */
-	uint64_t chunks;  /* chunks decoded in parallel and used */
+	uint64_t chunks;    /* chunks decoded in parallel and used */
 	uint64_t seq_bytes; /* output the caller's thread decoded on itself */
+	uint64_t sym_bytes; /* output of used chunks decoded before their window was known (as
+	                       16-bit symbols, resolved afterwards) */
 };
 ZN_API void zn_gunzip_info_init(struct zn_gunzip_info *info);
 

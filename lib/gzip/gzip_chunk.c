@@ -67,6 +67,8 @@ static void mark_here(struct job *j, uint64_t pos, int at)
 static int cut(struct job *j)
 {
 	struct gz_chunk *c = j->c;
+	if (c->sym_resolved && j->last.nsym != c->nsym)
+		c->crc_sym = zn_crc32(0, (const uint8_t *)(c->sym + GZ_WIN), j->last.nsym);
 	c->nsym = j->last.nsym;
 	c->nout = j->last.nout;
 	c->nmends = j->last.nmends;
@@ -212,12 +214,51 @@ static int block_end(struct job *j, uint64_t bit)
 	return -1;
 }
 
+/* The stitcher gave the window before the start: resolve the symbols so far in place, and go on
+ * in bytes with the last 32 KiB of them (and of the window) as history. */
+static int take_handoff(struct job *j)
+{
+	struct gz_chunk *c = j->c;
+	uint8_t *symbytes = (uint8_t *)(c->sym + GZ_WIN);
+	const uint8_t *w = c->hand_win + GZ_WIN - c->hand_len;
+	const size_t n = c->nsym;
+	c->sym_resolved = 1;
+	if (zn_inflate_resolve_markers(c->sym + GZ_WIN, n, w, c->hand_len, symbytes) != ZN_OK) {
+		/* A reference before the member's start: the chunk is of no use (-T1 tells). */
+		j->last = (struct mark){c->start, c->start_at, 0, 0, 0, 0, 0};
+		c->crc_sym = 0;
+		return cut(j);
+	}
+	c->crc_sym = zn_crc32(0, symbytes, n);
+	if (!j->sym)
+		return -1; /* already in bytes: the history is there */
+	/* History: the last min(32 KiB, window + n) bytes, ending at out[GZ_WIN]. */
+	size_t from_syms = ZN_MIN(n, (size_t)GZ_WIN);
+	size_t from_win = ZN_MIN((size_t)GZ_WIN - from_syms, c->hand_len);
+	memcpy(c->out + GZ_WIN - from_syms, symbytes + n - from_syms, from_syms);
+	memcpy(c->out + GZ_WIN - from_syms - from_win, c->hand_win + GZ_WIN - from_win, from_win);
+	if (zn_inflate_direct_leave_symbols(j->d) != ZN_OK)
+		return cut(j);
+	c->out_hist = GZ_WIN;
+	c->nout = 0;
+	j->hist_start = GZ_WIN - from_syms - from_win;
+	j->crc = 0;
+	j->crc_from = 0;
+	j->sym = 0;
+	return -1;
+}
+
 /* One direct call; returns -1 to go on, or J_OK / J_RETRY. */
 static int step(struct job *j)
 {
 	struct gz_chunk *c = j->c;
 	if (atomic_load_explicit(&c->cancel, memory_order_relaxed))
 		return cut(j);
+	if (!c->sym_resolved && atomic_load_explicit(&c->handoff, memory_order_acquire)) {
+		int r = take_handoff(j);
+		if (r >= 0)
+			return r;
+	}
 	const uint64_t avail = in_end(c) - j->cin;
 	size_t used = 0;
 	int done = 0;
@@ -272,6 +313,13 @@ static int try_from(struct job *j, uint64_t start, int k)
 	j->crc_from = 0;
 	j->ends = 0;
 	mark_here(j, start, c->start_at);
+	c->sym_resolved = 0;
+	pthread_mutex_lock(&c->g->mu);
+	c->pub_valid = 1;
+	c->pub_start = start;
+	c->pub_at = c->start_at;
+	atomic_store_explicit(&c->handoff, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&c->g->mu);
 	if (c->start_at != GZ_AT_BLOCK) {
 		uint64_t b = start / 8;
 		size_t hlen;
@@ -291,6 +339,58 @@ static int try_from(struct job *j, uint64_t start, int k)
 	while ((r = step(j)) < 0)
 		;
 	return r;
+}
+
+/* The window at the chunk's end (the last 32 KiB of its member, fewer if the member started
+ * nearer), into dst[GZ_WIN - *len .. GZ_WIN). 0, or -1 when the chunk's symbols are not
+ * resolved. */
+static int tail_window(const struct gz_chunk *c, uint8_t *dst, size_t *len)
+{
+	if (c->nsym && !c->sym_resolved)
+		return -1;
+	const uint8_t *bytes = c->out + c->out_hist;
+	size_t member = c->nout; /* the member's output in this chunk, from its end back */
+	int whole = 0;           /* the member's start is in the chunk */
+	if (c->nmends) {
+		uint64_t done = 0;
+		for (size_t i = 0; i < c->nmends; i++)
+			done += c->mends[i].bytes_len;
+		member = (size_t)(c->nout - done);
+		whole = 1;
+	} else if (c->start_at != GZ_AT_BLOCK) {
+		whole = 1;
+	}
+	size_t n = ZN_MIN(member, (size_t)GZ_WIN);
+	memcpy(dst + GZ_WIN - n, bytes + member - n, n);
+	if (!whole && n < GZ_WIN) {
+		/* Then the resolved symbols, then the window the chunk started with. */
+		size_t k = ZN_MIN(c->nsym, (size_t)GZ_WIN - n);
+		memcpy(dst + GZ_WIN - n - k, (const uint8_t *)(c->sym + GZ_WIN) + c->nsym - k, k);
+		n += k;
+		size_t w = ZN_MIN(c->hand_len, (size_t)GZ_WIN - n);
+		memcpy(dst + GZ_WIN - n - w, c->hand_win + GZ_WIN - w, w);
+		n += w;
+	}
+	*len = n;
+	return 0;
+}
+
+/* The job is done: if the chunk was validated and ends where the next chunk's job starts, that
+ * job is validated too, and given the window if it still decodes symbols. mu held. */
+static void chain(struct gz_chunk *c)
+{
+	struct gz_chunk *nx = c->next;
+	if (!c->validated || !c->found || c->end != GZ_END_STOP || !nx || nx->done ||
+	    !nx->pub_valid || nx->pub_start != c->end_pos || nx->pub_at != c->end_at)
+		return;
+	if (c->end_at == GZ_AT_BLOCK && !atomic_load_explicit(&nx->handoff, memory_order_relaxed)) {
+		size_t len;
+		if (tail_window(c, nx->hand_win, &len))
+			return;
+		nx->hand_len = len;
+		atomic_store_explicit(&nx->handoff, 1, memory_order_release);
+	}
+	nx->validated = 1;
 }
 
 void gz_chunk_run(void *arg)
@@ -329,6 +429,7 @@ void gz_chunk_run(void *arg)
 	}
 	gz_give_inflater(g, j.d);
 	pthread_mutex_lock(&g->mu);
+	chain(c);
 	c->done = 1;
 	pthread_cond_broadcast(&g->cv);
 	pthread_mutex_unlock(&g->mu);

@@ -77,6 +77,29 @@ struct gz_chunk {
 	int end_at;       /* STOP, CUT: GZ_AT_MEMBER or GZ_AT_BLOCK */
 	uint64_t tried;   /* input decoded from false starts (for the budget and statistics) */
 	int done;
+	int sym_resolved; /* the symbols were resolved in place to bytes (after a hand-off) */
+	uint32_t crc_sym; /* then their CRC-32 */
+
+	/* The hand-off: while the job decodes symbols, the stitcher may learn the window before
+	 * its start; then it gives it to the job, which resolves what it has and goes on in
+	 * bytes. The job publishes its start under mu (pub_*); the stitcher, under mu, copies
+	 * the window to hand_win only for a job whose published start is where the stream
+	 * stands, and raises `handoff`, which the job polls. */
+	int pub_valid;
+	uint64_t pub_start;
+	int pub_at;
+	uint8_t *hand_win; /* GZ_WIN bytes: the window at its end */
+	size_t hand_len;
+	atomic_int handoff;
+	/* Chaining, under mu: a chunk is `validated` once it is known to start where the stream
+	 * stands (the stitcher saw its predecessor end there, or its predecessor was validated
+	 * and ended there). A validated job that ends at the start of the next chunk's job gives
+	 * it the window itself, without waiting for the stitcher: the next chunk goes on in bytes
+	 * as early as possible. The stitcher still checks that window against its own before it
+	 * uses the chunk. */
+	int validated;
+	struct gz_chunk *next; /* the chunk after it, once queued */
+
 	/* the stitcher's */
 	int looked_at; /* waited for and used or refused */
 };

@@ -54,6 +54,7 @@ struct gz_bufs {
 	struct gz_mend *mends;
 	size_t mends_cap;
 	uint8_t *inbuf; /* piped input (chunk_size + SLACK) */
+	uint8_t *hand_win;
 };
 
 /* The stream being decoded. */
@@ -86,7 +87,7 @@ struct run {
 	size_t wlen;
 	/* the outcome */
 	zn_result result;
-	uint64_t in_pos, out_len, chunks, seq_bytes;
+	uint64_t in_pos, out_len, chunks, seq_bytes, sym_bytes;
 };
 
 /* ---- the object ------------------------------------------------------------------------------ */
@@ -185,6 +186,7 @@ static void free_bufs(const struct zn_gunzip *z, struct gz_bufs *b)
 	zn_big_free(b->out, z->out_cap);
 	free(b->mends);
 	free(b->inbuf);
+	free(b->hand_win);
 	free(b);
 }
 
@@ -252,7 +254,8 @@ static struct gz_bufs *take_bufs(struct zn_gunzip *z, int piped)
 			return NULL;
 		b->sym = zn_big_alloc(z->sym_cap * sizeof(uint16_t));
 		b->out = zn_big_alloc(z->out_cap);
-		if (!b->sym || !b->out) {
+		b->hand_win = malloc(GZ_WIN);
+		if (!b->sym || !b->out || !b->hand_win) {
 			free_bufs(z, b);
 			return NULL;
 		}
@@ -348,7 +351,14 @@ static int issue_one(struct run *s)
 	c->out_cap = z->out_cap;
 	c->mends = b->mends;
 	c->mends_cap = b->mends_cap;
+	c->hand_win = b->hand_win;
+	c->validated = from == 0;
 	size_t slot = (s->head + s->n) % z->max_flight;
+	if (s->n) {
+		pthread_mutex_lock(&z->g.mu);
+		ring_at(s, s->n - 1)->next = c;
+		pthread_mutex_unlock(&z->g.mu);
+	}
 	s->ring[slot] = c;
 	s->ring_bufs[slot] = b;
 	s->n++;
@@ -423,15 +433,24 @@ static void finish(struct run *s, zn_result r, uint64_t in_pos)
 static int check_chunk(struct run *s, struct gz_chunk *c, uint32_t *crc_sym)
 {
 	uint8_t *symbytes = (uint8_t *)(c->sym + GZ_WIN);
-	if (c->nsym) {
+	if (c->sym_resolved) {
+		/* The job resolved its symbols with a window it was given, by the stitcher or by
+		 * the job before it: it must be the stream's. */
+		if (c->hand_len != s->wlen ||
+		    memcmp(c->hand_win + GZ_WIN - s->wlen, s->window + GZ_WIN - s->wlen, s->wlen))
+			return -1;
+		*crc_sym = c->crc_sym;
+	} else if (c->nsym) {
 		if (s->p_at != GZ_AT_BLOCK)
 			return -1;
 		if (zn_inflate_resolve_markers(c->sym + GZ_WIN, c->nsym,
 		                               s->window + GZ_WIN - s->wlen, s->wlen,
 		                               symbytes) != ZN_OK)
 			return -1; /* a reference before the member: -T1's error to give */
+		*crc_sym = zn_crc32(0, symbytes, c->nsym);
+	} else {
+		*crc_sym = 0;
 	}
-	*crc_sym = zn_crc32(0, symbytes, c->nsym);
 	uint32_t crc = zn_crc32_combine(s->crc, *crc_sym, c->nsym);
 	uint32_t isize = s->isize + (uint32_t)c->nsym;
 	if (s->p_at != GZ_AT_BLOCK)
@@ -460,6 +479,7 @@ static void use_chunk(struct run *s, struct gz_chunk *c, uint32_t crc_sym)
 		return;
 	}
 	s->chunks++;
+	s->sym_bytes += c->nsym;
 	uint64_t mend_bytes = 0;
 	for (size_t i = 0; i < c->nmends; i++)
 		mend_bytes += c->mends[i].bytes_len;
@@ -492,6 +512,29 @@ static void use_chunk(struct run *s, struct gz_chunk *c, uint32_t crc_sym)
 	}
 	s->p = c->end_pos;
 	s->p_at = c->end_at;
+}
+
+/* The stream stands at a block boundary with its window known: give the window to the job that
+ * decodes from there, if it is still at work. */
+static void hand_off(struct run *s)
+{
+	if (s->p_at != GZ_AT_BLOCK)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		struct gz_chunk *c = ring_at(s, i);
+		if (s->p < c->from || s->p >= c->to || c->looked_at)
+			continue;
+		pthread_mutex_lock(&s->z->g.mu);
+		if (!c->done && c->pub_valid && c->pub_start == s->p &&
+		    !atomic_load_explicit(&c->handoff, memory_order_relaxed)) {
+			memcpy(c->hand_win + GZ_WIN - s->wlen, s->window + GZ_WIN - s->wlen,
+			       s->wlen);
+			c->hand_len = s->wlen;
+			atomic_store_explicit(&c->handoff, 1, memory_order_release);
+		}
+		pthread_mutex_unlock(&s->z->g.mu);
+		return;
+	}
 }
 
 /* ---- the fallback ---------------------------------------------------------------------------- */
@@ -575,6 +618,7 @@ static void hand_back(struct run *s, uint64_t pos, int at)
 	}
 	s->p = pos;
 	s->p_at = at;
+	hand_off(s);
 }
 
 /* Whether the fallback may stop at a position it passed (stream bit `bit`, of kind `at`). */
@@ -682,6 +726,7 @@ static void run_stream(struct run *s)
 			uint32_t crc_sym;
 			if (same_start(s, c) && check_chunk(s, c, &crc_sym) == 0) {
 				use_chunk(s, c, crc_sym);
+				hand_off(s);
 				continue;
 			}
 		}
@@ -704,6 +749,7 @@ static void fill_info(const struct run *s, struct zn_gunzip_info *info)
 	i.members = s->members;
 	i.chunks = s->chunks;
 	i.seq_bytes = s->seq_bytes;
+	i.sym_bytes = s->sym_bytes;
 	size_t n = ZN_MIN(info->size ? info->size : sizeof(i), sizeof(i));
 	memcpy(info, &i, n);
 	info->size = n;
