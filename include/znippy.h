@@ -672,9 +672,11 @@ ZN_API zn_result zn_inflate_resolve_markers(const uint16_t *sym, size_t n, const
  * Multi-member files (pigz, BGZF with its BSIZE field, concatenated .gz) and streams with full
  * flushes (pigz -i, --rsyncable) start chunks at members and flushes, with the window known.
  *
- * Memory: the chunks in flight, at most 2 x threads + 1, each holding its output (at most
- * zn_gunzip_chunk_memory() bytes) and, reading a pipe, its input (chunk_size and 128 KiB), plus a
- * decoder of about 0.5 MiB per thread: zn_gunzip_memory_bound() says the total.
+ * Memory: the chunks in flight, at most threads + 2, each holding its output (at most
+ * zn_gunzip_chunk_memory() bytes: eight times chunk_size, as 16-bit symbols and bytes, and half
+ * as much again) and, reading a pipe, its input (chunk_size and 256 KiB), plus a decoder of
+ * about 0.5 MiB per thread: zn_gunzip_memory_bound() says the total. More compressible streams
+ * get smaller chunks, so that their output fits.
  */
 struct zn_gunzip_options {
 	size_t size;         /* sizeof(struct zn_gunzip_options), set by zn_gunzip_options_init();
@@ -683,8 +685,15 @@ struct zn_gunzip_options {
 	                        0: one per CPU this process may run on; at most ZN_THREADS_MAX */
 	uint64_t chunk_size; /* compressed bytes per chunk; 0: ZN_GUNZIP_CHUNK_DEFAULT; at least
 	                        ZN_GUNZIP_CHUNK_MIN, at most ZN_GUNZIP_CHUNK_MAX */
+	/* zn_gunzip_mem(): called on the caller's thread, every 64 MiB or so, with an offset of
+	 * the input before which the decode is done with it, so that a caller whose input is a
+	 * mapped file can drop those pages (MADV_DONTNEED) and keep its resident memory bounded.
+	 * The bytes must stay readable (a job may still look at a few of them; a dropped page of
+	 * a file mapping comes back when read). NULL: not called. */
+	void (*release)(void *ctx, uint64_t upto);
+	void *release_ctx;
 };
-#define ZN_GUNZIP_CHUNK_DEFAULT ((uint64_t)4 << 20)
+#define ZN_GUNZIP_CHUNK_DEFAULT ((uint64_t)1 << 20)
 #define ZN_GUNZIP_CHUNK_MIN     ((uint64_t)64 << 10)
 #define ZN_GUNZIP_CHUNK_MAX     ((uint64_t)256 << 20)
 ZN_API void zn_gunzip_options_init(struct zn_gunzip_options *opt);

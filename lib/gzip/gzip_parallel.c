@@ -42,6 +42,8 @@ struct zn_gunzip {
 	struct gz_decoder g;
 	struct zn_inflater *seq; /* the stitcher's own gzip decoder */
 	uint64_t soft_cap;       /* output per chunk before it ends at a block boundary */
+	void (*release)(void *ctx, uint64_t upto);
+	void *release_ctx;
 	size_t sym_cap, out_cap; /* chunk buffer capacities */
 	unsigned max_flight;
 };
@@ -85,6 +87,8 @@ struct run {
 	uint64_t members;
 	uint8_t window[GZ_WIN];
 	size_t wlen;
+	uint64_t released;            /* input bytes handed to the release callback */
+	uint64_t ratio_in, ratio_out; /* input and output of the chunks used so far */
 	/* the outcome */
 	zn_result result;
 	uint64_t in_pos, out_len, chunks, seq_bytes, sym_bytes;
@@ -122,11 +126,23 @@ static void take_options(struct zn_gunzip_options *o, const struct zn_gunzip_opt
 		o->threads = ZN_THREADS_MAX;
 }
 
-/* A chunk's output cap: eight times its input (gzip -6 text and tar are 3-7), 16 MiB at least;
- * the buffers allow half as much again for the block that passes it. */
+/*
+ * Sizes. A chunk's output is capped at eight times chunk_size (gzip -6 text and tar are 3-7
+ * times their input): the job ends at the first block boundary past it, and the buffers allow
+ * half as much again for that block. Where the stream turns out more compressible, the
+ * chunks queued next are made smaller (down to ZN_GUNZIP_CHUNK_MIN), so that their output is
+ * about three quarters of the cap; cut chunks are decoded on by the stitcher alone.
+ *
+ * Chunks in flight: `threads` at work and two queued, enough for the jobs to go on while the
+ * stitcher (a third thread on a machine of `threads` cores) gets its turn. Every chunk holds
+ * its output until it is written; that is what the memory bound counts, and fresh memory is
+ * not free (its pages are zeroed on first touch: about 5 GB/s here), so fewer, smaller chunks
+ * in flight cost less than more, larger ones, down to where the block finder's scan (about a
+ * third of a millisecond per chunk) starts to count.
+ */
 static uint64_t soft_cap_of(uint64_t chunk)
 {
-	return ZN_MAX(8 * chunk, (uint64_t)16 << 20);
+	return 8 * chunk;
 }
 
 static size_t buf_cap_of(uint64_t chunk)
@@ -139,7 +155,9 @@ uint64_t zn_gunzip_chunk_memory(const struct zn_gunzip_options *opt)
 {
 	struct zn_gunzip_options o;
 	take_options(&o, opt);
-	return 3 * (uint64_t)buf_cap_of(o.chunk_size); /* symbols (2 bytes) and bytes */
+	/* The job stops once its output (symbols and bytes together) passes the cap: at most
+	 * buf_cap symbols of 2 bytes, the worst case, plus the history before the bytes. */
+	return 2 * (uint64_t)buf_cap_of(o.chunk_size) + GZ_WIN;
 }
 
 uint64_t zn_gunzip_memory_bound(const struct zn_gunzip_options *opt, int piped)
@@ -147,7 +165,7 @@ uint64_t zn_gunzip_memory_bound(const struct zn_gunzip_options *opt, int piped)
 	struct zn_gunzip_options o;
 	take_options(&o, opt);
 	uint64_t per = zn_gunzip_chunk_memory(&o) + (piped ? o.chunk_size + SLACK : 0);
-	return (2 * (uint64_t)o.threads + 1) * per + (uint64_t)(o.threads + 1) * (512u << 10);
+	return ((uint64_t)o.threads + 2) * per + (uint64_t)(o.threads + 1) * (512u << 10);
 }
 
 zn_result zn_gunzip_new(struct zn_gunzip **out, const struct zn_gunzip_options *opt)
@@ -164,7 +182,9 @@ zn_result zn_gunzip_new(struct zn_gunzip **out, const struct zn_gunzip_options *
 	z->g.chunk_size = o.chunk_size;
 	z->soft_cap = soft_cap_of(o.chunk_size);
 	z->sym_cap = z->out_cap = buf_cap_of(o.chunk_size);
-	z->max_flight = 2 * o.threads + 1;
+	z->max_flight = o.threads + 2;
+	z->release = o.release;
+	z->release_ctx = o.release_ctx;
 	pthread_mutex_init(&z->g.mu, NULL);
 	pthread_cond_init(&z->g.cv, NULL);
 	zn_result r = zn_pool_new(&z->g.pool, o.threads + 1, z->max_flight + 1);
@@ -306,7 +326,13 @@ static int issue_one(struct run *s)
 	struct zn_gunzip *z = s->z;
 	if (s->all_issued || s->n == z->max_flight)
 		return 0;
-	const uint64_t from = s->next_from, chunk = z->g.chunk_size;
+	const uint64_t from = s->next_from;
+	uint64_t chunk = z->g.chunk_size;
+	if (s->ratio_in >= chunk) { /* the output so far says how compressible the stream is */
+		uint64_t want = (uint64_t)((double)z->soft_cap * 0.75 * (double)s->ratio_in /
+		                           (double)ZN_MAX(s->ratio_out, 1));
+		chunk = ZN_MAX(ZN_MIN(want, chunk), ZN_GUNZIP_CHUNK_MIN);
+	}
 	struct gz_bufs *b = take_bufs(z, s->read != NULL);
 	if (!b)
 		return 0; /* out of memory: the fallback goes on alone */
@@ -397,6 +423,21 @@ static void retire_head(struct run *s)
 	s->n--;
 }
 
+/* Mapped input: the stitcher reads nothing before `upto` (the stream's position, or where the
+ * fallback decodes) again, less a byte (a stored block's bits before its LEN). A job may still
+ * read a little before it in a chunk that turned out useless: dropping a page of a mapped file
+ * costs it a page fault, never the content. */
+static void release_input(struct run *s, uint64_t upto)
+{
+	if (!s->z->release || s->read)
+		return;
+	upto = upto > 0 ? upto - 1 : 0;
+	if (upto >= s->released + ((uint64_t)64 << 20)) {
+		s->z->release(s->z->release_ctx, upto);
+		s->released = upto;
+	}
+}
+
 /* ---- the stream's state ---------------------------------------------------------------------- */
 
 static void window_add(struct run *s, const uint8_t *p, size_t n)
@@ -480,6 +521,8 @@ static void use_chunk(struct run *s, struct gz_chunk *c, uint32_t crc_sym)
 	}
 	s->chunks++;
 	s->sym_bytes += c->nsym;
+	s->ratio_in += (c->end_pos - c->start) / 8;
+	s->ratio_out += c->nsym + c->nout;
 	uint64_t mend_bytes = 0;
 	for (size_t i = 0; i < c->nmends; i++)
 		mend_bytes += c->mends[i].bytes_len;
@@ -684,6 +727,7 @@ static void fallback(struct run *s, uint64_t target)
 			hand_back(s, bit, GZ_AT_MEMBER);
 			return;
 		}
+		release_input(s, at);
 		/* Piped: chunks whose input the decoder is past are of no more use. */
 		while (s->read && s->n > 1 && ring_at(s, 1)->in_base <= at &&
 		       ring_at(s, 0)->to <= bit)
@@ -718,6 +762,7 @@ static void run_stream(struct run *s)
 		struct gz_chunk *c = ring_at(s, 0);
 		if (s->p >= c->to) {
 			retire_head(s);
+			release_input(s, s->p / 8);
 			continue;
 		}
 		if (!c->looked_at) {
