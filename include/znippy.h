@@ -743,6 +743,42 @@ ZN_API zn_result zn_gunzip_read(struct zn_gunzip *g, zn_gunzip_read_fn read, voi
                                 zn_gunzip_write_fn write, void *wctx,
                                 struct zn_gunzip_info *info);
 
+/* Random access into a gzip stream (the technique of zlib's zran.c, gztool, rapidgzip's index).
+ *
+ * zn_gzip_index_build() decodes the whole stream in[0..in_len) once (on the caller's thread,
+ * every member's CRC-32 and length checked) and notes a checkpoint about every `spacing` bytes
+ * of output (0: ZN_GZIP_INDEX_SPACING_DEFAULT; less than ZN_GZIP_INDEX_SPACING_MIN counts as
+ * that): a block boundary with the member's last 32 KiB of output, or a member's end. Returns
+ * ZN_OK or ZN_ERR_TRAILING_GARBAGE with *out set (the index covers the stream up to the
+ * garbage), or the decoding error (*out NULL). Memory: about 32 KiB per checkpoint.
+ *
+ * zn_gzip_index_read() writes up to `len` bytes of the decoded stream from output offset
+ * `offset` on to dst, their number in *got (fewer only at the end of the stream; none at or past
+ * it). It decodes from the last checkpoint at or before `offset`: at most about `spacing` bytes
+ * of output are decoded and dropped first. The CRC-32 and length of a member are checked where
+ * the read reaches its end. `in` must be the input the index was made from (its length and last
+ * 4 KiB are compared: ZN_ERR_INVALID_ARG otherwise). Any number of threads may read through one
+ * index at once.
+ *
+ * zn_gzip_index_export() writes the index to a malloc'd buffer (*buf, *len; the caller frees
+ * it); zn_gzip_index_import() reads one back, checking it as untrusted input (ZN_ERR_BAD_HEADER
+ * for another kind of file, ZN_ERR_CHECKSUM or ZN_ERR_CORRUPT for a damaged one); the format is
+ * in lib/gzip/gzip_index.c. */
+struct zn_gzip_index;
+#define ZN_GZIP_INDEX_SPACING_DEFAULT ((uint64_t)4 << 20)
+#define ZN_GZIP_INDEX_SPACING_MIN     ((uint64_t)64 << 10)
+ZN_API zn_result zn_gzip_index_build(struct zn_gzip_index **out, const void *in, size_t in_len,
+                                     uint64_t spacing);
+ZN_API void zn_gzip_index_free(struct zn_gzip_index *ix);
+/* The decoded stream's length; the number of checkpoints (the stream's start is one). */
+ZN_API uint64_t zn_gzip_index_out_len(const struct zn_gzip_index *ix);
+ZN_API size_t zn_gzip_index_points(const struct zn_gzip_index *ix);
+ZN_API zn_result zn_gzip_index_read(const struct zn_gzip_index *ix, const void *in,
+                                    size_t in_len, uint64_t offset, void *dst, size_t len,
+                                    size_t *got);
+ZN_API zn_result zn_gzip_index_export(const struct zn_gzip_index *ix, void **buf, size_t *len);
+ZN_API zn_result zn_gzip_index_import(struct zn_gzip_index **out, const void *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

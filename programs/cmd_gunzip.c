@@ -65,6 +65,17 @@ static const char gunzip_help[] =
 	"                     (N + 2) x 25 MiB of decoded pieces in flight (more compressible\n"
 	"                     streams get smaller pieces), a standard input's 1.3 MiB more\n"
 	"                     per piece, and about 64 MiB of a FILE mapped at a time\n"
+	"      --index-out IDX\n"
+	"                     decode FILE (one regular file) once, checking it, and write an\n"
+	"                     index of it to IDX: a checkpoint (32 KiB) about every 4 MiB of\n"
+	"                     output; nothing else is written\n"
+	"      --index-in IDX [--offset N] [--length N]\n"
+	"                     write N bytes (default: to the end) of FILE's decoded stream from\n"
+	"                     offset N on to standard output (-o OUT; nothing with -t),\n"
+	"                     decoding from the checkpoint of IDX before N: at most about 4 MiB\n"
+	"                     more than the range, wherever it lies\n"
+	"      --offset N     see --index-in\n"
+	"      --length N     see --index-in\n"
 	"  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
 	"  -q, --quiet        no warnings (the exit status stays); with -l, no heading and\n"
 	"                     no totals\n"
@@ -118,6 +129,9 @@ struct out;
 struct opts {
 	int to_stdout, keep, force, test, list, name, recursive;
 	unsigned threads;                 /* -T; 0: one per CPU */
+	const char *index_out, *index_in; /* --index-out, --index-in */
+	uint64_t offset, length;          /* --offset, --length (0: to the end) */
+	int ranged;                       /* either given */
 	const char *out_path;
 	struct out *out; /* -o: opened once, renamed into place at the end */
 };
@@ -1057,6 +1071,7 @@ static int do_top_tree(struct zn_inflater *d, const char *path, const struct opt
 
 /* gzip's options. The table is gzip's, and is read by hand (parse_gunzip_args), not by
  * getopt: gzip takes options after FILEs too, and -S/-o glued to their value. */
+enum { OPT_INDEX_OUT = 1000, OPT_INDEX_IN, OPT_OFFSET, OPT_LENGTH };
 static const char gunzip_shortopts[] = "cdkftqnrlvNS:o:T:hV";
 static const struct option gunzip_options[] = {
         {"stdout", no_argument, 0, 'c'},
@@ -1074,6 +1089,10 @@ static const struct option gunzip_options[] = {
         {"suffix", required_argument, 0, 'S'},
         {"output", required_argument, 0, 'o'},
         {"threads", required_argument, 0, 'T'},
+        {"index-out", required_argument, 0, OPT_INDEX_OUT},
+        {"index-in", required_argument, 0, OPT_INDEX_IN},
+        {"offset", required_argument, 0, OPT_OFFSET},
+        {"length", required_argument, 0, OPT_LENGTH},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0},
@@ -1124,6 +1143,19 @@ static int gunzip_option(struct opts *op, int letter, const char *arg)
 	case 'T':
 		if (cli_parse_threads(gz_cmd, arg, &op->threads))
 			return GZ_ERROR;
+		break;
+	case OPT_INDEX_OUT:
+		op->index_out = arg;
+		break;
+	case OPT_INDEX_IN:
+		op->index_in = arg;
+		break;
+	case OPT_OFFSET:
+	case OPT_LENGTH:
+		if (cli_parse_uint(arg, 0, UINT64_MAX,
+		                   letter == OPT_OFFSET ? &op->offset : &op->length))
+			return (cli_usage_error(gz_cmd, "invalid number '%s'", arg), GZ_ERROR);
+		op->ranged = 1;
 		break;
 	case 'h':
 		fputs(gunzip_help, stdout);
@@ -1253,6 +1285,167 @@ static int gunzip_files(struct zn_inflater *d, char **files, int nfiles, const s
 	return rc;
 }
 
+/* ---- --index-out, --index-in: random reads --------------------------------------------------- */
+
+/* FILE mapped whole, for random access (a regular file only); 0, or the exit status (said). */
+static int map_whole(const char *name, const uint8_t **p, size_t *len)
+{
+	int fd = open(name, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st)) {
+		cli_error("%s: %s", name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return GZ_ERROR;
+	}
+	*p = (const uint8_t *)"";
+	*len = (size_t)st.st_size;
+	void *m = S_ISREG(st.st_mode) && *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0)
+	                                      : NULL;
+	int err = errno;
+	close(fd);
+	if (!S_ISREG(st.st_mode)) {
+		cli_error("%s: not a regular file (an index is for random reads of one)", name);
+		return GZ_ERROR;
+	}
+	if (m == MAP_FAILED) {
+		cli_error("%s: %s", name, strerror(err));
+		return GZ_ERROR;
+	}
+	if (m)
+		*p = m;
+	return GZ_OK;
+}
+
+static void unmap_whole(const uint8_t *p, size_t len)
+{
+	if (len)
+		munmap((void *)p, len);
+}
+
+/* --index-out IDX FILE: FILE decoded once, every member checked, and the index of its
+ * checkpoints written to IDX (under a temporary name, renamed into place). */
+static int write_index(const char *name, const struct opts *op)
+{
+	const uint8_t *in;
+	size_t len;
+	int rc = map_whole(name, &in, &len);
+	if (rc != GZ_OK)
+		return rc;
+	struct zn_gzip_index *ix;
+	zn_result r = zn_gzip_index_build(&ix, in, len, 0);
+	unmap_whole(in, len);
+	if (r == ZN_ERR_TRAILING_GARBAGE) {
+		garbage_warned = 1;
+		cli_warn("%s: decompression OK, trailing garbage ignored", name);
+	} else if (r != ZN_OK) {
+		cli_error("%s: %s", name, zn_result_message(r));
+		return GZ_ERROR;
+	}
+	void *buf;
+	size_t n;
+	r = zn_gzip_index_export(ix, &buf, &n);
+	zn_gzip_index_free(ix);
+	if (r != ZN_OK) {
+		cli_error("%s: %s", op->index_out, zn_result_message(r));
+		return GZ_ERROR;
+	}
+	struct out o;
+	rc = out_open(&o, AT_FDCWD, op->index_out, op->index_out, op->force, 1);
+	if (rc == GZ_OK && cli_write_all(o.fd, buf, n)) {
+		cli_error("%s: write error: %s", op->index_out, strerror(errno));
+		rc = GZ_ERROR;
+	}
+	if (o.fd >= 0 || o.tmp)
+		rc = out_close(&o, rc, op->force);
+	free(buf);
+	return rc;
+}
+
+/* The index in --index-in, read and checked; NULL when it is not one (said). */
+static struct zn_gzip_index *read_index(const char *path)
+{
+	const uint8_t *b;
+	size_t n;
+	if (map_whole(path, &b, &n) != GZ_OK)
+		return NULL;
+	struct zn_gzip_index *ix;
+	zn_result r = zn_gzip_index_import(&ix, b, n);
+	unmap_whole(b, n);
+	if (r != ZN_OK) {
+		cli_error("%s: not a usable index: %s", path, zn_result_message(r));
+		return NULL;
+	}
+	return ix;
+}
+
+/* --index-in IDX [--offset N] [--length N] FILE: bytes N.. of FILE's decoded stream (to its end,
+ * or N of them) to standard output (-o OUT, or nothing with -t), decoded from the checkpoint
+ * before N. */
+static int read_range(const char *name, const struct opts *op)
+{
+	struct zn_gzip_index *ix = read_index(op->index_in);
+	const uint8_t *in = NULL;
+	size_t len = 0;
+	if (!ix)
+		return GZ_ERROR;
+	int rc = map_whole(name, &in, &len);
+	const size_t cap = 16u << 20; /* a read decodes up to 4 MiB before its range */
+	uint8_t *buf = rc == GZ_OK ? malloc(cap) : NULL;
+	if (rc == GZ_OK && !buf) {
+		cli_error("%s: out of memory", name);
+		rc = GZ_ERROR;
+	}
+	int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
+	uint64_t at = op->offset, left = op->length ? op->length : UINT64_MAX;
+	while (buf && left) {
+		size_t want = (size_t)ZN_MIN_SZ(left, (uint64_t)cap), got;
+		zn_result r = zn_gzip_index_read(ix, in, len, at, buf, want, &got);
+		if (r == ZN_ERR_INVALID_ARG) {
+			cli_error("%s: not the file the index %s was made from", name,
+			          op->index_in);
+			rc = GZ_ERROR;
+		} else if (r != ZN_OK) {
+			cli_error("%s: %s", name, zn_result_message(r));
+			rc = GZ_ERROR;
+		} else if (got && out_fd >= 0 && cli_write_all(out_fd, buf, got)) {
+			cli_error("%s: write error: %s", op->out_path ? op->out_path : "(stdout)",
+			          strerror(errno));
+			rc = GZ_ERROR;
+		}
+		if (rc != GZ_OK || got < want)
+			break;
+		at += got;
+		left -= got;
+	}
+	free(buf);
+	if (in)
+		unmap_whole(in, len);
+	zn_gzip_index_free(ix);
+	return rc;
+}
+
+/* The index options: one FILE, not standard input; --offset and --length with --index-in. -1 to
+ * go on, or the exit status (the usage error said). */
+static int check_index_args(const char *cmd, const struct opts *op, char **files, int nfiles)
+{
+	if (!op->index_out && !op->index_in && !op->ranged)
+		return -1;
+	const char *why = NULL;
+	if (op->index_out && op->index_in)
+		why = "--index-out and --index-in: choose one";
+	else if (op->ranged && !op->index_in)
+		why = "--offset and --length need --index-in";
+	else if (nfiles != 1 || !strcmp(files[0], "-"))
+		why = "an index is for one FILE, not standard input";
+	else if (op->list || op->recursive || (op->index_out && op->out_path))
+		why = "--index-out and --index-in go with neither -l nor -r, --index-out not with "
+		      "-o";
+	if (why)
+		return (cli_usage_error(cmd, "%s", why), GZ_ERROR);
+	return -1;
+}
+
 /* The CPUs this process may run on, as nproc counts them (the library's default). */
 static unsigned cpus(void)
 {
@@ -1278,6 +1471,15 @@ static int run_gunzip(int argc, char **argv, int zcat)
 		free(files);
 		return rc;
 	}
+	if ((rc = check_index_args(cmd, &op, files, nfiles)) >= 0) {
+		free(files);
+		return rc;
+	}
+	if (op.index_out) {
+		rc = write_index(files[0], &op);
+		free(files);
+		return garbage_warned ? gz_worse(rc, GZ_WARNING) : rc;
+	}
 	pass_plain = op.force && !op.test && !op.list && op.to_stdout;
 	if (op.out_path && !op.test) {
 		rc = out_open(&out, AT_FDCWD, op.out_path, op.out_path, op.force, 1);
@@ -1286,6 +1488,13 @@ static int run_gunzip(int argc, char **argv, int zcat)
 			return rc;
 		}
 		op.out = &out;
+	}
+	if (op.index_in) {
+		rc = read_range(files[0], &op);
+		if (op.out)
+			rc = out_close(op.out, rc, op.force);
+		free(files);
+		return rc;
 	}
 	struct zn_inflater *d;
 	zn_result r = zn_inflater_new(&d, ZN_FORMAT_GZIP);
