@@ -44,13 +44,13 @@ int main(int argc, char **argv)
 	}
 	double t0 = now();
 	struct zn_writer *w;
-	zn_result r = zn_writer_open(&w, fd, &o);
+	zn_result r = zn_writer_open(&w, fd, &o, NULL);
 	if (r == ZN_OK)
 		r = zn_writer_add_path(w, argv[i], NULL);
 	if (r == ZN_OK)
 		r = zn_writer_finish(w);
 	double wall = now() - t0;
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	zn_writer_stats(w, &st);
 	zn_writer_free(w);
 	close(fd);

@@ -5,6 +5,22 @@
  * function that can fail returns an `enum zn_result` (0 is success) and hands sizes back through
  * out-parameters. Objects are opaque. Unless a function says otherwise, one object is used by one
  * thread at a time; different objects may be used from different threads concurrently.
+ *
+ * Conventions
+ *   Objects are made by zn_<object>_open() (those on a file: writer, reader) or _new()
+ *   (decoders), and freed by zn_<object>_free(), which takes NULL.
+ *   Structs a caller allocates (options, entries, statistics, information) begin with a
+ *   `struct_size` field: sizeof the struct as the caller's header declares it. The struct's _init() function
+ *   sets it (with the defaults); for a struct the library only fills, `= {.struct_size =
+ *   sizeof x}` does (the declaration is then complete: the other fields are zero). The
+ *   library reads and writes only that many bytes, taking defaults for fields added after them,
+ *   so a program built against an older header keeps working with a newer library. A size of 0
+ *   stands for the first layout (0.5.0); one below it is ZN_ERR_INVALID_ARG.
+ *   Callbacks come in one struct, struct zn_hooks, passed to the call that runs them.
+ *
+ * ABI: the shared library's SONAME is libznippy.so.MAJOR. Within a major version, releases only
+ * add: functions, enum values, and fields at the end of sized structs. Before 1.0 a minor release
+ * may still break the API; the SONAME then changes with it (0 -> 1 at 1.0).
  */
 #ifndef ZNIPPY_H
 #define ZNIPPY_H
@@ -24,9 +40,9 @@ extern "C" {
 #endif
 
 #define ZN_VERSION_MAJOR  0
-#define ZN_VERSION_MINOR  4
+#define ZN_VERSION_MINOR  5
 #define ZN_VERSION_PATCH  0
-#define ZN_VERSION_STRING "0.4.0"
+#define ZN_VERSION_STRING "0.5.0"
 
 /* ------------------------------------------------------------------------------------------------
  * Results. One list for the whole library; the numeric values are pinned (append, never reorder).
@@ -83,6 +99,7 @@ ZN_API const char *zn_version(void);
 #define ZN_LEVEL_MAX          22
 #define ZN_LEVEL_DEFAULT      3
 #define ZN_THREADS_MAX        256 /* more threads than this are capped to it */
+#define ZN_MEMORY_DEFAULT     ((uint64_t)256 << 20) /* zn_create_options.memory_limit */
 
 /* ------------------------------------------------------------------------------------------------
  * Archives: entries and options
@@ -97,9 +114,11 @@ enum zn_entry_type {
 enum zn_digest_kind { ZN_DIGEST_NONE = 0, ZN_DIGEST_SHA256 = 1 };
 
 /* Metadata of one entry. Strings are byte strings with explicit lengths (a path may hold any byte
- * but NUL). In entries returned by a reader, pointers point into the reader's memory and stay valid
- * until zn_reader_close(). */
+ * but NUL); a length of 0 with a string that is not NULL means strlen (zn_writer_add_*). In
+ * entries returned by a reader, pointers point into the reader's memory and stay valid until
+ * zn_reader_free(). */
 struct zn_entry {
+	size_t struct_size; /* sizeof(struct zn_entry) (see Conventions above) */
 	const char *path; /* relative, '/'-separated, no leading '/', no "." or ".." parts */
 	size_t path_len;
 	uint32_t type; /* enum zn_entry_type */
@@ -122,16 +141,20 @@ struct zn_entry {
 	uint64_t block_offset;
 };
 
+/* An entry to add: struct_size set, type `type`, mode 0755 for a directory, 0777 for a symlink, 0644
+ * otherwise, the process's user and group ids (no names), the time now; nothing else. */
+ZN_API void zn_entry_init(struct zn_entry *e, int type);
+
 struct zn_create_options {
-	int level;             /* zstd level, 1..22 (ZSTD_maxCLevel); default 3; the command allows
-	                          1..19 */
-	unsigned threads;      /* worker threads; 0 = one per CPU the process may run on (its
-	                          affinity, as nproc counts); at most 256 are used. threads - 1
-	                          more share the reading of small files with the caller's
-	                          thread while the workers have nothing waiting */
+	size_t struct_size; /* sizeof(struct zn_create_options): zn_create_options_init sets it */
+	int level;        /* zstd level, ZN_LEVEL_MIN..ZN_LEVEL_MAX; default ZN_LEVEL_DEFAULT */
+	unsigned threads; /* threads that work, the caller's among them; 0 = one per CPU the
+	                     process may run on (its affinity, as nproc counts); at most
+	                     ZN_THREADS_MAX. They compress, hash and write blocks, and share
+	                     the reading of small files with the caller while no block waits */
 	uint64_t chunk_size;   /* block size in bytes; default 1 MiB; 64 KiB .. 256 MiB (from
 	                          about 31 MiB up, raise memory_limit: see below) */
-	uint64_t memory_limit; /* bound on pipeline buffers; default 256 MiB; 0 = default; at
+	uint64_t memory_limit; /* bound on pipeline buffers; default ZN_MEMORY_DEFAULT; 0 = that; at
 	                          least zn_create_memory_min(chunk_size), about 8 x chunk_size,
 	                          else zn_writer_open fails with ZN_ERR_INVALID_ARG. Each worker's
 	                          zstd context comes on top: for 1 MiB chunks 1.3 MB at level 3,
@@ -150,7 +173,7 @@ struct zn_create_options {
 	                          zn_writer_add_path() is stored without its contents */
 };
 
-/* Fill with the defaults listed above. */
+/* Fill with the defaults listed above, struct_size included. */
 ZN_API void zn_create_options_init(struct zn_create_options *opt);
 /* The smallest memory_limit zn_writer_open accepts for this chunk size. */
 ZN_API uint64_t zn_create_memory_min(uint64_t chunk_size);
@@ -178,6 +201,37 @@ typedef int (*zn_filter_fn)(void *ctx, const char *rel, int is_dir);
  * the problem hook needs its own locking. */
 typedef void (*zn_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
+/* Changes an entry's metadata before it is stored (as tar's --owner, --group, --mode and
+ * --mtime do). zn_writer_finish() calls it once for every entry stored, in path order, before
+ * the index is written, on the thread that calls zn_writer_finish(). The fields of `e` are
+ * filled in as they will be stored (not the reader-only ones); the hook may change mode (bits
+ * outside 07777 are ignored), uid, gid, uname and uname_len, gname and gname_len (NULL or empty: no
+ * name; the strings need to live only until the hook returns) and mtime_ns. Changes to other fields
+ * are ignored. A name longer than 255 bytes or holding a NUL makes zn_writer_finish() fail with
+ * ZN_ERR_INVALID_ARG (the entry is named through the problem hook; the output then holds blocks
+ * but no index, and reads as no archive). */
+struct zn_entry;
+typedef void (*zn_meta_fn)(void *ctx, struct zn_entry *e);
+
+/* Called by zn_extract() once everything is done, in the archive's (stored path) order, for each
+ * entry extracted (the path as written, after strip_components; not NUL-terminated), as tar -v
+ * lists them; not called after an error that stopped the extraction. */
+typedef void (*zn_extracted_fn)(void *ctx, const char *path, size_t path_len);
+
+/* The callbacks of an operation, each NULL for none, all given `ctx`: the writer
+ * (zn_writer_open) takes problem, filter, progress and meta; zn_extract problem, progress and
+ * extracted; zn_verify problem and progress. The struct is read when the operation starts and
+ * need not outlive that call. */
+struct zn_hooks {
+	size_t struct_size; /* sizeof(struct zn_hooks), or 0 (see Conventions) */
+	void *ctx;
+	zn_problem_fn problem;
+	zn_progress_fn progress;
+	zn_filter_fn filter;
+	zn_meta_fn meta;
+	zn_extracted_fn extracted;
+};
+
 /* ------------------------------------------------------------------------------------------------
  * Writing archives
  * ---------------------------------------------------------------------------------------------- */
@@ -191,25 +245,11 @@ struct zn_writer;
  * which kills a process that does not ignore or handle it; ignored, the write fails with EPIPE and
  * the writer's calls return ZN_ERR_IO. The writer does not close `fd`. On success *out owns worker
  * threads until zn_writer_finish() or zn_writer_free(). A negative fd is ZN_ERR_INVALID_ARG;
- * ZN_ERR_IO (the file cannot be emptied, or its first bytes written) leaves errno saying why. */
+ * ZN_ERR_IO (the file cannot be emptied, or its first bytes written) leaves errno saying why.
+ * `opt` NULL: the defaults; `hooks` NULL: none (see struct zn_hooks for those the writer calls). */
 ZN_API zn_result zn_writer_open(struct zn_writer **out, int fd,
-                                const struct zn_create_options *opt);
-
-/* Hooks for problems with inputs, filtering and progress; any may be NULL. Call before adding. */
-ZN_API void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_fn filter,
-                                zn_progress_fn progress, void *ctx);
-
-/* Changes an entry's metadata before it is stored (as tar's --owner, --group, --mode and
- * --mtime do). zn_writer_finish() calls it once for every entry stored, in path order, before
- * the index is written, on the thread that calls zn_writer_finish(). The fields of `e` are
- * filled in as they will be stored (not the reader-only ones); the hook may change mode (bits
- * outside 07777 are ignored), uid, gid, uname and uname_len, gname and gname_len (NULL or empty: no
- * name; the strings need to live only until the hook returns) and mtime_ns. Changes to other fields
- * are ignored. A name longer than 255 bytes or holding a NUL makes zn_writer_finish() fail with
- * ZN_ERR_INVALID_ARG (the entry is named through the problem hook; the output then holds blocks
- * but no index, and reads as no archive). */
-typedef void (*zn_meta_fn)(void *ctx, struct zn_entry *e);
-ZN_API void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *ctx);
+                                const struct zn_create_options *opt,
+                                const struct zn_hooks *hooks);
 
 /* Add a file, symlink or directory tree from the filesystem. `fs_path` is opened as given;
  * `name` is its stored path (NULL: fs_path), with a leading "/" and "." parts removed, and
@@ -227,7 +267,7 @@ ZN_API void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *
  * changed between the calls does not apply to it). */
 ZN_API zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name);
 
-/* Add one entry from memory. `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes
+/* Add one entry from memory (zn_entry_init gives one its defaults). `e->path` is required; for ZN_TYPE_FILE `data` holds e->size bytes
  * (copied before the call returns); for other types size and data are ignored (stored as 0).
  * Digest and block fields of `e` are ignored. Fails with ZN_ERR_UNSAFE_PATH for a path that is not
  * in the stored form: empty, absolute, with "." or ".." parts, empty parts ("a//b") or a trailing
@@ -271,6 +311,7 @@ ZN_API zn_result zn_writer_finish(struct zn_writer *w);
 ZN_API void zn_writer_free(struct zn_writer *w);
 
 struct zn_write_stats {
+	size_t struct_size; /* sizeof(struct zn_write_stats), or 0 (see Conventions) */
 	uint64_t entries, files, dirs, symlinks, hardlinks;
 	uint64_t content_bytes; /* uncompressed content */
 	uint64_t archive_bytes; /* everything written */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cli_meta.c - create's --owner, --group, --numeric-owner, --mode and --mtime, as tar's: what
- * they parse to, and the hook that applies them to every entry (zn_writer_set_meta_hook), which
+ * they parse to, and the hook that applies them to every entry (struct zn_hooks' meta), which
  * also lists the entries for -v. */
 #include <errno.h>
 #include <grp.h>

@@ -128,7 +128,8 @@ static const char create_help[] =
 
 struct create_ctx {
 	struct cli_excludes ex;
-	uint64_t changed; /* files that changed while read: exit status 1, as tar's */
+	uint64_t changed;      /* files that changed while read: exit status 1, as tar's */
+	struct cli_meta *meta; /* --owner, --mode, ... and -v */
 };
 
 static void create_problem(void *ctx, const char *path, zn_result r, const char *what)
@@ -141,6 +142,11 @@ static void create_problem(void *ctx, const char *path, zn_result r, const char 
 static int create_filter(void *ctx, const char *rel, int is_dir)
 {
 	return cli_exclude_filter(&((struct create_ctx *)ctx)->ex, rel, is_dir);
+}
+
+static void create_meta(void *ctx, struct zn_entry *e)
+{
+	cli_meta_hook(((struct create_ctx *)ctx)->meta, e);
 }
 
 /* Whether renaming a new file over the existing regular file out (lstat in st) can succeed:
@@ -537,7 +543,18 @@ static const char *output_name(const struct output *o)
 static struct zn_writer *open_writer(struct create_args *a, const struct output *o, int *rc)
 {
 	struct zn_writer *w;
-	zn_result res = zn_writer_open(&w, o->fd, &a->opt);
+	if (a->verbose) /* as tar: the names go to stderr when the archive goes to stdout */
+		a->meta.verbose = strcmp(o->name, "-") ? stdout : stderr;
+	a->cc.meta = &a->meta;
+	struct zn_hooks hooks = {
+	        .struct_size = sizeof(hooks),
+	        .ctx = &a->cc,
+	        .problem = create_problem,
+	        .filter = a->cc.ex.n ? create_filter : NULL,
+	        .progress = cli_progress_enabled() ? cli_progress_cb : NULL,
+	        .meta = cli_meta_active(&a->meta) ? create_meta : NULL,
+	};
+	zn_result res = zn_writer_open(&w, o->fd, &a->opt, &hooks);
 	struct stat sst;
 	*rc = EXIT_SYSTEM;
 	if (res == ZN_ERR_INVALID_ARG && o->fd == 1 && !fstat(1, &sst) && S_ISREG(sst.st_mode)) {
@@ -557,12 +574,6 @@ static struct zn_writer *open_writer(struct create_args *a, const struct output 
 		cli_error("create: %s", zn_result_message(res));
 	if (res != ZN_OK)
 		return NULL;
-	zn_writer_set_hooks(w, create_problem, a->cc.ex.n ? create_filter : NULL,
-	                    cli_progress_enabled() ? cli_progress_cb : NULL, &a->cc);
-	if (a->verbose) /* as tar: the names go to stderr when the archive goes to stdout */
-		a->meta.verbose = strcmp(o->name, "-") ? stdout : stderr;
-	if (cli_meta_active(&a->meta))
-		zn_writer_set_meta_hook(w, cli_meta_hook, &a->meta);
 	if (o->exists && o->tmp) /* the old archive the new one replaces is not archived either */
 		zn_writer_skip_inode(w, (uint64_t)o->st.st_dev, (uint64_t)o->st.st_ino);
 	return w;
@@ -692,7 +703,7 @@ static int cmd_create(int argc, char **argv)
 	int chdir_failed = 0;
 	zn_result res = add_paths(w, &a, &chdir_failed);
 	cli_progress_end();
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	zn_writer_stats(w, &st);
 	zn_writer_free(w);
 	/* Complete: every byte of the archive was written (inputs that could not be read are

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 	                     .size = sizeof(data)};
 	uint64_t i;
 	FILE *f = argc > 1 ? fopen(argv[1], "w") : NULL;
-	if (!f || zn_writer_open(&w, fileno(f), NULL) != ZN_OK ||
+	if (!f || zn_writer_open(&w, fileno(f), NULL, NULL) != ZN_OK ||
 	    zn_writer_add_memory(w, &e, data) != ZN_OK || zn_writer_finish(w) != ZN_OK)
 		return 1;
 	zn_writer_free(w);

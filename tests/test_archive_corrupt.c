@@ -28,7 +28,7 @@ static uint8_t *build(size_t *len)
 	opt.chunk_size = 64 << 10;
 	opt.threads = 2;
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, &opt));
+	CHECK_OK(zn_writer_open(&w, fd, &opt, NULL));
 	struct tu_rng g;
 	tu_rng_seed(&g, tu_seed);
 	for (int i = 0; i < NFILES; i++) {
@@ -250,7 +250,7 @@ int main(int argc, char **argv)
 		char *path = tu_fmt("%s/big.zn", dir);
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		struct zn_writer *w;
-		CHECK_OK(zn_writer_open(&w, fd, NULL));
+		CHECK_OK(zn_writer_open(&w, fd, NULL, NULL));
 		for (int i = 0; i < 3000; i++) {
 			char name[64];
 			snprintf(name, sizeof(name), "some/longer/directory/name/file-%05d.txt", i);

@@ -29,12 +29,13 @@ static struct zn_create_options small_blocks(void)
 	return tu_small_blocks(2);
 }
 
-static struct zn_writer *open_writer(const char *out, const struct zn_create_options *o, int *fd)
+static struct zn_writer *open_writer(const char *out, const struct zn_create_options *o,
+                                     const struct zn_hooks *hooks, int *fd)
 {
 	*fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(*fd >= 0);
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, *fd, o));
+	CHECK_OK(zn_writer_open(&w, *fd, o, hooks));
 	return w;
 }
 
@@ -51,8 +52,9 @@ static zn_result make_archive(const char *dir, const char *out, const struct zn_
 {
 	int fd;
 	uint64_t done = 0;
-	struct zn_writer *w = open_writer(out, o, &fd);
-	zn_writer_set_hooks(w, NULL, NULL, last_progress, &done);
+	struct zn_hooks hooks = {
+	        .struct_size = sizeof(hooks), .ctx = &done, .progress = last_progress};
+	struct zn_writer *w = open_writer(out, o, &hooks, &fd);
 	zn_result a = zn_writer_add_path(w, dir, "t");
 	zn_result f = zn_writer_finish(w);
 	zn_writer_stats(w, st);
@@ -136,7 +138,7 @@ static void tree(void)
 	free(d);
 
 	struct zn_create_options o = small_blocks(); /* about 40 blocks */
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	char *base = tu_fmt("%s/without.zn", root);
 	CHECK_OK(make_archive(without, base, &o, &st));
 	CHECK(st.duplicates == 0);
@@ -245,7 +247,7 @@ static void edge_cases(void)
 		     *without = tu_fmt("%s/edge%zu-", root, t);
 		build(with, sets[t], n, 1);
 		build(without, sets[t], n, 0);
-		struct zn_write_stats st;
+		struct zn_write_stats st = {.struct_size = sizeof(st)};
 		char *base = tu_fmt("%s.zn", without);
 		CHECK_OK(make_archive(without, base, &o, &st));
 		uint64_t blocks = st.blocks;
@@ -273,7 +275,7 @@ static void memory(void)
 	char *out = tu_fmt("%s/mem.zn", root);
 	const struct zn_create_options o = small_blocks();
 	int fd;
-	struct zn_writer *w = open_writer(out, &o, &fd);
+	struct zn_writer *w = open_writer(out, &o, NULL, &fd);
 	struct tu_rng g;
 	tu_rng_seed(&g, 5);
 	static uint8_t x[1000], y[1000], fill[40000];
@@ -299,7 +301,7 @@ static void memory(void)
 	e.path = "d", e.path_len = 1;
 	CHECK_OK(zn_writer_add_memory(w, &e, y));
 	CHECK_OK(zn_writer_finish(w));
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	zn_writer_stats(w, &st);
 	CHECK(st.duplicates == 2);
 	zn_writer_free(w);
@@ -366,7 +368,7 @@ static void large(void)
 			                     sizes[i]));
 	}
 	struct zn_create_options o = small_blocks();
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	char *base = tu_fmt("%s.zn", without), *out = tu_fmt("%s.zn", with);
 	CHECK_OK(make_archive(without, base, &o, &st));
 	uint64_t blocks = st.blocks;
@@ -454,7 +456,7 @@ static void large(void)
 
 	o = small_blocks();
 	int fd;
-	struct zn_writer *w = open_writer(out, &o, &fd);
+	struct zn_writer *w = open_writer(out, &o, NULL, &fd);
 	struct zn_entry e = {.type = ZN_TYPE_FILE, .mode = 0644, .size = A};
 	const char *mem_names[] = {"m1", "m2", "m3", "m4"};
 	const uint8_t *mem[] = {a, a, b, a};

@@ -97,8 +97,8 @@ static void round_trip(const char *dir, unsigned threads, int extract)
 	zn_create_options_init(&o);
 	o.threads = threads;
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, &o));
-	zn_writer_set_hooks(w, on_problem, NULL, NULL, NULL);
+	struct zn_hooks hooks = {.struct_size = sizeof(hooks), .problem = on_problem};
+	CHECK_OK(zn_writer_open(&w, fd, &o, &hooks));
 	CHECK_OK(zn_writer_add_path(w, src, "src"));
 	CHECK_OK(zn_writer_finish(w));
 	zn_writer_free(w);

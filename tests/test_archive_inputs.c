@@ -35,6 +35,8 @@ struct problems {
 	int grow;
 	int shrink; /* truncate the victim to shrink_to bytes instead */
 	long shrink_to;
+	zn_meta_fn meta; /* with meta_ctx: the writer's meta hook, if not NULL */
+	void *meta_ctx;
 };
 
 static void on_problem(void *ctx, const char *path, zn_result r, const char *what)
@@ -44,6 +46,12 @@ static void on_problem(void *ctx, const char *path, zn_result r, const char *wha
 	p->n++;
 	p->last_r = r;
 	snprintf(p->last, sizeof(p->last), "%s", path);
+}
+
+static void meta_of_problems(void *ctx, struct zn_entry *e)
+{
+	struct problems *p = ctx;
+	p->meta(p->meta_ctx, e);
 }
 
 struct buf {
@@ -70,8 +78,12 @@ static struct zn_writer *open_writer(const char *out, const struct zn_create_opt
 	*fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(*fd >= 0);
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, *fd, o));
-	zn_writer_set_hooks(w, on_problem, filter, NULL, p);
+	struct zn_hooks hooks = {.struct_size = sizeof(hooks),
+	                         .ctx = p,
+	                         .problem = on_problem,
+	                         .filter = filter,
+	                         .meta = p->meta ? meta_of_problems : NULL};
+	CHECK_OK(zn_writer_open(&w, *fd, o, &hooks));
 	return w;
 }
 
@@ -131,7 +143,7 @@ static void interval_timer(const char *root, int no_uring)
 	o.threads = 1;
 	o.no_uring = no_uring;
 	struct problems p = {0};
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	zn_result r = archive(dir, out, &o, NULL, &p, &st, NULL);
 	struct itimerval off = {{0, 0}, {0, 0}};
 	setitimer(ITIMER_REAL, &off, NULL);
@@ -187,7 +199,7 @@ static void vanished_file(const char *root, int no_uring, int readd)
 	struct zn_create_options o = tu_small_blocks(2);
 	o.no_uring = no_uring;
 	struct problems p = {.trigger = "t/f58", .victim = victim}; /* f57 is queued */
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	const struct zn_entry again = {
 	        .path = "t/f57", .path_len = 5, .type = ZN_TYPE_FILE, .mode = 0644, .size = 5};
 	zn_result r = archive(dir, out, &o, touch_victim, &p, &st, readd ? &again : NULL);
@@ -248,7 +260,7 @@ static void grown_file(const char *root, int no_uring)
 	zn_create_options_init(&o);
 	o.no_uring = no_uring;
 	struct problems p = {.trigger = "t/f5", .victim = victim, .grow = 1}; /* f4 is queued */
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	CHECK_OK(archive(dir, out, &o, touch_victim, &p, &st, NULL));
 	CHECK(p.n == 1 && strstr(p.last, "f4"));
 	struct zn_reader *rd;
@@ -321,7 +333,7 @@ static void shrunk_files(const char *root, int no_uring)
 		                     .victim = victim,
 		                     .shrink = 1,
 		                     .shrink_to = cases[c].to};
-		struct zn_write_stats st;
+		struct zn_write_stats st = {.struct_size = sizeof(st)};
 		zn_result r = archive(dir, out, &o, touch_victim, &p, &st, NULL);
 		/* Stored as read: a warning; zeros for data: an input problem, as tar's exit 1. */
 		CHECK(r == (c >= 2 ? ZN_ERR_IO : ZN_OK) && st.complete);
@@ -380,7 +392,7 @@ static void writer_read_fails(const char *root)
 	CHECK(!link(big_path, link_path));
 	struct zn_create_options o = tu_small_blocks(2);
 	struct problems p = {0};
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	CHECK(!setenv("ZN_TEST_WRITER_EIO_AT", "70000", 1)); /* in the second chunk */
 	zn_result r = archive(dir, out, &o, NULL, &p, &st, NULL);
 	CHECK(!unsetenv("ZN_TEST_WRITER_EIO_AT"));
@@ -417,7 +429,7 @@ static void hardlink_to_unread(const char *root)
 	CHECK(!tu_write_file(h, "12345", 5));
 	CHECK(!link(h, tu_str("%s/t", dir)));
 	struct problems p = {.trigger = "t/t", .victim = h}; /* t is a hardlink of h */
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	const struct zn_entry again = {
 	        .path = "t/t", .path_len = 3, .type = ZN_TYPE_FILE, .mode = 0644, .size = 3};
 	CHECK(archive(dir, out, NULL, touch_victim, &p, &st, &again) == ZN_OK);
@@ -456,7 +468,7 @@ static void empty_names(const char *root)
 		CHECK(zn_writer_add_path(w, file, names[k]) == ZN_ERR_INVALID_ARG);
 		CHECK_OK(zn_writer_add_path(w, dir, names[k]));
 		CHECK_OK(zn_writer_finish(w));
-		struct zn_write_stats st;
+		struct zn_write_stats st = {.struct_size = sizeof(st)};
 		zn_writer_stats(w, &st);
 		CHECK(st.entries == 1); /* "f", from the directory */
 		zn_writer_free(w);
@@ -503,7 +515,7 @@ static void given_twice(const char *root)
 	CHECK_OK(zn_writer_add_memory(w, &f, two));
 	CHECK(p.n == 1 && !strcmp(p.last, "d/f"));
 	CHECK_OK(zn_writer_finish(w));
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	zn_writer_stats(w, &st);
 	CHECK(st.entries == 2 && st.files == 1);
 	CHECK(st.archive_bytes < N + N / 2); /* random bytes, stored: one copy only */
@@ -579,10 +591,9 @@ static void meta_hook(const char *root)
 	};
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		int fd;
-		struct problems p = {0};
 		struct meta_seen seen = {.uname = cases[k].uname, .uname_len = cases[k].len};
+		struct problems p = {.meta = set_meta, .meta_ctx = &seen};
 		struct zn_writer *w = open_writer(out, NULL, NULL, &p, &fd);
-		zn_writer_set_meta_hook(w, set_meta, &seen);
 		for (size_t i = 0; i < sizeof(ents) / sizeof(ents[0]); i++)
 			CHECK_OK(zn_writer_add_memory(w, &ents[i], data));
 		CHECK(zn_writer_finish(w) == cases[k].want);
@@ -668,7 +679,7 @@ static void deep_tree(const char *root)
 	low.rlim_cur = 100;
 	CHECK(!setrlimit(RLIMIT_NOFILE, &low));
 	struct problems pr = {0};
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	struct zn_create_options o = tu_small_blocks(2);
 	CHECK_OK(archive(dir, out, &o, NULL, &pr, &st, NULL));
 	CHECK(pr.n == 0);
@@ -805,7 +816,7 @@ static void stream_failures(const char *root)
 	 * archive's end. */
 	fd = open(out, O_WRONLY);
 	CHECK(fd >= 0);
-	CHECK_OK(zn_writer_open(&w, fd, NULL));
+	CHECK_OK(zn_writer_open(&w, fd, NULL, NULL));
 	CHECK_OK(zn_writer_add_memory(w, &e, "abc"));
 	CHECK_OK(zn_writer_finish(w));
 	zn_writer_free(w);
@@ -816,23 +827,23 @@ static void stream_failures(const char *root)
 	/* A write over it given up (no finish): what is left does not read as the old archive. */
 	fd = open(out, O_WRONLY);
 	CHECK(fd >= 0);
-	CHECK_OK(zn_writer_open(&w, fd, NULL));
+	CHECK_OK(zn_writer_open(&w, fd, NULL, NULL));
 	CHECK_OK(zn_writer_add_memory(w, &e, "abc"));
 	zn_writer_free(w);
 	close(fd);
 	CHECK(zn_reader_open(&r, out, NULL, 0) != ZN_OK && !r);
 	/* No descriptor; one whose first write fails, with errno saying why. */
-	CHECK(zn_writer_open(&w, -1, NULL) == ZN_ERR_INVALID_ARG && !w);
+	CHECK(zn_writer_open(&w, -1, NULL, NULL) == ZN_ERR_INVALID_ARG && !w);
 	int full = open("/dev/full", O_WRONLY);
 	if (full >= 0) {
 		errno = 0;
-		CHECK(zn_writer_open(&w, full, NULL) == ZN_ERR_IO && !w && errno == ENOSPC);
+		CHECK(zn_writer_open(&w, full, NULL, NULL) == ZN_ERR_IO && !w && errno == ENOSPC);
 		close(full);
 	}
 	/* A file not at its start cannot hold an archive whose offsets count from it. */
 	fd = open(out, O_WRONLY | O_TRUNC);
 	CHECK(fd >= 0 && write(fd, "stub", 4) == 4);
-	CHECK(zn_writer_open(&w, fd, NULL) == ZN_ERR_INVALID_ARG && !w);
+	CHECK(zn_writer_open(&w, fd, NULL, NULL) == ZN_ERR_INVALID_ARG && !w);
 	close(fd);
 }
 
@@ -892,8 +903,8 @@ static void hook_adds_entries(const char *root)
 		out[t] = tu_fmt("%s/hooked%d.zn", root, t);
 		int fd = open(out[t], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		CHECK(fd >= 0);
-		CHECK_OK(zn_writer_open(&hook_writer, fd, &o));
-		zn_writer_set_hooks(hook_writer, NULL, add_from_hook, NULL, NULL);
+		struct zn_hooks hooks = {.struct_size = sizeof(hooks), .filter = add_from_hook};
+		CHECK_OK(zn_writer_open(&hook_writer, fd, &o, &hooks));
 		hook_added = 0;
 		CHECK_OK(zn_writer_add_path(hook_writer, tree, "t"));
 		CHECK_OK(zn_writer_finish(hook_writer));

@@ -90,10 +90,10 @@ static void from_disk(const char *dir, const char *out, unsigned threads, int di
 	CHECK(fd >= 0);
 	struct zn_create_options o = options(threads, digest);
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, &o));
+	CHECK_OK(zn_writer_open(&w, fd, &o, NULL));
 	CHECK_OK(zn_writer_add_path(w, dir, "t"));
 	CHECK_OK(zn_writer_finish(w));
-	struct zn_write_stats st;
+	struct zn_write_stats st = {.struct_size = sizeof(st)};
 	zn_writer_stats(w, &st);
 	CHECK(st.complete && st.duplicates == (digest == ZN_DIGEST_SHA256));
 	zn_writer_free(w);

@@ -130,7 +130,7 @@ static char *write_archive(const char *dir, const char *name, unsigned threads, 
 	opt.chunk_size = chunk;
 	opt.memory_limit = chunk * 9; /* just above the 4 buffers the pipeline needs */
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, &opt));
+	CHECK_OK(zn_writer_open(&w, fd, &opt, NULL));
 	/* Add in a scrambled order: the index must come out sorted anyway. */
 	for (int k = 0; k < nitems; k++) {
 		struct item *it = &items[(k * 7) % nitems];

@@ -84,7 +84,7 @@ static char *make_opt(const char *name, const struct ent *ents, int n, const cha
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, opt));
+	CHECK_OK(zn_writer_open(&w, fd, opt, NULL));
 	add_ents(w, ents, n);
 	CHECK_OK(zn_writer_finish(w));
 	zn_writer_free(w);
@@ -198,7 +198,7 @@ int main(int argc, char **argv)
 	/* The API refuses unsafe names outright. */
 	struct zn_writer *w;
 	int fd = open("/dev/null", O_WRONLY);
-	CHECK_OK(zn_writer_open(&w, fd, NULL));
+	CHECK_OK(zn_writer_open(&w, fd, NULL, NULL));
 	const char *bad[] = {"../x", "/abs", "a/../b", "a//b", "./a", "a/", ""};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct zn_entry e = {
@@ -380,7 +380,7 @@ int main(int argc, char **argv)
 	char *a11 = tu_str("%s/a11.zn", dir);
 	fd = open(a11, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
-	CHECK_OK(zn_writer_open(&w, fd, NULL));
+	CHECK_OK(zn_writer_open(&w, fd, NULL, NULL));
 	struct zn_entry su = {.path = "su",
 	                      .path_len = 2,
 	                      .type = ZN_TYPE_FILE,
@@ -417,7 +417,7 @@ int main(int argc, char **argv)
 		char *a13 = tu_str("%s/a13.zn", dir);
 		fd = open(a13, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		CHECK(fd >= 0);
-		CHECK_OK(zn_writer_open(&w, fd, NULL));
+		CHECK_OK(zn_writer_open(&w, fd, NULL, NULL));
 		struct zn_entry known = {.path = "known",
 		                         .path_len = 5,
 		                         .type = ZN_TYPE_FILE,
@@ -467,7 +467,8 @@ int main(int argc, char **argv)
 	char *a12 = tu_str("%s/a12.zn", dir);
 	fd = open(a12, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
-	CHECK_OK(zn_writer_open(&w, fd, NULL));
+	struct zn_hooks hooks12 = {.struct_size = sizeof(hooks12), .problem = count_problems};
+	CHECK_OK(zn_writer_open(&w, fd, NULL, &hooks12));
 	struct zn_entry hl = {.path = "hl",
 	                      .path_len = 2,
 	                      .type = ZN_TYPE_HARDLINK,
@@ -479,7 +480,6 @@ int main(int argc, char **argv)
 	CHECK_OK(zn_writer_add_memory(w, &hl, NULL));
 	CHECK_OK(zn_writer_add_memory(w, &fe, "x"));
 	problems12 = 0;
-	zn_writer_set_hooks(w, count_problems, NULL, NULL, NULL);
 	CHECK(zn_writer_finish(w) == ZN_ERR_IO);
 	CHECK(problems12 == 1);
 	zn_writer_free(w);
@@ -500,7 +500,7 @@ int main(int argc, char **argv)
 		int fdn = open(tu_str("%s/names.zn", dir), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		CHECK(fdn >= 0);
 		struct zn_writer *wn;
-		CHECK_OK(zn_writer_open(&wn, fdn, NULL));
+		CHECK_OK(zn_writer_open(&wn, fdn, NULL, NULL));
 		static char longname[300];
 		memset(longname, 'u', sizeof(longname));
 		struct zn_entry en = {.path = "d",
@@ -524,8 +524,7 @@ int main(int argc, char **argv)
 	CHECK(zn_reader_open(NULL, a12, NULL, 0) == ZN_ERR_INVALID_ARG);
 	CHECK(zn_reader_open(&r12, NULL, NULL, 0) == ZN_ERR_INVALID_ARG);
 	CHECK(zn_reader_open_mem(NULL, "", 0, NULL, 0) == ZN_ERR_INVALID_ARG);
-	CHECK(zn_writer_open(NULL, 1, NULL) == ZN_ERR_INVALID_ARG);
-	zn_writer_set_hooks(NULL, NULL, NULL, NULL, NULL);
+	CHECK(zn_writer_open(NULL, 1, NULL, NULL) == ZN_ERR_INVALID_ARG);
 	zn_writer_skip_inode(NULL, 0, 0);
 	zn_writer_free(NULL);
 	zn_reader_close(NULL);
@@ -537,9 +536,10 @@ int main(int argc, char **argv)
 		int fd14 = open(a14, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		CHECK(fd14 >= 0);
 		struct zn_writer *w14;
-		CHECK_OK(zn_writer_open(&w14, fd14, NULL));
+		struct zn_hooks hooks14 = {.struct_size = sizeof(hooks14),
+		                           .problem = count_problems};
+		CHECK_OK(zn_writer_open(&w14, fd14, NULL, &hooks14));
 		problems12 = 0;
-		zn_writer_set_hooks(w14, count_problems, NULL, NULL, NULL);
 		static const struct ent e14[] = {
 		        {"a", ZN_TYPE_FILE, "x"},
 		        {"a/b", ZN_TYPE_FILE, "y"},

@@ -259,7 +259,7 @@ void tu_archive_files(const char *out, const struct zn_create_options *o, const 
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
 	struct zn_writer *w;
-	CHECK_OK(zn_writer_open(&w, fd, o));
+	CHECK_OK(zn_writer_open(&w, fd, o, NULL));
 	for (size_t i = 0; i < n; i++) {
 		struct zn_entry e = {.path = f[i].path,
 		                     .path_len = strlen(f[i].path),

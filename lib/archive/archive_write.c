@@ -129,6 +129,7 @@ int wr_class_of(const struct zn_writer *w, const struct went *e)
 void zn_create_options_init(struct zn_create_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
+	opt->struct_size = sizeof(*opt);
 	opt->level = ZN_LEVEL_DEFAULT;
 	opt->threads = 0;
 	opt->chunk_size = ZN_CHUNK_SIZE_DEFAULT;
@@ -166,7 +167,8 @@ uint64_t zn_create_memory_min(uint64_t chunk_size)
 	return ZN_MIN_SLOTS * (chunk_size + ZSTD_compressBound(chunk_size));
 }
 
-zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt_in)
+zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_options *opt_in,
+                         const struct zn_hooks *hooks)
 {
 	if (!out)
 		return ZN_ERR_INVALID_ARG;
@@ -174,10 +176,11 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	if (fd < 0)
 		return ZN_ERR_INVALID_ARG;
 	struct zn_create_options opt;
-	if (opt_in)
-		opt = *opt_in;
-	else
-		zn_create_options_init(&opt);
+	zn_create_options_init(&opt);
+	struct zn_hooks hook = {.struct_size = sizeof(hook)};
+	if ((opt_in && zn_sized_in(&opt, sizeof(opt), opt_in, ZN_FIRST_SIZE_create_options)) ||
+	    (hooks && zn_sized_in(&hook, sizeof(hook), hooks, ZN_FIRST_SIZE_hooks)))
+		return ZN_ERR_INVALID_ARG;
 	if (opt.level < ZN_LEVEL_MIN || opt.level > ZN_LEVEL_MAX ||
 	    opt.chunk_size < ZN_CHUNK_SIZE_MIN || opt.chunk_size > ZN_CHUNK_SIZE_MAX ||
 	    (opt.digest != ZN_DIGEST_NONE && opt.digest != ZN_DIGEST_SHA256))
@@ -208,6 +211,7 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	if (!w)
 		return ZN_ERR_NOMEM;
 	w->opt = opt;
+	w->hook = hook;
 	w->fd = fd;
 	/* A quarter of the open-file limit for the directories a walk keeps open, at most 64: deep
 	 * trees under `ulimit -n 1024` as tar, and under much lower limits too. */
@@ -246,25 +250,6 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	return ZN_OK;
 }
 
-void zn_writer_set_hooks(struct zn_writer *w, zn_problem_fn problem, zn_filter_fn filter,
-                         zn_progress_fn progress, void *ctx)
-{
-	if (!w)
-		return;
-	w->hook.problem = problem;
-	w->hook.filter = filter;
-	w->hook.progress = progress;
-	w->hook.ctx = ctx;
-}
-
-void zn_writer_set_meta_hook(struct zn_writer *w, zn_meta_fn meta, void *ctx)
-{
-	if (!w)
-		return;
-	w->hook.meta = meta;
-	w->hook.meta_ctx = ctx;
-}
-
 zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const char *name)
 {
 	/* From a hook during a walk: the walk's own path buffer and batch are in use. */
@@ -281,9 +266,22 @@ zn_result zn_writer_add_path(struct zn_writer *w, const char *fs_path, const cha
 }
 
 /* Adds entry e, whose content (a file's) comes from src. */
-static zn_result add_entry(struct zn_writer *w, const struct zn_entry *e, struct source *src)
+static zn_result add_entry(struct zn_writer *w, const struct zn_entry *given, struct source *src)
 {
-	if (!w || !e || !e->path || w->finished || e->type > ZN_TYPE_HARDLINK)
+	/* The caller's entry at this library's size, its lengths of 0 made strlen. */
+	struct zn_entry ent = {.struct_size = sizeof(ent)};
+	if (!given || zn_sized_in(&ent, sizeof(ent), given, ZN_FIRST_SIZE_entry))
+		return ZN_ERR_INVALID_ARG;
+	const struct zn_entry *e = &ent;
+	if (ent.path && !ent.path_len)
+		ent.path_len = strlen(ent.path);
+	if (ent.link && !ent.link_len)
+		ent.link_len = strlen(ent.link);
+	if (ent.uname && !ent.uname_len)
+		ent.uname_len = strlen(ent.uname);
+	if (ent.gname && !ent.gname_len)
+		ent.gname_len = strlen(ent.gname);
+	if (!w || !e->path || w->finished || e->type > ZN_TYPE_HARDLINK)
 		return ZN_ERR_INVALID_ARG;
 	if (atomic_load(&w->pipe.cancel))
 		return wr_first_error(w);
@@ -365,6 +363,22 @@ zn_result zn_writer_add_memory(struct zn_writer *w, const struct zn_entry *e, co
 {
 	struct source src = {.fd = -1, .mem = data};
 	return add_counted(w, e, &src);
+}
+
+void zn_entry_init(struct zn_entry *e, int type)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	*e = (struct zn_entry){
+	        .struct_size = sizeof(*e),
+	        .type = (uint32_t)type,
+	        .mode = type == ZN_TYPE_DIR       ? 0755
+	                : type == ZN_TYPE_SYMLINK ? 0777
+	                                          : 0644,
+	        .uid = (uint32_t)getuid(),
+	        .gid = (uint32_t)getgid(),
+	        .mtime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
+	};
 }
 
 static int64_t read_nothing(void *ctx, void *buf, size_t n)
@@ -503,7 +517,7 @@ static zn_result meta_name(struct zn_writer *w, const char *name, size_t len, ui
 	return *id ? ZN_OK : ZN_ERR_NOMEM; /* id 0 is "" */
 }
 
-/* The meta hook (zn_writer_set_meta_hook) over the rows, in path order. */
+/* The meta hook (struct zn_hooks) over the rows, in path order. */
 static zn_result apply_meta_hook(struct zn_writer *w, const uint64_t *order, size_t m)
 {
 	for (size_t i = 0; i < m && w->hook.meta; i++) {
@@ -527,7 +541,7 @@ static zn_result apply_meta_hook(struct zn_writer *w, const uint64_t *order, siz
 		        .has_digest = d->has_digest,
 		};
 		memcpy(e.sha256, d->sha, 32);
-		w->hook.meta(w->hook.meta_ctx, &e);
+		w->hook.meta(w->hook.ctx, &e);
 		d->mode = e.mode & 07777;
 		d->uid = e.uid;
 		d->gid = e.gid;
@@ -818,13 +832,15 @@ void zn_writer_stats(const struct zn_writer *w, struct zn_write_stats *st)
 {
 	if (!w || !st)
 		return;
-	*st = w->stats;
-	st->write_errno = w->pipe.out_errno;
-	st->cpu_read_ns = atomic_load(&w->pipe.cpu_read);
-	st->cpu_compress_ns = atomic_load(&w->pipe.cpu_compress);
-	st->cpu_span_ns = atomic_load(&w->pipe.cpu_span);
-	st->cpu_output_ns = atomic_load(&w->pipe.cpu_output);
-	st->cpu_index_ns = atomic_load(&w->pipe.cpu_index);
+	struct zn_write_stats s = w->stats;
+	s.struct_size = sizeof(s);
+	s.write_errno = w->pipe.out_errno;
+	s.cpu_read_ns = atomic_load(&w->pipe.cpu_read);
+	s.cpu_compress_ns = atomic_load(&w->pipe.cpu_compress);
+	s.cpu_span_ns = atomic_load(&w->pipe.cpu_span);
+	s.cpu_output_ns = atomic_load(&w->pipe.cpu_output);
+	s.cpu_index_ns = atomic_load(&w->pipe.cpu_index);
+	zn_sized_out(st, &s, sizeof(s), ZN_FIRST_SIZE_write_stats);
 }
 
 void zn_writer_skip_inode(struct zn_writer *w, uint64_t dev, uint64_t ino)

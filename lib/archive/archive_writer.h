@@ -22,6 +22,7 @@
 #include "common/big_alloc.h"
 #include "common/common.h"
 #include "common/pool.h"
+#include "common/sized.h"
 #include "common/sha256.h"
 #include "common/xxh3.h"
 
@@ -177,17 +178,6 @@ struct read_res {
 
 #define STAT_RUN 256 /* names a crew batch states ahead at most (stat_ahead) */
 
-/* The hooks, set before anything is added (zn_writer_set_hooks, zn_writer_set_meta_hook); read
- * by the producer, progress by the output job. */
-struct wr_hooks {
-	zn_problem_fn problem;
-	zn_filter_fn filter;
-	zn_progress_fn progress;
-	void *ctx;
-	zn_meta_fn meta;
-	void *meta_ctx;
-};
-
 /* A compression context of the pool's jobs: taken by a compression job from pipe.free_ctx
  * for its run, so that there are never more than threads of them. */
 struct wr_cctx {
@@ -327,7 +317,7 @@ struct zn_writer {
 	ino_t out_ino;
 	dev_t skip_dev; /* zn_writer_skip_inode(): e.g. the file the archive will replace */
 	ino_t skip_ino;
-	struct wr_hooks hook;
+	struct zn_hooks hook; /* problem, filter, progress (by the output job) and meta */
 
 	/* The entry table (archive_entries.c): the producer's. */
 	struct went *ents;
