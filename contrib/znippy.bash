@@ -68,15 +68,15 @@ _znippy() {
 		esac
 		;;
 	gunzip)
-		opts='-c -d -k -f -t -q -n -r -l -v -N -S -o -T -h -V --stdout --to-stdout --decompress --keep --force --test --quiet --no-name --name --recursive --list --verbose --suffix --output --threads --index-out --index-in --offset --length --help --version'
-		argopts='-S -o -T --suffix --output --threads --index-out --index-in --offset --length'
+		opts='-c -d -k -f -t -q -n -r -l -v -N -S -o -T -h -V --stdout --to-stdout --decompress --keep --force --test --quiet --no-name --name --recursive --list --verbose --suffix --output --threads --export-index --import-index --offset --length --help --version'
+		argopts='-S -o -T --suffix --output --threads --export-index --import-index --offset --length'
 		case $prev in
 		-o | --output | --output=) values="-f" ;;
 		esac
 		;;
 	zcat)
-		opts='-c -d -k -f -t -q -n -r -l -v -N -S -o -T -h -V --stdout --to-stdout --decompress --keep --force --test --quiet --no-name --name --recursive --list --verbose --suffix --output --threads --index-out --index-in --offset --length --help --version'
-		argopts='-S -o -T --suffix --output --threads --index-out --index-in --offset --length'
+		opts='-c -d -k -f -t -q -n -r -l -v -N -S -o -T -h -V --stdout --to-stdout --decompress --keep --force --test --quiet --no-name --name --recursive --list --verbose --suffix --output --threads --export-index --import-index --offset --length --help --version'
+		argopts='-S -o -T --suffix --output --threads --export-index --import-index --offset --length'
 		case $prev in
 		-o | --output | --output=) values="-f" ;;
 		esac

@@ -65,17 +65,17 @@ static const char gunzip_help[] =
 	"                     (N + 2) x 25 MiB of decoded pieces in flight (more compressible\n"
 	"                     streams get smaller pieces), a standard input's 1.3 MiB more\n"
 	"                     per piece, and about 64 MiB of a FILE mapped at a time\n"
-	"      --index-out IDX\n"
+	"      --export-index IDX\n"
 	"                     decode FILE (one regular file) once, checking it, and write an\n"
 	"                     index of it to IDX: a checkpoint (32 KiB) about every 4 MiB of\n"
 	"                     output; nothing else is written\n"
-	"      --index-in IDX [--offset N] [--length N]\n"
+	"      --import-index IDX [--offset N] [--length N]\n"
 	"                     write N bytes (default: to the end) of FILE's decoded stream from\n"
 	"                     offset N on to standard output (-o OUT; nothing with -t),\n"
 	"                     decoding from the checkpoint of IDX before N: at most about 4 MiB\n"
 	"                     more than the range, wherever it lies\n"
-	"      --offset N     see --index-in\n"
-	"      --length N     see --index-in\n"
+	"      --offset N     see --import-index\n"
+	"      --length N     see --import-index\n"
 	"  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
 	"  -q, --quiet        no warnings (the exit status stays); with -l, no heading and\n"
 	"                     no totals\n"
@@ -129,7 +129,7 @@ struct out;
 struct opts {
 	int to_stdout, keep, force, test, list, name, recursive;
 	unsigned threads;                 /* -T; 0: one per CPU */
-	const char *index_out, *index_in; /* --index-out, --index-in */
+	const char *index_out, *index_in; /* --export-index, --import-index */
 	uint64_t offset, length;          /* --offset, --length (0: to the end) */
 	int ranged;                       /* either given */
 	const char *out_path;
@@ -1089,8 +1089,8 @@ static const struct option gunzip_options[] = {
         {"suffix", required_argument, 0, 'S'},
         {"output", required_argument, 0, 'o'},
         {"threads", required_argument, 0, 'T'},
-        {"index-out", required_argument, 0, OPT_INDEX_OUT},
-        {"index-in", required_argument, 0, OPT_INDEX_IN},
+        {"export-index", required_argument, 0, OPT_INDEX_OUT},
+        {"import-index", required_argument, 0, OPT_INDEX_IN},
         {"offset", required_argument, 0, OPT_OFFSET},
         {"length", required_argument, 0, OPT_LENGTH},
         {"help", no_argument, 0, 'h'},
@@ -1285,7 +1285,8 @@ static int gunzip_files(struct zn_inflater *d, char **files, int nfiles, const s
 	return rc;
 }
 
-/* ---- --index-out, --index-in: random reads --------------------------------------------------- */
+/* ---- --export-index, --import-index: random reads
+ * --------------------------------------------------- */
 
 /* FILE mapped whole, for random access (a regular file only); 0, or the exit status (said). */
 static int map_whole(const char *name, const uint8_t **p, size_t *len)
@@ -1323,7 +1324,7 @@ static void unmap_whole(const uint8_t *p, size_t len)
 		munmap((void *)p, len);
 }
 
-/* --index-out IDX FILE: FILE decoded once, every member checked, and the index of its
+/* --export-index IDX FILE: FILE decoded once, every member checked, and the index of its
  * checkpoints written to IDX (under a temporary name, renamed into place). */
 static int write_index(const char *name, const struct opts *op)
 {
@@ -1362,7 +1363,7 @@ static int write_index(const char *name, const struct opts *op)
 	return rc;
 }
 
-/* The index in --index-in, read and checked; NULL when it is not one (said). */
+/* The index in --import-index, read and checked; NULL when it is not one (said). */
 static struct zn_gzip_index *read_index(const char *path)
 {
 	const uint8_t *b;
@@ -1379,8 +1380,8 @@ static struct zn_gzip_index *read_index(const char *path)
 	return ix;
 }
 
-/* --index-in IDX [--offset N] [--length N] FILE: bytes N.. of FILE's decoded stream (to its end,
- * or N of them) to standard output (-o OUT, or nothing with -t), decoded from the checkpoint
+/* --import-index IDX [--offset N] [--length N] FILE: bytes N.. of FILE's decoded stream (to its
+ * end, or N of them) to standard output (-o OUT, or nothing with -t), decoded from the checkpoint
  * before N. */
 static int read_range(const char *name, const struct opts *op)
 {
@@ -1425,7 +1426,7 @@ static int read_range(const char *name, const struct opts *op)
 	return rc;
 }
 
-/* The index options: one FILE, not standard input; --offset and --length with --index-in. -1 to
+/* The index options: one FILE, not standard input; --offset and --length with --import-index. -1 to
  * go on, or the exit status (the usage error said). */
 static int check_index_args(const char *cmd, const struct opts *op, char **files, int nfiles)
 {
@@ -1433,13 +1434,14 @@ static int check_index_args(const char *cmd, const struct opts *op, char **files
 		return -1;
 	const char *why = NULL;
 	if (op->index_out && op->index_in)
-		why = "--index-out and --index-in: choose one";
+		why = "--export-index and --import-index: choose one";
 	else if (op->ranged && !op->index_in)
-		why = "--offset and --length need --index-in";
+		why = "--offset and --length need --import-index";
 	else if (nfiles != 1 || !strcmp(files[0], "-"))
 		why = "an index is for one FILE, not standard input";
 	else if (op->list || op->recursive || (op->index_out && op->out_path))
-		why = "--index-out and --index-in go with neither -l nor -r, --index-out not with "
+		why = "--export-index and --import-index go with neither -l nor -r, --export-index "
+		      "not with "
 		      "-o";
 	if (why)
 		return (cli_usage_error(cmd, "%s", why), GZ_ERROR);

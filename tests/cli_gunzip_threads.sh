@@ -55,8 +55,13 @@ for d in text bin random int64 empty; do
 	have bgzip && bgzip -c $d >$d.bgz && same $d.bgz $d
 	have 7zz && 7zz a -tgzip -mx=9 -si -so dummy <$d >$d.7z.gz 2>/dev/null && same $d.7z.gz $d
 done
-# The other gzip levels, on text.
+# The other gzip and libdeflate levels, on text.
 for l in 2 3 4 5 6 7 8; do gzip -$l -c text >text.gzip$l.gz && same text.gzip$l.gz text; done
+if have libdeflate-gzip; then
+	for l in 2 3 4 5 6 7 8 9 10 11; do
+		libdeflate-gzip -$l -c text >text.libdeflate$l.gz && same text.libdeflate$l.gz text
+	done
+fi
 # zopfli is slow: on a part of the text.
 if have zopfli; then
 	head -c 300000 text >text300k && zopfli -c text300k >text300k.zopfli.gz && same text300k.zopfli.gz text300k

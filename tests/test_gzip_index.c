@@ -117,7 +117,7 @@ static void check_bad_fields(const struct zn_gzip_index *ix)
 	size_t n;
 	CHECK_OK(zn_gzip_index_export(ix, &buf, &n));
 	uint8_t *b = buf;
-	const size_t p1 = 48 + 40; /* the second checkpoint (the first has no window) */
+	const size_t p1 = 48 + 44; /* the second checkpoint (the first has no window) */
 	struct {
 		size_t at;
 		uint8_t v;
@@ -125,6 +125,8 @@ static void check_bad_fields(const struct zn_gzip_index *ix)
 	        {48 + 32, 2},    /* the first checkpoint not the start */
 	        {p1 + 32, 9},    /* an unknown kind */
 	        {p1 + 39, 0x7f}, /* a window over 32 KiB */
+	        {p1 + 37, 0x01}, /* a window of another length than its frame's */
+	        {p1 + 40, 0x07}, /* a frame of another length */
 	        {p1 + 7, 0x7f},  /* an input bit past the input */
 	        {p1 + 15, 0x7f}, /* an output offset past the output */
 	        {32, 0x7f},      /* more checkpoints than fit */

@@ -2,6 +2,7 @@
 /* gzip_index.c - random access into a gzip stream through an index of checkpoints. */
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "common/common.h"
 #include "deflate/deflate_resume.h"
@@ -16,18 +17,16 @@
  * output up to the range, and copies the range. So a read costs at most about `spacing` bytes
  * of decoding, whatever the offset, and the index about 32 KiB per checkpoint.
  *
- * The exported form (little-endian), which zn_gzip_index_import() checks as untrusted input:
- *   "ZNGZIX01"  u64 in_len  u64 out_len  u64 spacing  u64 count  u32 tail_crc  u32 0
- *   count x { u64 in_bit  u64 out  u64 members  u32 crc  u32 isize  u8 kind  u8 subsequent
- *             u16 0  u32 window_len  window_len bytes }
- *   u32 CRC-32 of everything before it
+ * The exported form is docs/GZIP_INDEX.md (little-endian; each window a zstd frame, level 3:
+ * about a third of its 32 KiB on text), which zn_gzip_index_import() checks as untrusted input.
  * tail_crc is the CRC-32 of the input's last (up to) 4 KiB, which hold the last member's
  * trailer: an index is refused for an input that is not the one it was made from, in most cases.
  */
 
 #define IX_MAGIC      "ZNGZIX01"
 #define IX_HEAD       48u
-#define IX_POINT_HEAD 40u
+#define IX_POINT_HEAD 44u
+#define IX_ZSTD_LEVEL 3
 #define IX_TAIL       4096u
 #define IX_WIN        32768u
 
@@ -287,16 +286,28 @@ static uint32_t get32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-zn_result zn_gzip_index_export(const struct zn_gzip_index *ix, void **buf, size_t *len)
+/* Each window compressed, into z[i] (z_len[i] bytes; none for no window). */
+static zn_result pack_windows(const struct zn_gzip_index *ix, uint8_t **z, size_t *z_len)
 {
-	if (!ix || !buf || !len)
-		return ZN_ERR_INVALID_ARG;
-	size_t total = IX_HEAD + 4;
-	for (size_t i = 0; i < ix->n; i++)
-		total += IX_POINT_HEAD + ix->p[i].wlen;
-	uint8_t *b = malloc(total), *p = b;
-	if (!b)
-		return ZN_ERR_NOMEM;
+	for (size_t i = 0; i < ix->n; i++) {
+		const struct ix_point *q = &ix->p[i];
+		z_len[i] = 0;
+		if (!q->wlen)
+			continue;
+		size_t cap = ZSTD_compressBound(q->wlen);
+		if (!(z[i] = malloc(cap)))
+			return ZN_ERR_NOMEM;
+		z_len[i] = ZSTD_compress(z[i], cap, q->win, q->wlen, IX_ZSTD_LEVEL);
+		if (ZSTD_isError(z_len[i]))
+			return ZN_ERR_CODEC;
+	}
+	return ZN_OK;
+}
+
+static void put_all(const struct zn_gzip_index *ix, uint8_t *b, size_t total, uint8_t *const *z,
+                    const size_t *z_len)
+{
+	uint8_t *p = b;
 	memcpy(p, IX_MAGIC, 8);
 	p = put64(p + 8, ix->in_len);
 	p = put64(p, ix->out_len);
@@ -316,14 +327,37 @@ zn_result zn_gzip_index_export(const struct zn_gzip_index *ix, void **buf, size_
 		*p++ = 0;
 		*p++ = 0;
 		p = put32(p, q->wlen);
-		if (q->wlen)
-			memcpy(p, q->win, q->wlen);
-		p += q->wlen;
+		p = put32(p, (uint32_t)z_len[i]);
+		if (z_len[i])
+			memcpy(p, z[i], z_len[i]);
+		p += z_len[i];
 	}
 	put32(p, zn_crc32(0, b, total - 4));
-	*buf = b;
-	*len = total;
-	return ZN_OK;
+}
+
+zn_result zn_gzip_index_export(const struct zn_gzip_index *ix, void **buf, size_t *len)
+{
+	if (!ix || !buf || !len)
+		return ZN_ERR_INVALID_ARG;
+	uint8_t **z = calloc(ix->n, sizeof(*z));
+	size_t *z_len = calloc(ix->n, sizeof(*z_len));
+	zn_result r = z && z_len ? pack_windows(ix, z, z_len) : ZN_ERR_NOMEM;
+	size_t total = IX_HEAD + 4;
+	for (size_t i = 0; r == ZN_OK && i < ix->n; i++)
+		total += IX_POINT_HEAD + z_len[i];
+	uint8_t *b = r == ZN_OK ? malloc(total) : NULL;
+	if (r == ZN_OK && !b)
+		r = ZN_ERR_NOMEM;
+	if (r == ZN_OK) {
+		put_all(ix, b, total, z, z_len);
+		*buf = b;
+		*len = total;
+	}
+	for (size_t i = 0; z && i < ix->n; i++)
+		free(z[i]);
+	free(z);
+	free(z_len);
+	return r;
 }
 
 /* One checkpoint at b[*at..len), checked against the one before it (prev NULL: the first). */
@@ -340,9 +374,10 @@ static zn_result import_point(struct zn_gzip_index *ix, const uint8_t *b, size_t
 	                      .kind = p[32],
 	                      .subsequent = p[33],
 	                      .wlen = get32(p + 36)};
+	uint32_t zlen = get32(p + 40);
 	SAFETY_CHECK(pt.kind <= IX_BLOCK && pt.subsequent <= 1 && !p[34] && !p[35], ZN_ERR_CORRUPT);
 	SAFETY_CHECK(pt.wlen <= IX_WIN && (pt.kind == IX_BLOCK || !pt.wlen), ZN_ERR_CORRUPT);
-	SAFETY_CHECK(len - *at - IX_POINT_HEAD >= pt.wlen, ZN_ERR_CORRUPT);
+	SAFETY_CHECK(len - *at - IX_POINT_HEAD >= zlen && !zlen == !pt.wlen, ZN_ERR_CORRUPT);
 	SAFETY_CHECK(pt.in_bit / 8 <= ix->in_len && pt.out <= ix->out_len, ZN_ERR_CORRUPT);
 	if (!prev)
 		SAFETY_CHECK(pt.kind == IX_START && !pt.in_bit && !pt.out && !pt.members,
@@ -351,8 +386,13 @@ static zn_result import_point(struct zn_gzip_index *ix, const uint8_t *b, size_t
 		SAFETY_CHECK(pt.kind != IX_START && pt.in_bit > prev->in_bit && pt.out >= prev->out,
 		             ZN_ERR_CORRUPT);
 	SAFETY_CHECK(pt.kind != IX_MEMBER || pt.in_bit % 8 == 0, ZN_ERR_CORRUPT);
-	*at += IX_POINT_HEAD + pt.wlen;
-	return add_point(ix, &pt, p + IX_POINT_HEAD);
+	*at += IX_POINT_HEAD + zlen;
+	static _Thread_local uint8_t win[IX_WIN];
+	if (pt.wlen) {
+		size_t n = ZSTD_decompress(win, pt.wlen, p + IX_POINT_HEAD, zlen);
+		SAFETY_CHECK(!ZSTD_isError(n) && n == pt.wlen, ZN_ERR_CORRUPT);
+	}
+	return add_point(ix, &pt, win);
 }
 
 static zn_result import_points(struct zn_gzip_index *ix, const uint8_t *b, size_t len,
