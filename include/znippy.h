@@ -791,7 +791,8 @@ ZN_API zn_result zn_gunzip_read(struct zn_gunzip *g, zn_gunzip_read_fn read, voi
  * of output (0: ZN_GZIP_INDEX_SPACING_DEFAULT; less than ZN_GZIP_INDEX_SPACING_MIN counts as
  * that): a block boundary with the member's last 32 KiB of output, or a member's end. Returns
  * ZN_OK or ZN_ERR_TRAILING_GARBAGE with *out set (the index covers the stream up to the
- * garbage), or the decoding error (*out NULL). Memory: about 32 KiB per checkpoint.
+ * garbage), or the decoding error (*out NULL). Memory: about 32 KiB per checkpoint
+ * (an imported index keeps its windows compressed, decoding one per read).
  *
  * zn_gzip_index_read() writes up to `len` bytes of the decoded stream from output offset
  * `offset` on to dst, their number in *got (fewer only at the end of the stream; none at or past

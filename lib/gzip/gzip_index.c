@@ -36,8 +36,11 @@ struct ix_point {
 	uint64_t in_bit, out, members;
 	uint32_t crc, isize;
 	uint8_t kind, subsequent;
-	uint32_t wlen;
-	uint8_t *win; /* wlen bytes (IX_BLOCK) */
+	uint32_t wlen; /* the window's length (IX_BLOCK) */
+	uint32_t
+	        zlen; /* 0: win holds the window; else a zstd frame of zlen bytes (imported: decoded
+	                 by the read that resumes here, so that an import costs no decoding) */
+	uint8_t *win;
 };
 
 struct zn_gzip_index {
@@ -63,7 +66,8 @@ void zn_gzip_index_free(struct zn_gzip_index *ix)
 	free(ix);
 }
 
-static zn_result add_point(struct zn_gzip_index *ix, const struct ix_point *pt, const void *win)
+static zn_result add_point(struct zn_gzip_index *ix, const struct ix_point *pt, const void *win,
+                           size_t win_bytes)
 {
 	if (ix->n == ix->cap) {
 		size_t cap = ix->cap ? 2 * ix->cap : 16;
@@ -76,10 +80,10 @@ static zn_result add_point(struct zn_gzip_index *ix, const struct ix_point *pt, 
 	struct ix_point *q = &ix->p[ix->n];
 	*q = *pt;
 	q->win = NULL;
-	if (pt->wlen) {
-		if (!(q->win = malloc(pt->wlen)))
+	if (win_bytes) {
+		if (!(q->win = malloc(win_bytes)))
 			return ZN_ERR_NOMEM;
-		memcpy(q->win, win, pt->wlen);
+		memcpy(q->win, win, win_bytes);
 	}
 	ix->n++;
 	return ZN_OK;
@@ -95,14 +99,14 @@ static zn_result note_point(struct zn_gzip_index *ix, struct zn_inflater *d, uin
 	if (zn_inflate_stream_at_member_end(d)) {
 		pt.kind = IX_MEMBER;
 		pt.crc = pt.isize = 0;
-		return add_point(ix, &pt, NULL);
+		return add_point(ix, &pt, NULL, 0);
 	}
 	const uint8_t *w;
 	size_t n;
 	zn_inflate_stream_history(d, &w, &n);
 	pt.kind = IX_BLOCK;
 	pt.wlen = (uint32_t)n;
-	return add_point(ix, &pt, w);
+	return add_point(ix, &pt, w, n);
 }
 
 static zn_result build_points(struct zn_gzip_index *ix, struct zn_inflater *d, const uint8_t *in,
@@ -148,7 +152,7 @@ zn_result zn_gzip_index_build(struct zn_gzip_index **out, const void *in, size_t
 	                      : ZN_GZIP_INDEX_SPACING_DEFAULT;
 	ix->tail_crc = tail_crc(in, in_len);
 	struct ix_point start = {.kind = IX_START};
-	zn_result r = add_point(ix, &start, NULL);
+	zn_result r = add_point(ix, &start, NULL, 0);
 	if (r == ZN_OK)
 		r = zn_inflater_new(&d, ZN_FORMAT_GZIP);
 	if (r == ZN_OK) {
@@ -191,14 +195,21 @@ static const struct ix_point *point_for(const struct zn_gzip_index *ix, uint64_t
 	return &ix->p[lo];
 }
 
-static zn_result resume_at(struct zn_inflater *d, const struct ix_point *pt)
+/* Decoder d put at checkpoint pt; an imported window decoded into wbuf (IX_WIN bytes). */
+static zn_result resume_at(struct zn_inflater *d, const struct ix_point *pt, uint8_t *wbuf)
 {
 	if (pt->kind == IX_START)
 		return zn_inflate_stream_reset(d);
+	const uint8_t *win = pt->win;
+	if (pt->zlen) {
+		size_t n = ZSTD_decompress(wbuf, pt->wlen, pt->win, pt->zlen);
+		SAFETY_CHECK(!ZSTD_isError(n) && n == pt->wlen, ZN_ERR_CORRUPT);
+		win = wbuf;
+	}
 	struct zn_gzip_resume r = {
 	        .at_member_end = pt->kind == IX_MEMBER,
 	        .first_bit = (unsigned)(pt->in_bit % 8),
-	        .window = pt->win,
+	        .window = win,
 	        .window_len = pt->wlen,
 	        .crc = pt->crc,
 	        .isize = pt->isize,
@@ -246,13 +257,16 @@ zn_result zn_gzip_index_read(const struct zn_gzip_index *ix, const void *in, siz
 		return ZN_ERR_INVALID_ARG;
 	if (offset >= ix->out_len || !len)
 		return ZN_OK;
-	struct zn_inflater *d;
-	RETURN_IF_ERROR(zn_inflater_new(&d, ZN_FORMAT_GZIP));
 	const struct ix_point *pt = point_for(ix, offset);
-	zn_result r = resume_at(d, pt);
+	uint8_t *wbuf = pt->zlen ? malloc(IX_WIN) : NULL;
+	struct zn_inflater *d = NULL;
+	zn_result r = pt->zlen && !wbuf ? ZN_ERR_NOMEM : zn_inflater_new(&d, ZN_FORMAT_GZIP);
+	if (r == ZN_OK)
+		r = resume_at(d, pt, wbuf);
 	if (r == ZN_OK)
 		r = read_from(d, pt, in, in_len, offset, dst, len, got);
 	zn_inflater_free(d);
+	free(wbuf);
 	return r;
 }
 
@@ -294,6 +308,13 @@ static zn_result pack_windows(const struct zn_gzip_index *ix, uint8_t **z, size_
 		z_len[i] = 0;
 		if (!q->wlen)
 			continue;
+		if (q->zlen) { /* imported: the frame as it came */
+			if (!(z[i] = malloc(q->zlen)))
+				return ZN_ERR_NOMEM;
+			memcpy(z[i], q->win, q->zlen);
+			z_len[i] = q->zlen;
+			continue;
+		}
 		size_t cap = ZSTD_compressBound(q->wlen);
 		if (!(z[i] = malloc(cap)))
 			return ZN_ERR_NOMEM;
@@ -386,13 +407,12 @@ static zn_result import_point(struct zn_gzip_index *ix, const uint8_t *b, size_t
 		SAFETY_CHECK(pt.kind != IX_START && pt.in_bit > prev->in_bit && pt.out >= prev->out,
 		             ZN_ERR_CORRUPT);
 	SAFETY_CHECK(pt.kind != IX_MEMBER || pt.in_bit % 8 == 0, ZN_ERR_CORRUPT);
+	/* The frame must say it holds window_len bytes; it is decoded where a read needs it. */
+	SAFETY_CHECK(!zlen || ZSTD_getFrameContentSize(p + IX_POINT_HEAD, zlen) == pt.wlen,
+	             ZN_ERR_CORRUPT);
+	pt.zlen = zlen;
 	*at += IX_POINT_HEAD + zlen;
-	static _Thread_local uint8_t win[IX_WIN];
-	if (pt.wlen) {
-		size_t n = ZSTD_decompress(win, pt.wlen, p + IX_POINT_HEAD, zlen);
-		SAFETY_CHECK(!ZSTD_isError(n) && n == pt.wlen, ZN_ERR_CORRUPT);
-	}
-	return add_point(ix, &pt, win);
+	return add_point(ix, &pt, p + IX_POINT_HEAD, zlen);
 }
 
 static zn_result import_points(struct zn_gzip_index *ix, const uint8_t *b, size_t len,
