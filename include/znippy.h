@@ -720,8 +720,8 @@ ZN_API zn_result zn_inflate_resolve_markers(const uint16_t *sym, size_t n, const
  * get smaller chunks, so that their output fits.
  */
 struct zn_gunzip_options {
-	size_t size;         /* sizeof(struct zn_gunzip_options), set by zn_gunzip_options_init();
-	                        fields past it are taken as their defaults */
+	size_t struct_size;  /* sizeof(struct zn_gunzip_options), or 0; zn_gunzip_options_init()
+	                        sets it (see Conventions) */
 	unsigned threads;    /* decoding threads besides the caller's (which stitches and writes);
 	                        0: one per CPU this process may run on; at most ZN_THREADS_MAX */
 	uint64_t chunk_size; /* compressed bytes per chunk; 0: ZN_GUNZIP_CHUNK_DEFAULT; at least
@@ -746,7 +746,7 @@ ZN_API uint64_t zn_gunzip_memory_bound(const struct zn_gunzip_options *opt, int 
 
 /* What a decode did. Filled on success and failure. */
 struct zn_gunzip_info {
-	size_t size;      /* sizeof(struct zn_gunzip_info), set by zn_gunzip_info_init() */
+	size_t struct_size; /* sizeof(struct zn_gunzip_info), or 0 (see Conventions) */
 	uint64_t in_pos;  /* as *in_pos of zn_inflate_stream_position() at the end: the stream's
 	                     length (the last member and zero padding after it), the offset of
 	                     trailing garbage, or about where a fault was found */

@@ -212,6 +212,17 @@ int main(int argc, char **argv)
 	tu_init(argc, argv, "test_gzip_parallel");
 	struct tu_rng g;
 	tu_rng_seed(&g, tu_seed);
+	{ /* sized options (see Conventions): 0 is the first layout, a size below it refused */
+		struct zn_gunzip_options o;
+		struct zn_gunzip *z;
+		zn_gunzip_options_init(&o);
+		CHECK(o.struct_size == sizeof(o));
+		o.struct_size = 0;
+		CHECK_OK(zn_gunzip_new(&z, &o));
+		zn_gunzip_free(z);
+		o.struct_size = 4;
+		CHECK(zn_gunzip_new(&z, &o) == ZN_ERR_INVALID_ARG);
+	}
 	for (unsigned t = 1; t <= 4; t++) {
 		struct zn_gunzip_options o;
 		zn_gunzip_options_init(&o);

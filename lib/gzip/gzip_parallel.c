@@ -4,6 +4,7 @@
 
 #include "common/big_alloc.h"
 #include "common/cpu_features.h"
+#include "common/sized.h"
 #include "deflate/deflate_resume.h"
 #include "gzip/gzip_internal.h"
 
@@ -99,25 +100,27 @@ struct run {
 void zn_gunzip_options_init(struct zn_gunzip_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
-	opt->size = sizeof(*opt);
+	opt->struct_size = sizeof(*opt);
 	opt->chunk_size = ZN_GUNZIP_CHUNK_DEFAULT;
 }
 
 void zn_gunzip_info_init(struct zn_gunzip_info *info)
 {
 	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
+	info->struct_size = sizeof(*info);
 }
 
-/* Options of any size the caller's header had, defaults for fields it did not know. */
+/* The first layouts (see common/sized.h): these structs are new in 0.5.0. */
+#define FIRST_OPTIONS sizeof(struct zn_gunzip_options)
+#define FIRST_INFO    sizeof(struct zn_gunzip_info)
+
+/* Options of any size the caller's header had, defaults for fields it did not know (a size
+ * below the first layout: the defaults; zn_gunzip_new() refuses it). */
 static void take_options(struct zn_gunzip_options *o, const struct zn_gunzip_options *opt)
 {
 	zn_gunzip_options_init(o);
-	if (opt) {
-		size_t n = ZN_MIN(opt->size, sizeof(*o));
-		memcpy(o, opt, n);
-		o->size = sizeof(*o);
-	}
+	if (opt)
+		(void)zn_sized_in(o, sizeof(*o), opt, FIRST_OPTIONS);
 	if (!o->chunk_size)
 		o->chunk_size = ZN_GUNZIP_CHUNK_DEFAULT;
 	if (!o->threads)
@@ -172,6 +175,7 @@ zn_result zn_gunzip_new(struct zn_gunzip **out, const struct zn_gunzip_options *
 {
 	SAFETY_CHECK(out, ZN_ERR_INVALID_ARG);
 	*out = NULL;
+	SAFETY_CHECK(!opt || zn_sized_len(opt, FIRST_OPTIONS), ZN_ERR_INVALID_ARG);
 	struct zn_gunzip_options o;
 	take_options(&o, opt);
 	SAFETY_CHECK(o.chunk_size >= ZN_GUNZIP_CHUNK_MIN && o.chunk_size <= ZN_GUNZIP_CHUNK_MAX,
@@ -795,9 +799,7 @@ static void fill_info(const struct run *s, struct zn_gunzip_info *info)
 	i.chunks = s->chunks;
 	i.seq_bytes = s->seq_bytes;
 	i.sym_bytes = s->sym_bytes;
-	size_t n = ZN_MIN(info->size ? info->size : sizeof(i), sizeof(i));
-	memcpy(info, &i, n);
-	info->size = n;
+	zn_sized_out(info, &i, sizeof(i), FIRST_INFO);
 }
 
 zn_result zn_gunzip_mem(struct zn_gunzip *z, const void *in, size_t in_len,
