@@ -38,7 +38,8 @@ static uint8_t *reference(const uint8_t *in, size_t len, size_t *out_len)
 			cap = 2 * (n + olen);
 			CHECK((out = realloc(out, cap)));
 		}
-		memcpy(out + n, o, olen);
+		if (olen)
+			memcpy(out + n, o, olen);
 		n += olen;
 		CHECK(r == ZN_OK || r == ZN_ERR_TRAILING_GARBAGE);
 		if (r != ZN_OK || done)
