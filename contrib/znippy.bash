@@ -76,15 +76,15 @@ _znippy() {
 		esac
 		;;
 	gunzip)
-		opts='-c -d -k -f -t -q -n -r -l -v -N -S -o -h -V --stdout --to-stdout --decompress --keep --force --test --quiet --no-name --name --recursive --list --verbose --suffix --output --help --version'
-		argopts='-S -o --suffix --output'
+		opts='-c -d -k -f -t -q -n -r -l -v -N -S -o -T -h -V --stdout --to-stdout --decompress --keep --force --test --quiet --no-name --name --recursive --list --verbose --suffix --output --threads --export-index --import-index --offset --length --help --version'
+		argopts='-S -o -T --suffix --output --threads --export-index --import-index --offset --length'
 		case $prev in
 		-o | --output | --output=) values="-f" ;;
 		esac
 		;;
 	zcat)
-		opts='-c -d -k -f -t -q -n -r -l -v -N -S -o -h -V --stdout --to-stdout --decompress --keep --force --test --quiet --no-name --name --recursive --list --verbose --suffix --output --help --version'
-		argopts='-S -o --suffix --output'
+		opts='-c -d -k -f -t -q -n -r -l -v -N -S -o -T -h -V --stdout --to-stdout --decompress --keep --force --test --quiet --no-name --name --recursive --list --verbose --suffix --output --threads --export-index --import-index --offset --length --help --version'
+		argopts='-S -o -T --suffix --output --threads --export-index --import-index --offset --length'
 		case $prev in
 		-o | --output | --output=) values="-f" ;;
 		esac

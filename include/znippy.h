@@ -1119,6 +1119,135 @@ ZN_API zn_result zn_bunzip2(const struct zn_bunzip2_options *opt, zn_read_fn rea
 ZN_API zn_result zn_bunzip2_mem(const struct zn_bunzip2_options *opt, const void *in, size_t in_len,
                                 zn_sink_fn sink, void *sink_ctx, struct zn_bunzip2_info *info);
 
+/* ------------------------------------------------------------------------------------------------
+ * Parallel gzip decoding (see lib/gzip/)
+ * ---------------------------------------------------------------------------------------------- */
+/* One gzip stream decoded on several threads, its output handed out in order, with the results
+ * of zn_inflate_stream() on the same input: the same bytes, and on damage the same error, found
+ * at the same input position, after the same output (the bytes before it).
+ *
+ * Any gzip file works. The input is cut into chunks of about chunk_size compressed bytes; a
+ * job per chunk finds where decoding can start in it (a member header, or a DEFLATE block by a
+ * block finder and a trial decode), decodes with the window before that point unknown (16-bit
+ * symbols with markers, as zn_inflate_stream_start_unknown() does) and in bytes once it is
+ * known, up to where the next chunk starts. The caller's thread stitches the chunks together in
+ * order: a chunk is used only if it starts exactly where the previous one ended, its markers are
+ * resolved with the 32 KiB before it, and every member's CRC-32 and ISIZE are checked (CRC
+ * combine across chunks). Wherever a chunk cannot be used (a false start, damage, a block too big
+ * for a chunk, input that defeats the finder), the caller's thread decodes on itself with the
+ * ordinary decoder from where the stream stands, and the next chunks are used again once it
+ * reaches where they start: the worst case is the speed of one thread, never a wrong byte.
+ * Multi-member files (pigz, BGZF with its BSIZE field, concatenated .gz) and streams with full
+ * flushes (pigz -i, --rsyncable) start chunks at members and flushes, with the window known.
+ *
+ * Memory: the chunks in flight, at most threads + 2, each holding its output (at most
+ * zn_gunzip_chunk_memory() bytes: eight times chunk_size, as 16-bit symbols and bytes, and half
+ * as much again) and, reading a pipe, its input (chunk_size and 256 KiB), plus a decoder of
+ * about 0.5 MiB per thread: zn_gunzip_memory_bound() says the total. More compressible streams
+ * get smaller chunks, so that their output fits.
+ */
+struct zn_gunzip_options {
+	size_t struct_size;  /* sizeof(struct zn_gunzip_options), or 0; zn_gunzip_options_init()
+	                        sets it (see Conventions) */
+	unsigned threads;    /* decoding threads besides the caller's (which stitches and writes);
+	                        0: one per CPU this process may run on; at most ZN_THREADS_MAX */
+	uint64_t chunk_size; /* compressed bytes per chunk; 0: ZN_GUNZIP_CHUNK_DEFAULT; at least
+	                        ZN_GUNZIP_CHUNK_MIN, at most ZN_GUNZIP_CHUNK_MAX */
+	/* zn_gunzip_mem(): called on the caller's thread, every 64 MiB or so, with an offset of
+	 * the input before which the decode is done with it, so that a caller whose input is a
+	 * mapped file can drop those pages (MADV_DONTNEED) and keep its resident memory bounded.
+	 * The bytes must stay readable (a job may still look at a few of them; a dropped page of
+	 * a file mapping comes back when read). NULL: not called. */
+	void (*release)(void *ctx, uint64_t upto);
+	void *release_ctx;
+};
+#define ZN_GUNZIP_CHUNK_DEFAULT ((uint64_t)1 << 20)
+#define ZN_GUNZIP_CHUNK_MIN     ((uint64_t)64 << 10)
+#define ZN_GUNZIP_CHUNK_MAX     ((uint64_t)256 << 20)
+ZN_API void zn_gunzip_options_init(struct zn_gunzip_options *opt);
+/* The most output memory one chunk in flight holds, for these options. */
+ZN_API uint64_t zn_gunzip_chunk_memory(const struct zn_gunzip_options *opt);
+/* The bound on all memory a decode takes for these options (threads 0: this machine's), with
+ * `piped` 1 for zn_gunzip_read() (input buffered too). */
+ZN_API uint64_t zn_gunzip_memory_bound(const struct zn_gunzip_options *opt, int piped);
+
+/* What a decode did. Filled on success and failure. */
+struct zn_gunzip_info {
+	size_t struct_size; /* sizeof(struct zn_gunzip_info), or 0 (see Conventions) */
+	uint64_t in_pos;  /* as *in_pos of zn_inflate_stream_position() at the end: the stream's
+	                     length (the last member and zero padding after it), the offset of
+	                     trailing garbage, or about where a fault was found */
+	uint64_t out_len; /* bytes handed to the write callback */
+	uint64_t members; /* members checked */
+	uint64_t chunks;    /* chunks decoded in parallel and used */
+	uint64_t seq_bytes; /* output the caller's thread decoded on itself */
+	uint64_t sym_bytes; /* output of used chunks decoded before their window was known (as
+	                       16-bit symbols, resolved afterwards) */
+};
+ZN_API void zn_gunzip_info_init(struct zn_gunzip_info *info);
+
+/* Output in order: len bytes at buf (valid during the call), called on the caller's thread.
+ * Anything but ZN_OK ends the decode with that result (nothing more is written). */
+typedef zn_result (*zn_gunzip_write_fn)(void *ctx, const void *buf, size_t len);
+/* Input for zn_gunzip_read(): up to cap bytes into buf, their number in *got (0: the end).
+ * Anything but ZN_OK ends the decode with that result. Called on the caller's thread. */
+typedef zn_result (*zn_gunzip_read_fn)(void *ctx, void *buf, size_t cap, size_t *got);
+
+/* A parallel decoder: its threads and buffers, for one stream after another. Create with
+ * `opt` (NULL: defaults); ZN_ERR_NOMEM, ZN_ERR_INVALID_ARG for options out of range. One
+ * thread at a time per object. */
+struct zn_gunzip;
+ZN_API zn_result zn_gunzip_new(struct zn_gunzip **out, const struct zn_gunzip_options *opt);
+ZN_API void zn_gunzip_free(struct zn_gunzip *g);
+
+/* Decode the gzip stream in[0..in_len) (all of it at hand: a mapped file) to `write`. Returns
+ * ZN_OK, ZN_ERR_TRAILING_GARBAGE (everything before the garbage decoded and checked, as for
+ * zn_inflate()), a decoding error as zn_inflate_stream() gives it, or the callback's error.
+ * `info` may be NULL. */
+ZN_API zn_result zn_gunzip_mem(struct zn_gunzip *g, const void *in, size_t in_len,
+                               zn_gunzip_write_fn write, void *ctx, struct zn_gunzip_info *info);
+/* The same for a stream read through `read` (a pipe), with bounded memory. */
+ZN_API zn_result zn_gunzip_read(struct zn_gunzip *g, zn_gunzip_read_fn read, void *rctx,
+                                zn_gunzip_write_fn write, void *wctx,
+                                struct zn_gunzip_info *info);
+
+/* Random access into a gzip stream (the technique of zlib's zran.c, gztool, rapidgzip's index).
+ *
+ * zn_gzip_index_build() decodes the whole stream in[0..in_len) once (on the caller's thread,
+ * every member's CRC-32 and length checked) and notes a checkpoint about every `spacing` bytes
+ * of output (0: ZN_GZIP_INDEX_SPACING_DEFAULT; less than ZN_GZIP_INDEX_SPACING_MIN counts as
+ * that): a block boundary with the member's last 32 KiB of output, or a member's end. Returns
+ * ZN_OK or ZN_ERR_TRAILING_GARBAGE with *out set (the index covers the stream up to the
+ * garbage), or the decoding error (*out NULL). Memory: about 32 KiB per checkpoint
+ * (an imported index keeps its windows compressed, decoding one per read).
+ *
+ * zn_gzip_index_read() writes up to `len` bytes of the decoded stream from output offset
+ * `offset` on to dst, their number in *got (fewer only at the end of the stream; none at or past
+ * it). It decodes from the last checkpoint at or before `offset`: at most about `spacing` bytes
+ * of output are decoded and dropped first. The CRC-32 and length of a member are checked where
+ * the read reaches its end. `in` must be the input the index was made from (its length and last
+ * 4 KiB are compared: ZN_ERR_INVALID_ARG otherwise). Any number of threads may read through one
+ * index at once.
+ *
+ * zn_gzip_index_export() writes the index to a malloc'd buffer (*buf, *len; the caller frees
+ * it); zn_gzip_index_import() reads one back, checking it as untrusted input (ZN_ERR_BAD_HEADER
+ * for another kind of file, ZN_ERR_CHECKSUM or ZN_ERR_CORRUPT for a damaged one); the format is
+ * in lib/gzip/gzip_index.c. */
+struct zn_gzip_index;
+#define ZN_GZIP_INDEX_SPACING_DEFAULT ((uint64_t)4 << 20)
+#define ZN_GZIP_INDEX_SPACING_MIN     ((uint64_t)64 << 10)
+ZN_API zn_result zn_gzip_index_build(struct zn_gzip_index **out, const void *in, size_t in_len,
+                                     uint64_t spacing);
+ZN_API void zn_gzip_index_free(struct zn_gzip_index *ix);
+/* The decoded stream's length; the number of checkpoints (the stream's start is one). */
+ZN_API uint64_t zn_gzip_index_out_len(const struct zn_gzip_index *ix);
+ZN_API size_t zn_gzip_index_points(const struct zn_gzip_index *ix);
+ZN_API zn_result zn_gzip_index_read(const struct zn_gzip_index *ix, const void *in,
+                                    size_t in_len, uint64_t offset, void *dst, size_t len,
+                                    size_t *got);
+ZN_API zn_result zn_gzip_index_export(const struct zn_gzip_index *ix, void **buf, size_t *len);
+ZN_API zn_result zn_gzip_index_import(struct zn_gzip_index **out, const void *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

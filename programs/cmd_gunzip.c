@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_gunzip.c - `znippy gunzip` and `znippy zcat`: gzip's conventions on znippy's decoder. */
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +17,12 @@
 
 #include "cli.h"
 
+#define ZN_MIN_SZ(a, b) ((a) < (b) ? (a) : (b))
+
 /* clang-format off */
 static const char gunzip_help[] =
 	"Usage: znippy gunzip [-c] [-k] [-f] [-t] [-l] [-v] [-q] [-n|-N] [-r] [-S SUF] [-o OUT]\n"
-	"                     [FILE...]\n"
+	"                     [-T N] [FILE...]\n"
 	"       znippy zcat [FILE...]          (the same as gunzip -c)\n"
 	"Decompress gzip files. FILE.gz (or .z, -gz, -z, _z, in any case; .tgz and .taz give\n"
 	"FILE.tar) becomes FILE, with the mode (less set-id bits) and modification time of\n"
@@ -26,19 +30,21 @@ static const char gunzip_help[] =
 	"suffixes is FILE with the first of them (-S SUF first) that exists. With no FILE, or\n"
 	"when FILE is -, read standard input and write standard output. Several gzip members\n"
 	"in a row are decoded as one stream; zero bytes after the last are ignored, other\n"
-	"trailing bytes give a warning and exit status 1, as gzip's (which exits with 2), and\n"
-	"what was decoded is kept. Output files are written under a temporary name and\n"
-	"renamed into place once the stream checked out, so no partial output is left (not\n"
-	"even after a signal); only -f over a file in a directory this user may not write\n"
-	"writes that file in place.\n"
+	"trailing bytes give a warning and exit status 2, as gzip's, and what was decoded is\n"
+	"kept. Output files are written under a temporary name and renamed into place once the\n"
+	"stream checked out, so no partial output is left (not even after a signal); only -f\n"
+	"over a file in a directory this user may not write writes that file in place.\n"
+	"Every FILE is decoded on N threads (-T), whatever made it: a block finder starts them\n"
+	"in the middle of a single gzip member too; the output, the messages and the exit\n"
+	"status are those of one thread, and each member's CRC-32 and length are checked.\n"
 	"  -c, --stdout, --to-stdout\n"
 	"                     write to standard output, keep the input files\n"
 	"  -d, --decompress   accepted, as gzip -d (decompressing is all this does)\n"
 	"  -k, --keep         keep the input files\n"
 	"  -f, --force        overwrite existing output files; also decode inputs that are\n"
 	"                     symlinks, have other links or set-id bits; with -c, copy input\n"
-	"                     that is not gzip as it is (zcat -f), and what follows the\n"
-	"                     last member, zero padding included, as gzip does\n"
+	"                     that is not gzip as it is (zcat -f, on one thread), and what\n"
+	"                     follows the last member, zero padding included, as gzip does\n"
 	"  -t, --test         check integrity (CRC-32, length) only, write nothing\n"
 	"  -o, --output OUT   write all output to OUT ('-': standard output)\n"
 	"  -l, --list         for each FILE (standard input: named stdout): compressed and\n"
@@ -53,21 +59,81 @@ static const char gunzip_help[] =
 	"  -N, --name         name the output as the header's stored name (its last part,\n"
 	"                     beside FILE.gz) and give it the stored time, as gzip -N\n"
 	"  -n, --no-name      the name from FILE.gz and its time (the default, as gzip)\n"
+	"  -T, --threads N    decoding threads (default or 0: one per CPU, as nproc; more\n"
+	"                     than " CLI_STR(ZN_THREADS_MAX) " count as " CLI_STR(ZN_THREADS_MAX) "); the calling thread checks and writes.\n"
+	"                     -T1 decodes on the calling thread alone. Memory: at most\n"
+	"                     (N + 2) x 25 MiB of decoded pieces in flight (more compressible\n"
+	"                     streams get smaller pieces), a standard input's 1.3 MiB more\n"
+	"                     per piece, and about 64 MiB of a FILE mapped at a time\n"
+	"      --export-index IDX\n"
+	"                     decode FILE (one regular file) once, checking it, and write an\n"
+	"                     index of it to IDX: a checkpoint (32 KiB) about every 4 MiB of\n"
+	"                     output; nothing else is written\n"
+	"      --import-index IDX [--offset N] [--length N]\n"
+	"                     write N bytes (default: to the end) of FILE's decoded stream from\n"
+	"                     offset N on to standard output (-o OUT; nothing with -t),\n"
+	"                     decoding from the checkpoint of IDX before N: at most about 4 MiB\n"
+	"                     more than the range, wherever it lies\n"
+	"      --offset N     see --import-index\n"
+	"      --length N     see --import-index\n"
 	"  -v, --verbose      name each file and its ratio on standard error, as gzip -v\n"
 	"  -q, --quiet        no warnings (the exit status stays); with -l, no heading and\n"
 	"                     no totals\n"
 	"  -V, --version      print the version\n"
 	"  -h, --help         this help\n"
-	"Exit status: 0 success, 1 damaged or invalid input, trailing garbage, or a FILE or\n"
-	"output refused (a symlink, directory, set-id or linked file, an unknown suffix, an\n"
-	"existing output without -f; gzip's warnings, 2 there), 2 usage error, 3 I/O or\n"
-	"system error.\n";
+	"Exit status, gzip's: 0 success; 1 an error (damaged or invalid input, a FILE missing,\n"
+	"unreadable or a symlink, a write error, a usage error); 2 a warning (trailing\n"
+	"garbage, an existing output not overwritten, a directory, FIFO, set-id or linked\n"
+	"FILE passed over, an unknown suffix; gzip -q passes over an unknown suffix with 0),\n"
+	"unless there was an error too.\n";
 /* clang-format on */
 
+/*
+ * Exit statuses, gzip's (checked against gzip 1.12 case by case): 0 success; 1 an error (damaged
+ * or invalid input, a missing or unreadable FILE, a write error, a usage error, a symlink FILE
+ * without -f); 2 a warning (trailing garbage, an existing output not overwritten, a directory,
+ * FIFO, set-id or linked FILE passed over, an unknown suffix). An error outranks a warning,
+ * whatever comes first. -q silences the warnings gzip -q silences and keeps the status, except
+ * for an unknown suffix, which gzip -q passes over with status 0.
+ */
+enum { GZ_OK = 0, GZ_ERROR = 1, GZ_WARNING = 2 };
+
+static int gz_worse(int a, int b)
+{
+	if (a == GZ_ERROR || b == GZ_ERROR)
+		return GZ_ERROR;
+	return a == GZ_WARNING || b == GZ_WARNING ? GZ_WARNING : GZ_OK;
+}
+
+/* A warning of gzip's that -q silences, said as cli_error says errors; returns GZ_WARNING. */
+static int gz_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int gz_warn(const char *fmt, ...)
+{
+	if (!cli_quiet) {
+		char msg[4096];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		cli_error("%s", msg);
+	}
+	return GZ_WARNING;
+}
+
+static int gz_status(zn_result r)
+{
+	return r == ZN_OK ? GZ_OK : GZ_ERROR;
+}
+
+struct out;
 struct opts {
 	int to_stdout, keep, force, test, list, name, recursive;
+	unsigned threads;                 /* -T; 0: one per CPU */
+	const char *index_out, *index_in; /* --export-index, --import-index */
+	uint64_t offset, length;          /* --offset, --length (0: to the end) */
+	int ranged;                       /* either given */
 	const char *out_path;
-	struct cli_out *out; /* -o: opened once, renamed into place at the end */
+	struct out *out; /* -o: opened once, renamed into place at the end */
 };
 
 /* Describe a decoding fault: "bad stream header (at input byte 0)". */
@@ -80,8 +146,9 @@ static void report(const char *name, zn_result r, uint64_t in_pos)
 		          (unsigned long long)in_pos);
 }
 
-static int write_failed; /* the last decode_fd's output failed (not its input) */
-static int pass_plain;   /* zcat -f, gunzip -cf: input that is not gzip is copied as it is */
+static int write_failed;      /* the last decode_fd's output failed (not its input) */
+static int pass_plain;        /* zcat -f, gunzip -cf: input that is not gzip is copied as it is */
+static struct zn_gunzip *par; /* -T N with N > 1, for every FILE; NULL at -T1 */
 
 /* `zeros` zero bytes, then the rest of the input, from in[pos..have) on, copied to out_fd as it
  * is (pass_plain). */
@@ -98,20 +165,20 @@ static int copy_plain(int in_fd, uint64_t zeros, const uint8_t *in, size_t pos, 
 		if (k && out_fd >= 0 && cli_write_all(out_fd, from, k)) {
 			cli_error("%s: write error: %s", out_name, strerror(errno));
 			write_failed = 1;
-			return EXIT_SYSTEM;
+			return GZ_ERROR;
 		}
 		if (zeros) {
 			zeros -= k;
 			continue;
 		}
 		if (eof)
-			return EXIT_OK;
+			return GZ_OK;
 		ssize_t n = read(in_fd, buf, cap);
 		if (n < 0 && errno == EINTR)
 			n = 0;
 		else if (n < 0) {
 			cli_error("%s: read error: %s", name, strerror(errno));
-			return EXIT_SYSTEM;
+			return GZ_ERROR;
 		} else if (n == 0)
 			eof = 1;
 		in = buf, pos = 0, have = (size_t)n;
@@ -191,14 +258,14 @@ static int open_input(struct decode *s)
 		s->released = (size_t)s->start & ~(size_t)4095;
 		s->pos = (size_t)s->start;
 		s->eof = 1;
-		return EXIT_OK;
+		return GZ_OK;
 	}
 	s->start = 0;
 	if (!(s->buf = malloc(s->buf_cap))) {
 		cli_error("%s: out of memory", s->name);
-		return EXIT_SYSTEM;
+		return GZ_ERROR;
 	}
-	return EXIT_OK;
+	return GZ_OK;
 }
 
 /* Whether the next step must read more: the input at hand is used up, or at the start it is too
@@ -239,7 +306,7 @@ static int read_more(struct decode *s)
 		    !fcntl(s->in_fd, F_SETFL, fl & ~O_NONBLOCK))
 			continue;
 		cli_error("%s: read error: %s", s->name, strerror(errno));
-		return EXIT_SYSTEM;
+		return GZ_ERROR;
 	}
 }
 
@@ -301,7 +368,7 @@ static int decode_step(struct decode *s)
 	if (olen && s->out_fd >= 0 && cli_write_all(s->out_fd, o, olen)) {
 		cli_error("%s: write error: %s", s->out_name, strerror(errno));
 		write_failed = 1;
-		return EXIT_SYSTEM;
+		return GZ_ERROR;
 	}
 	int rc = pass_plain ? copy_after_members(s, in, r, done) : -1;
 	if (rc >= 0)
@@ -312,15 +379,15 @@ static int decode_step(struct decode *s)
 		zn_inflate_stream_position(s->d, &last_in, NULL);
 		last_garbage = garbage_warned = 1;
 		cli_warn("%s: decompression OK, trailing garbage ignored", s->name);
-		return EXIT_OK;
+		return GZ_OK;
 	}
 	if (r != ZN_OK) {
 		uint64_t at;
 		zn_inflate_stream_position(s->d, &at, NULL);
 		report(s->name, r, at + (uint64_t)s->start); /* from the file's start */
-		return cli_exit_code(r);
+		return gz_status(r);
 	}
-	return done ? EXIT_OK : -1;
+	return done ? GZ_OK : -1;
 }
 
 /*
@@ -337,12 +404,16 @@ static int decode_step(struct decode *s)
  * member's end and those kept bytes was zero padding, the only thing the decoder passes over
  * there.
  */
+static int decode_fd_parallel(int in_fd, int out_fd, const char *name, const char *out_name);
+
 static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *name,
                      const char *out_name)
 {
 	write_failed = 0;
 	last_in = last_out = last_headers = 0;
 	last_garbage = 0;
+	if (par && !pass_plain)
+		return decode_fd_parallel(in_fd, out_fd, name, out_name);
 	struct decode s = {.d = d,
 	                   .in_fd = in_fd,
 	                   .out_fd = out_fd,
@@ -352,10 +423,10 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 	zn_result r = zn_inflate_stream_reset(d);
 	if (r != ZN_OK) {
 		cli_error("%s: %s", name, zn_result_message(r));
-		return cli_exit_code(r);
+		return gz_status(r);
 	}
 	int rc = open_input(&s);
-	if (rc == EXIT_OK)
+	if (rc == GZ_OK)
 		do
 			rc = needs_read(&s) ? read_more(&s) : decode_step(&s);
 		while (rc < 0);
@@ -365,6 +436,129 @@ static int decode_fd(struct zn_inflater *d, int in_fd, int out_fd, const char *n
 	}
 	free(s.buf);
 	return rc;
+}
+
+/* ---- -T N: the parallel decoder ------------------------------------------------------------- */
+
+struct par_io {
+	int in_fd, out_fd;
+	const char *name, *out_name;
+	int read_err, write_err; /* errno of a failed read or write */
+	uint8_t head[4096];      /* the first bytes read from a pipe (for -v and -l) */
+	size_t head_len;
+	uint8_t *map;
+	size_t released;
+};
+
+static zn_result par_write(void *ctx, const void *buf, size_t len)
+{
+	struct par_io *io = ctx;
+	if (io->out_fd >= 0 && cli_write_all(io->out_fd, buf, len)) {
+		io->write_err = errno;
+		return ZN_ERR_IO;
+	}
+	return ZN_OK;
+}
+
+/* A pipe, read as read_more reads it: EINTR retried, a non-blocking one made blocking. */
+static zn_result par_read(void *ctx, void *buf, size_t cap, size_t *got)
+{
+	struct par_io *io = ctx;
+	for (;;) {
+		ssize_t n = read(io->in_fd, buf, cap);
+		if (n >= 0) {
+			size_t k = ZN_MIN_SZ((size_t)n, sizeof(io->head) - io->head_len);
+			memcpy(io->head + io->head_len, buf, k);
+			io->head_len += k;
+			*got = (size_t)n;
+			return ZN_OK;
+		}
+		if (errno == EINTR)
+			continue;
+		int fl = fcntl(io->in_fd, F_GETFL);
+		if (errno == EAGAIN && fl >= 0 && (fl & O_NONBLOCK) &&
+		    !fcntl(io->in_fd, F_SETFL, fl & ~O_NONBLOCK))
+			continue;
+		io->read_err = errno;
+		return ZN_ERR_IO;
+	}
+}
+
+/* Decoded input of a mapped file is dropped from the process's memory, as -T1 does. */
+static void par_release(void *ctx, uint64_t upto)
+{
+	struct par_io *io = *(struct par_io **)ctx;
+	size_t to = (size_t)upto & ~(size_t)4095;
+	if (io && io->map && to > io->released) {
+		madvise(io->map + io->released, to - io->released, MADV_DONTNEED);
+		io->released = to;
+	}
+}
+static struct par_io *par_current; /* the release callback's context */
+
+/* decode_fd with the parallel decoder (not for zcat -f, whose copies need -T1's positions).
+ * The same messages, positions and exit statuses. */
+static int decode_fd_parallel(int in_fd, int out_fd, const char *name, const char *out_name)
+{
+	struct par_io io = {.in_fd = in_fd, .out_fd = out_fd, .name = name, .out_name = out_name};
+	struct zn_gunzip_info info;
+	zn_gunzip_info_init(&info);
+	struct stat st;
+	off_t start = 0;
+	size_t map_len = 0;
+	if (fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (start = lseek(in_fd, 0, SEEK_CUR)) >= 0 && st.st_size > start) {
+		map_len = (size_t)st.st_size;
+		io.map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, in_fd, 0);
+		if (io.map == MAP_FAILED)
+			io.map = NULL;
+		else
+			madvise(io.map, map_len, MADV_SEQUENTIAL);
+	}
+	if (!io.map)
+		start = 0;
+	io.released = (size_t)start & ~(size_t)4095;
+	par_current = &io;
+	zn_result r;
+	const uint8_t *head;
+	size_t head_len;
+	if (io.map) {
+		r = zn_gunzip_mem(par, io.map + start, map_len - (size_t)start, par_write, &io,
+		                  &info);
+		head = io.map + start;
+		head_len = map_len - (size_t)start;
+	} else {
+		r = zn_gunzip_read(par, par_read, &io, par_write, &io, &info);
+		head = io.head;
+		head_len = io.head_len;
+	}
+	par_current = NULL;
+	last_in = info.in_pos;
+	last_out = info.out_len;
+	last_headers = gz_header_len(head, head_len, NULL) + 8;
+	if (io.map) {
+		munmap(io.map, map_len);
+		lseek(in_fd, start + (off_t)info.in_pos, SEEK_SET); /* after what was decoded */
+	}
+	if (io.write_err) {
+		cli_error("%s: write error: %s", out_name, strerror(io.write_err));
+		write_failed = 1;
+		return GZ_ERROR;
+	}
+	if (io.read_err) {
+		cli_error("%s: read error: %s", name, strerror(io.read_err));
+		return GZ_ERROR;
+	}
+	if (r == ZN_ERR_TRAILING_GARBAGE) {
+		last_garbage = garbage_warned = 1;
+		cli_warn("%s: decompression OK, trailing garbage ignored", name);
+		return GZ_OK;
+	}
+	if (r != ZN_OK) {
+		report(name, r, info.in_pos + (uint64_t)start); /* from the file's start */
+		return GZ_ERROR;
+	}
+	return GZ_OK;
 }
 
 /* FILE.gz -> FILE; NULL for an unknown suffix. */
@@ -393,6 +587,144 @@ static char *output_name(const char *in)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * An output file is written under a temporary name in its directory and renamed into place only
+ * once its stream decoded and checked completely, so that no partial output is ever left under
+ * the real name (a signal removes the temporary file too, see cli_install_signals). The rename
+ * replaces an existing name (with -f) without writing through it: a symlink or a hardlink to the
+ * input stays what it pointed to. Only -o naming a device, pipe or socket (/dev/null,
+ * /dev/stdout) is written in place.
+ */
+struct out {
+	int dir;           /* the directory `final` and `tmp` are in (AT_FDCWD: the current one) */
+	char *final, *tmp; /* tmp NULL: writing to `final` itself */
+	char *shown;       /* `final` as messages name it */
+	int fd;
+	dev_t dev; /* the regular file that `final` named before, if any, to refuse inputs */
+	ino_t ino; /* that are the same file */
+	int existed;
+};
+
+/* The output `final` in directory dir (shown as `shown`): 0, or the exit status (said). */
+static int out_open(struct out *o, int dir, const char *final, const char *shown, int force,
+                    int allow_device)
+{
+	memset(o, 0, sizeof(*o));
+	o->dir = dir;
+	o->fd = -1;
+	struct stat st;
+	if (allow_device && fstatat(dir, final, &st, 0) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISDIR(st.st_mode)) {
+		o->fd = openat(dir, final, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (o->fd < 0) {
+			cli_error("%s: %s", shown, strerror(errno));
+			return GZ_ERROR;
+		}
+		return GZ_OK;
+	}
+	if (fstatat(dir, final, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			cli_error("%s: is a directory", shown); /* gzip -q says it too */
+			return GZ_WARNING;
+		}
+		if (!force) {
+			cli_error("%s: already exists; use -f to overwrite", shown);
+			return GZ_WARNING;
+		}
+		if (fstatat(dir, final, &st, 0) == 0 && S_ISREG(st.st_mode)) {
+			o->existed = 1;
+			o->dev = st.st_dev;
+			o->ino = st.st_ino;
+		}
+	}
+	/* -f over a file in a directory we may not write is written in place, as
+	 * `gzip -dc > FILE` would (cli_open_replacement). */
+	o->final = strdup(final);
+	o->shown = strdup(shown);
+	o->fd = o->final && o->shown ? cli_open_replacement_at(dir, final, NULL, &o->tmp) : -1;
+	if (o->fd < 0) {
+		cli_error("%s: cannot create a temporary file beside it: %s", shown,
+		          strerror(errno));
+		free(o->final);
+		free(o->shown);
+		o->final = o->shown = NULL;
+		return GZ_ERROR;
+	}
+	return GZ_OK;
+}
+
+/* Refuses to read the file that the output would replace. */
+static int out_is_input(const struct out *o, int in_fd)
+{
+	struct stat st;
+	return o->existed && fstat(in_fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
+}
+
+/* The temporary file renamed to the output's name: over what is there with -f, else never over
+ * a name that appeared meanwhile. 0, or -1 with errno set. */
+static int out_rename(const struct out *o, int force)
+{
+	if (force)
+		return renameat(o->dir, o->tmp, o->dir, o->final);
+	int e = renameat2(o->dir, o->tmp, o->dir, o->final, RENAME_NOREPLACE);
+	if (e && (errno == EINVAL || errno == ENOSYS)) {
+		/* A file system without RENAME_NOREPLACE: link() refuses to replace too. */
+		e = linkat(o->dir, o->tmp, o->dir, o->final, 0);
+		if (!e)
+			unlinkat(o->dir, o->tmp, 0);
+	}
+	return e;
+}
+
+/* Close; on success rename into place; otherwise remove the temporary file. Returns rc, or
+ * GZ_ERROR if closing or renaming failed. */
+static int out_close(struct out *o, int rc, int force)
+{
+	const char *shown = o->shown ? o->shown : "output";
+	if (o->fd >= 0 && close(o->fd) && rc == GZ_OK) {
+		cli_error("%s: %s", shown, strerror(errno));
+		rc = GZ_ERROR;
+	}
+	o->fd = -1;
+	if (o->tmp && rc == GZ_OK && out_rename(o, force)) {
+		int err = errno;
+		if (err == EEXIST)
+			cli_error("%s: already exists; use -f to overwrite", shown);
+		else
+			cli_error("%s: %s", shown, strerror(err));
+		rc = err == EEXIST ? GZ_WARNING : GZ_ERROR;
+	}
+	if (o->tmp && rc != GZ_OK)
+		unlinkat(o->dir, o->tmp, 0);
+	if (o->tmp)
+		cli_replacement_done(o->tmp);
+	free(o->final);
+	free(o->shown);
+	o->tmp = o->final = o->shown = NULL;
+	return rc;
+}
+
+/* In place (FILE.gz -> FILE, then FILE.gz removed), an input must be a regular file; as gzip
+ * does, a symlink, a set-id or sticky file or one with other links is refused without -f. */
+static int check_in_place_input(const char *path, const struct stat *st, int force)
+{
+	if (!S_ISREG(st->st_mode)) {
+		return gz_warn("%s: is not a directory or a regular file -- ignored", path);
+	}
+	if (force)
+		return GZ_OK;
+	if (st->st_mode & 07000) {
+		return gz_warn(
+		        "%s: has the set-user-id, set-group-id or sticky bit -- unchanged (use -f)",
+		        path);
+	}
+	if (st->st_nlink > 1) {
+		return gz_warn("%s: has %llu other links -- unchanged (use -f)", path,
+		               (unsigned long long)st->st_nlink - 1);
+	}
+	return GZ_OK;
 }
 
 static int shared_out_failed; /* standard output or -o failed: the other FILEs are not tried */
@@ -471,19 +803,18 @@ static int list_file(struct zn_inflater *d, const struct input *in)
 		cli_error("%s: %s", in->shown, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		return EXIT_SYSTEM;
+		return GZ_ERROR;
 	}
 	if (!std_in && !S_ISREG(st.st_mode)) {
-		cli_error("%s: not a regular file", in->shown);
 		close(fd);
-		return EXIT_DAMAGED;
+		return gz_warn("%s: not a regular file", in->shown);
 	}
 	/* Decoded, not read from the trailer as gzip does: the sizes are exact past 4 GiB and
 	 * for several members, and damage or trailing bytes are found. */
 	int rc = decode_fd(d, fd, -1, std_in ? "(stdin)" : in->shown, NULL);
 	if (!std_in)
 		close(fd);
-	if (rc != EXIT_OK)
+	if (rc != GZ_OK)
 		return rc;
 	/* gzip -l names the file's size (and lists nothing after trailing garbage): here the
 	 * size up to the garbage, from a file as from a pipe */
@@ -496,7 +827,7 @@ static int list_file(struct zn_inflater *d, const struct input *in)
 	listed.out += last_out;
 	listed.headers = last_headers; /* gzip's totals count the last file's header only */
 	free(name);
-	return EXIT_OK;
+	return GZ_OK;
 }
 
 /* Standard input to standard output, -o, or nothing (-t). */
@@ -504,7 +835,7 @@ static int do_stdin(struct zn_inflater *d, const struct opts *op)
 {
 	if (isatty(0) && !op->force) {
 		cli_error("compressed data not read from a terminal; use -f to force");
-		return EXIT_USAGE;
+		return GZ_ERROR;
 	}
 	int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
 	int rc = decode_fd(d, 0, out_fd, "(stdin)", op->out_path ? op->out_path : "(stdout)");
@@ -516,24 +847,24 @@ static int do_stdin(struct zn_inflater *d, const struct opts *op)
 static int decode_to_shared(struct zn_inflater *d, int in_fd, const char *shown,
                             const struct opts *op)
 {
-	if (op->out && cli_out_is_input(op->out, in_fd)) {
-		cli_error("%s: is the output file -- ignored", shown);
-		return EXIT_DAMAGED;
+	if (op->out && out_is_input(op->out, in_fd)) {
+		return gz_warn("%s: is the output file -- ignored", shown);
 	}
 	int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
 	int rc = decode_fd(d, in_fd, out_fd, shown, op->out_path ? op->out_path : "(stdout)");
 	shared_out_failed |= write_failed;
-	if (rc == EXIT_OK && op->test && verbose && !cli_quiet)
+	if (rc == GZ_OK && op->test && verbose && !cli_quiet)
 		fprintf(stderr, "%s:\t OK\n", shown);
-	else if (rc == EXIT_OK && !op->test)
+	else if (rc == GZ_OK && !op->test)
 		say_done(shown, "written to", op->out_path ? op->out_path : "standard output");
 	return rc;
 }
 
 /* The output's name for FILE.gz decoded in place (-N: the stored one), beside it, and as
- * messages name it; NULL (said) for an unknown suffix or no memory. */
+ * messages name it; NULL for an unknown suffix (a warning, said; with -q nothing at all, as
+ * gzip -q: *rc GZ_OK) or no memory (*rc GZ_ERROR, said). */
 static char *in_place_name(const struct input *in, int in_fd, int name, int64_t *mtime,
-                           char **shown)
+                           char **shown, int *rc)
 {
 	char *out = name ? stored_name(in_fd, in->name, mtime) : output_name(in->name);
 	size_t dlen = strlen(in->shown) - strlen(in->name); /* the walked path above it */
@@ -541,14 +872,16 @@ static char *in_place_name(const struct input *in, int in_fd, int name, int64_t 
 	if (*shown) {
 		memcpy(*shown, in->shown, dlen);
 		strcpy(*shown + dlen, out);
-	} else if (!out) {
-		cli_error("%s: unknown suffix -- ignored", in->shown);
+		return out;
 	}
-	if (!*shown) {
-		free(out);
-		return NULL;
+	if (out) {
+		cli_error("%s: out of memory", in->shown);
+		*rc = GZ_ERROR;
+	} else {
+		*rc = cli_quiet ? GZ_OK : gz_warn("%s: unknown suffix -- ignored", in->shown);
 	}
-	return out;
+	free(out);
+	return NULL;
 }
 
 /* FILE.gz -> FILE beside it, which takes its owner (where allowed), mode and times, as with
@@ -556,21 +889,21 @@ static char *in_place_name(const struct input *in, int in_fd, int name, int64_t 
 static int decode_in_place(struct zn_inflater *d, const struct input *in, int in_fd,
                            const struct stat *st, const struct opts *op)
 {
-	int rc = cli_check_in_place_input(in->shown, st, op->force);
+	int rc = check_in_place_input(in->shown, st, op->force);
 	int64_t stored_mtime = 0;
 	char *shown = NULL, *out_name = NULL;
-	if (rc == EXIT_OK &&
-	    !(out_name = in_place_name(in, in_fd, op->name, &stored_mtime, &shown)))
-		rc = EXIT_DAMAGED;
-	struct cli_out out;
-	if (rc == EXIT_OK)
-		rc = cli_out_open(&out, in->dir, out_name, shown, op->force, 0);
+	if (rc == GZ_OK &&
+	    !(out_name = in_place_name(in, in_fd, op->name, &stored_mtime, &shown, &rc)))
+		return rc;
+	struct out out;
+	if (rc == GZ_OK)
+		rc = out_open(&out, in->dir, out_name, shown, op->force, 0);
 	free(out_name);
 	free(shown);
-	if (rc != EXIT_OK)
+	if (rc != GZ_OK)
 		return rc;
 	rc = decode_fd(d, in_fd, out.fd, in->shown, out.shown);
-	if (rc == EXIT_OK) {
+	if (rc == GZ_OK) {
 		(void)!fchown(out.fd, st->st_uid, st->st_gid);
 		fchmod(out.fd, st->st_mode & 01777); /* set-id bits dropped, as gzip 1.12 does */
 		struct timespec ts[2] = {st->st_atim, st->st_mtim};
@@ -578,11 +911,11 @@ static int decode_in_place(struct zn_inflater *d, const struct input *in, int in
 			ts[1] = (struct timespec){.tv_sec = (time_t)stored_mtime};
 		futimens(out.fd, ts);
 	}
-	char *final = rc == EXIT_OK && verbose ? strdup(out.shown) : NULL;
-	rc = cli_out_close(&out, rc, op->force);
-	if (rc == EXIT_OK && !op->keep && unlinkat(in->dir, in->name, 0))
+	char *final = rc == GZ_OK && verbose ? strdup(out.shown) : NULL;
+	rc = out_close(&out, rc, op->force);
+	if (rc == GZ_OK && !op->keep && unlinkat(in->dir, in->name, 0))
 		cli_warn("%s: cannot remove: %s", in->shown, strerror(errno));
-	if (rc == EXIT_OK && final)
+	if (rc == GZ_OK && final)
 		say_done(in->shown, op->keep ? "created" : "replaced with", final);
 	free(final);
 	return rc;
@@ -606,15 +939,13 @@ static int do_file(struct zn_inflater *d, const struct input *in, const struct o
 			cli_error("%s: is a symbolic link -- ignored (use -f)", in->shown);
 		else
 			cli_error("%s: %s", in->shown, strerror(err));
-		/* A refused symlink is a matter of policy (1); a missing or unreadable input an
-		 * I/O error (3), as for the archive commands. */
-		return err == ELOOP ? EXIT_DAMAGED : EXIT_SYSTEM;
+		/* Both errors, as gzip's (a symlink refused too: gzip's open fails with ELOOP). */
+		return GZ_ERROR;
 	}
 	struct stat st;
 	int rc;
 	if (fstat(in_fd, &st) || S_ISDIR(st.st_mode)) {
-		cli_error("%s: is a directory -- ignored", in->shown);
-		rc = EXIT_DAMAGED;
+		rc = gz_warn("%s: is a directory -- ignored", in->shown);
 	} else if (!in_place) {
 		rc = decode_to_shared(d, in_fd, in->shown, op);
 	} else {
@@ -641,7 +972,7 @@ static int read_names(int dir, const char *shown, char ***names, size_t *n)
 		cli_error("%s: %s", shown, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		return EXIT_SYSTEM;
+		return GZ_ERROR;
 	}
 	size_t cap = 0;
 	struct dirent *de;
@@ -662,7 +993,7 @@ static int read_names(int dir, const char *shown, char ***names, size_t *n)
 	qsort(*names, *n, sizeof(**names), cmp_names);
 	if (de)
 		cli_error("%s: out of memory", shown);
-	return de ? EXIT_SYSTEM : EXIT_OK;
+	return de ? GZ_ERROR : GZ_OK;
 }
 
 static int do_tree(struct zn_inflater *d, int dir, const char *shown, const struct opts *op);
@@ -676,13 +1007,13 @@ static int do_entry(struct zn_inflater *d, int dir, const char *name, const char
 	struct stat st;
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		cli_error("%s: %s", path, strerror(errno));
-		return EXIT_SYSTEM;
+		return GZ_ERROR;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		int sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0) {
 			cli_error("%s: %s", path, strerror(errno));
-			return EXIT_SYSTEM;
+			return GZ_ERROR;
 		}
 		int rc = do_tree(d, sub, path, op);
 		close(sub);
@@ -690,7 +1021,7 @@ static int do_entry(struct zn_inflater *d, int dir, const char *name, const char
 	}
 	char *known = S_ISREG(st.st_mode) ? output_name(name) : NULL;
 	if (!known)
-		return EXIT_OK;
+		return GZ_OK;
 	free(known);
 	struct input in = {dir, name, path};
 	return do_file(d, &in, op);
@@ -709,7 +1040,7 @@ static int do_tree(struct zn_inflater *d, int dir, const char *shown, const stru
 	size_t i = 0;
 	for (; i < n && !shared_out_failed; i++) {
 		char *path = malloc(strlen(shown) + strlen(names[i]) + 2);
-		int frc = EXIT_SYSTEM;
+		int frc = GZ_ERROR;
 		if (path) {
 			sprintf(path, "%s%s%s", shown, shown[strlen(shown) - 1] == '/' ? "" : "/",
 			        names[i]);
@@ -717,8 +1048,7 @@ static int do_tree(struct zn_inflater *d, int dir, const char *shown, const stru
 		}
 		free(path);
 		free(names[i]);
-		if (frc > rc)
-			rc = frc;
+		rc = gz_worse(rc, frc);
 	}
 	for (; i < n; i++) /* not tried: the shared output failed */
 		free(names[i]);
@@ -732,7 +1062,7 @@ static int do_top_tree(struct zn_inflater *d, const char *path, const struct opt
 	int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir < 0) {
 		cli_error("%s: %s", path, strerror(errno));
-		return EXIT_SYSTEM;
+		return GZ_ERROR;
 	}
 	int rc = do_tree(d, dir, path, op);
 	close(dir);
@@ -741,7 +1071,8 @@ static int do_top_tree(struct zn_inflater *d, const char *path, const struct opt
 
 /* gzip's options. The table is gzip's, and is read by hand (parse_gunzip_args), not by
  * getopt: gzip takes options after FILEs too, and -S/-o glued to their value. */
-static const char gunzip_shortopts[] = "cdkftqnrlvNS:o:hV";
+enum { OPT_INDEX_OUT = 1000, OPT_INDEX_IN, OPT_OFFSET, OPT_LENGTH };
+static const char gunzip_shortopts[] = "cdkftqnrlvNS:o:T:hV";
 static const struct option gunzip_options[] = {
         {"stdout", no_argument, 0, 'c'},
         {"to-stdout", no_argument, 0, 'c'},
@@ -757,10 +1088,17 @@ static const struct option gunzip_options[] = {
         {"verbose", no_argument, 0, 'v'},
         {"suffix", required_argument, 0, 'S'},
         {"output", required_argument, 0, 'o'},
+        {"threads", required_argument, 0, 'T'},
+        {"export-index", required_argument, 0, OPT_INDEX_OUT},
+        {"import-index", required_argument, 0, OPT_INDEX_IN},
+        {"offset", required_argument, 0, OPT_OFFSET},
+        {"length", required_argument, 0, OPT_LENGTH},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0},
 };
+
+static const char *gz_cmd; /* "gunzip" or "zcat", for messages */
 
 /* One option, by its letter. Returns -1 to go on, or the exit status (help, version). */
 static int gunzip_option(struct opts *op, int letter, const char *arg)
@@ -802,12 +1140,29 @@ static int gunzip_option(struct opts *op, int letter, const char *arg)
 	case 'o':
 		op->out_path = arg;
 		break;
+	case 'T':
+		if (cli_parse_threads(gz_cmd, arg, &op->threads))
+			return GZ_ERROR;
+		break;
+	case OPT_INDEX_OUT:
+		op->index_out = arg;
+		break;
+	case OPT_INDEX_IN:
+		op->index_in = arg;
+		break;
+	case OPT_OFFSET:
+	case OPT_LENGTH:
+		if (cli_parse_uint(arg, 0, UINT64_MAX,
+		                   letter == OPT_OFFSET ? &op->offset : &op->length))
+			return (cli_usage_error(gz_cmd, "invalid number '%s'", arg), GZ_ERROR);
+		op->ranged = 1;
+		break;
 	case 'h':
 		fputs(gunzip_help, stdout);
-		return EXIT_OK;
+		return GZ_OK;
 	case 'V':
 		cli_print_version();
-		return EXIT_OK;
+		return GZ_OK;
 	}
 	return -1; /* and 'd', as gzip -d: decompressing is all this does */
 }
@@ -822,10 +1177,11 @@ static int gunzip_long_option(struct opts *op, const char *cmd, int argc, char *
 	while (o->name && (strlen(o->name) != n || strncmp(o->name, a, n)))
 		o++;
 	if (!o->name || (eq && o->has_arg == no_argument))
-		return cli_usage_error(cmd, "unknown option '%s'", argv[*i]);
+		return (cli_usage_error(cmd, "unknown option '%s'", argv[*i]), GZ_ERROR);
 	const char *arg = eq ? eq + 1 : NULL;
 	if (o->has_arg == required_argument && !arg && *i + 1 >= argc)
-		return cli_usage_error(cmd, "option requires an argument -- '%c'", o->val);
+		return (cli_usage_error(cmd, "option requires an argument -- '%c'", o->val),
+		        GZ_ERROR);
 	if (o->has_arg == required_argument && !arg)
 		arg = argv[++*i];
 	return gunzip_option(op, o->val, arg);
@@ -837,7 +1193,7 @@ static int gunzip_short_options(struct opts *op, const char *cmd, int argc, char
 	for (const char *p = argv[*i] + 1; *p; p++) {
 		const char *in = strchr(gunzip_shortopts, *p);
 		if (!in || *p == ':')
-			return cli_usage_error(cmd, "unknown option '-%c'", *p);
+			return (cli_usage_error(cmd, "unknown option '-%c'", *p), GZ_ERROR);
 		if (in[1] != ':') {
 			int rc = gunzip_option(op, *p, NULL);
 			if (rc >= 0)
@@ -846,7 +1202,8 @@ static int gunzip_short_options(struct opts *op, const char *cmd, int argc, char
 		}
 		/* The rest of the word is the value, or else the next argument. */
 		if (!p[1] && *i + 1 >= argc)
-			return cli_usage_error(cmd, "option requires an argument -- '%c'", *p);
+			return (cli_usage_error(cmd, "option requires an argument -- '%c'", *p),
+			        GZ_ERROR);
 		return gunzip_option(op, *p, p[1] ? p + 1 : argv[++*i]);
 	}
 	return -1;
@@ -873,7 +1230,7 @@ static int parse_gunzip_args(int argc, char **argv, const char *cmd, struct opts
 			return rc;
 	}
 	if (user_suffix && (!*user_suffix || strchr(user_suffix, '/')))
-		return cli_usage_error(cmd, "invalid suffix '%s'", user_suffix);
+		return (cli_usage_error(cmd, "invalid suffix '%s'", user_suffix), GZ_ERROR);
 	if (*nfiles == 0)
 		files[(*nfiles)++] = "-";
 	if (op->out_path && !strcmp(op->out_path, "-")) { /* -o -: standard output, as -c */
@@ -881,7 +1238,7 @@ static int parse_gunzip_args(int argc, char **argv, const char *cmd, struct opts
 		op->to_stdout = 1;
 	}
 	if (op->out_path && op->to_stdout)
-		return cli_usage_error(cmd, "-c and -o OUT: choose one");
+		return (cli_usage_error(cmd, "-c and -o OUT: choose one"), GZ_ERROR);
 	return -1;
 }
 
@@ -912,7 +1269,7 @@ static char *with_suffix(const char *name)
  * worst exit status. */
 static int gunzip_files(struct zn_inflater *d, char **files, int nfiles, const struct opts *op)
 {
-	int rc = EXIT_OK;
+	int rc = GZ_OK;
 	for (int i = 0; i < nfiles && !shared_out_failed; i++) {
 		char *gz = with_suffix(files[i]);
 		struct stat st;
@@ -923,40 +1280,243 @@ static int gunzip_files(struct zn_inflater *d, char **files, int nfiles, const s
 		else
 			frc = do_file(d, &in, op);
 		free(gz);
-		if (frc > rc)
-			rc = frc;
+		rc = gz_worse(rc, frc);
 	}
 	return rc;
+}
+
+/* ---- --export-index, --import-index: random reads
+ * --------------------------------------------------- */
+
+/* FILE mapped whole, for random access (a regular file only); 0, or the exit status (said). */
+static int map_whole(const char *name, const uint8_t **p, size_t *len)
+{
+	int fd = open(name, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st)) {
+		cli_error("%s: %s", name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return GZ_ERROR;
+	}
+	*p = (const uint8_t *)"";
+	*len = (size_t)st.st_size;
+	void *m = S_ISREG(st.st_mode) && *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0)
+	                                      : NULL;
+	int err = errno;
+	close(fd);
+	if (!S_ISREG(st.st_mode)) {
+		cli_error("%s: not a regular file (an index is for random reads of one)", name);
+		return GZ_ERROR;
+	}
+	if (m == MAP_FAILED) {
+		cli_error("%s: %s", name, strerror(err));
+		return GZ_ERROR;
+	}
+	if (m)
+		*p = m;
+	return GZ_OK;
+}
+
+static void unmap_whole(const uint8_t *p, size_t len)
+{
+	if (len)
+		munmap((void *)p, len);
+}
+
+/* --export-index IDX FILE: FILE decoded once, every member checked, and the index of its
+ * checkpoints written to IDX (under a temporary name, renamed into place). */
+static int write_index(const char *name, const struct opts *op)
+{
+	const uint8_t *in;
+	size_t len;
+	int rc = map_whole(name, &in, &len);
+	if (rc != GZ_OK)
+		return rc;
+	struct zn_gzip_index *ix;
+	zn_result r = zn_gzip_index_build(&ix, in, len, 0);
+	unmap_whole(in, len);
+	if (r == ZN_ERR_TRAILING_GARBAGE) {
+		garbage_warned = 1;
+		cli_warn("%s: decompression OK, trailing garbage ignored", name);
+	} else if (r != ZN_OK) {
+		cli_error("%s: %s", name, zn_result_message(r));
+		return GZ_ERROR;
+	}
+	void *buf;
+	size_t n;
+	r = zn_gzip_index_export(ix, &buf, &n);
+	zn_gzip_index_free(ix);
+	if (r != ZN_OK) {
+		cli_error("%s: %s", op->index_out, zn_result_message(r));
+		return GZ_ERROR;
+	}
+	struct out o;
+	rc = out_open(&o, AT_FDCWD, op->index_out, op->index_out, op->force, 1);
+	if (rc == GZ_OK && cli_write_all(o.fd, buf, n)) {
+		cli_error("%s: write error: %s", op->index_out, strerror(errno));
+		rc = GZ_ERROR;
+	}
+	if (o.fd >= 0 || o.tmp)
+		rc = out_close(&o, rc, op->force);
+	free(buf);
+	return rc;
+}
+
+/* The index in --import-index, read and checked; NULL when it is not one (said). */
+static struct zn_gzip_index *read_index(const char *path)
+{
+	const uint8_t *b;
+	size_t n;
+	if (map_whole(path, &b, &n) != GZ_OK)
+		return NULL;
+	struct zn_gzip_index *ix;
+	zn_result r = zn_gzip_index_import(&ix, b, n);
+	unmap_whole(b, n);
+	if (r != ZN_OK) {
+		cli_error("%s: not a usable index: %s", path, zn_result_message(r));
+		return NULL;
+	}
+	return ix;
+}
+
+/* --import-index IDX [--offset N] [--length N] FILE: bytes N.. of FILE's decoded stream (to its
+ * end, or N of them) to standard output (-o OUT, or nothing with -t), decoded from the checkpoint
+ * before N. */
+static int read_range(const char *name, const struct opts *op)
+{
+	struct zn_gzip_index *ix = read_index(op->index_in);
+	const uint8_t *in = NULL;
+	size_t len = 0;
+	if (!ix)
+		return GZ_ERROR;
+	int rc = map_whole(name, &in, &len);
+	const size_t cap = 16u << 20; /* a read decodes up to 4 MiB before its range */
+	uint8_t *buf = rc == GZ_OK ? malloc(cap) : NULL;
+	if (rc == GZ_OK && !buf) {
+		cli_error("%s: out of memory", name);
+		rc = GZ_ERROR;
+	}
+	int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
+	uint64_t at = op->offset, left = op->length ? op->length : UINT64_MAX;
+	while (buf && left) {
+		size_t want = (size_t)ZN_MIN_SZ(left, (uint64_t)cap), got;
+		zn_result r = zn_gzip_index_read(ix, in, len, at, buf, want, &got);
+		if (r == ZN_ERR_INVALID_ARG) {
+			cli_error("%s: not the file the index %s was made from", name,
+			          op->index_in);
+			rc = GZ_ERROR;
+		} else if (r != ZN_OK) {
+			cli_error("%s: %s", name, zn_result_message(r));
+			rc = GZ_ERROR;
+		} else if (got && out_fd >= 0 && cli_write_all(out_fd, buf, got)) {
+			cli_error("%s: write error: %s", op->out_path ? op->out_path : "(stdout)",
+			          strerror(errno));
+			rc = GZ_ERROR;
+		}
+		if (rc != GZ_OK || got < want)
+			break;
+		at += got;
+		left -= got;
+	}
+	free(buf);
+	if (in)
+		unmap_whole(in, len);
+	zn_gzip_index_free(ix);
+	return rc;
+}
+
+/* The index options: one FILE, not standard input; --offset and --length with --import-index. -1 to
+ * go on, or the exit status (the usage error said). */
+static int check_index_args(const char *cmd, const struct opts *op, char **files, int nfiles)
+{
+	if (!op->index_out && !op->index_in && !op->ranged)
+		return -1;
+	const char *why = NULL;
+	if (op->index_out && op->index_in)
+		why = "--export-index and --import-index: choose one";
+	else if (op->ranged && !op->index_in)
+		why = "--offset and --length need --import-index";
+	else if (nfiles != 1 || !strcmp(files[0], "-"))
+		why = "an index is for one FILE, not standard input";
+	else if (op->list || op->recursive || (op->index_out && op->out_path))
+		why = "--export-index and --import-index go with neither -l nor -r, --export-index "
+		      "not with "
+		      "-o";
+	if (why)
+		return (cli_usage_error(cmd, "%s", why), GZ_ERROR);
+	return -1;
+}
+
+/* The CPUs this process may run on, as nproc counts them (the library's default). */
+static unsigned cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
 }
 
 static int run_gunzip(int argc, char **argv, int zcat)
 {
 	struct opts op = {.to_stdout = zcat};
-	struct cli_out out;
+	struct out out;
 	const char *cmd = zcat ? "zcat" : "gunzip";
+	gz_cmd = cmd;
 	int nfiles = 0;
 	char **files = calloc((size_t)argc + 1, sizeof(char *));
 	if (!files)
-		return EXIT_SYSTEM;
+		return GZ_ERROR;
 	int rc = parse_gunzip_args(argc, argv, cmd, &op, files, &nfiles);
 	if (rc >= 0) {
 		free(files);
 		return rc;
 	}
+	if ((rc = check_index_args(cmd, &op, files, nfiles)) >= 0) {
+		free(files);
+		return rc;
+	}
+	if (op.index_out) {
+		rc = write_index(files[0], &op);
+		free(files);
+		return garbage_warned ? gz_worse(rc, GZ_WARNING) : rc;
+	}
 	pass_plain = op.force && !op.test && !op.list && op.to_stdout;
 	if (op.out_path && !op.test) {
-		rc = cli_out_open(&out, AT_FDCWD, op.out_path, op.out_path, op.force, 1);
-		if (rc != EXIT_OK) {
+		rc = out_open(&out, AT_FDCWD, op.out_path, op.out_path, op.force, 1);
+		if (rc != GZ_OK) {
 			free(files);
 			return rc;
 		}
 		op.out = &out;
 	}
+	if (op.index_in) {
+		rc = read_range(files[0], &op);
+		if (op.out)
+			rc = out_close(op.out, rc, op.force);
+		free(files);
+		return rc;
+	}
 	struct zn_inflater *d;
 	zn_result r = zn_inflater_new(&d, ZN_FORMAT_GZIP);
+	if (r == ZN_OK && (op.threads ? op.threads : cpus()) > 1) {
+		struct zn_gunzip_options o;
+		zn_gunzip_options_init(&o);
+		o.threads = op.threads;
+#ifdef ZN_TEST_HOOKS
+		/* Tests cut small files into many pieces. */
+		const char *chunk = getenv("ZN_GUNZIP_CHUNK");
+		if (chunk)
+			o.chunk_size = strtoull(chunk, NULL, 10);
+#endif
+		o.release = par_release;
+		o.release_ctx = &par_current;
+		r = zn_gunzip_new(&par, &o);
+	}
 	if (r != ZN_OK) {
 		cli_error("%s", zn_result_message(r));
-		rc = cli_exit_code(r);
+		rc = gz_status(r);
 	} else {
 		/* zcat -f finds where the last member ended from them (decode_fd); a return
 		 * per block costs little beside decoding it (zcat -f of `seq 1 3000000`
@@ -965,13 +1525,15 @@ static int run_gunzip(int argc, char **argv, int zcat)
 		rc = gunzip_files(d, files, nfiles, &op);
 	}
 	zn_inflater_free(d);
+	zn_gunzip_free(par);
+	par = NULL;
 	if (op.list && nfiles > 1 && listed.files && !cli_quiet) /* as gzip: for FILEs given */
 		list_line(listed.in, listed.out, listed.headers, "(totals)");
 	/* -o: the output is kept only if every input decoded completely. */
 	if (op.out)
-		rc = cli_out_close(op.out, rc, op.force);
+		rc = out_close(op.out, rc, op.force);
 	free(files);
-	return garbage_warned && rc == EXIT_OK ? EXIT_DAMAGED : rc;
+	return garbage_warned ? gz_worse(rc, GZ_WARNING) : rc;
 }
 
 static int cmd_gunzip(int argc, char **argv)

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* deflate_decompress.c - DEFLATE, zlib and gzip decoding: the block and container state machine
  * shared by the whole-buffer and streaming APIs. */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "common/cpu_features.h"
 #include "deflate_internal.h"
+#include "deflate_resume.h"
 
 /*
  * One engine serves both APIs. It decodes from an input range into an output range until the
@@ -78,8 +80,9 @@ enum state {
 };
 
 /* What the engine reports. R_BLOCK: a block ended and block stops are on. R_KNOWN (symbol
- * mode): the last 32 Ki symbols hold no marker, so decoding can go on in bytes. */
-enum { R_CONT = 0, R_IN, R_OUT, R_END, R_ERR, R_BLOCK, R_KNOWN };
+ * mode): the last 32 Ki symbols hold no marker, so decoding can go on in bytes. R_MEMBER: a
+ * gzip member's trailer checked out and member stops are on (deflate_resume.h). */
+enum { R_CONT = 0, R_IN, R_OUT, R_END, R_ERR, R_BLOCK, R_KNOWN, R_MEMBER };
 
 struct io {
 	const uint8_t *in, *in_end;
@@ -89,8 +92,9 @@ struct io {
 	uint32_t overrun; /* zero bytes supplied past in_end (final input only) */
 	uint8_t *out, *out_end;
 	const uint8_t *out_base;
-	int exact;       /* whole-buffer output: fill to the last byte, then fail */
-	int block_stops; /* return R_BLOCK after each block (streaming, on request) */
+	int exact;        /* whole-buffer output: fill to the last byte, then fail */
+	int block_stops;  /* return R_BLOCK after each block (streaming, on request) */
+	int member_stops; /* return R_MEMBER after each gzip trailer (deflate_resume.h) */
 	/* Symbol mode only (the `sym` variants below); `out` then stays put. */
 	uint16_t *sout, *sout_end;
 	const uint16_t *sout_base;
@@ -134,8 +138,10 @@ struct zn_inflater {
 	size_t wpos, wflushed, base;
 	size_t stage_len;
 	uint8_t stage[STAGE_CAP];
-	int block_stops;  /* zn_inflate_stream_set_block_stops(); kept across resets */
-	int at_block_end; /* the last streaming call stopped after a block */
+	int block_stops;   /* zn_inflate_stream_set_block_stops(); kept across resets */
+	int at_block_end;  /* the last streaming call stopped after a block */
+	int member_stops;  /* zn_inflate_stream_set_member_stops(); kept across resets */
+	int at_member_end; /* the last streaming call stopped after a gzip trailer */
 
 	/* Symbol mode: decoding with an unknown window (zn_inflate_stream_start_unknown). */
 	int sym_mode;   /* the window is still unknown: zn_inflate_stream_symbols() decodes */
@@ -877,6 +883,8 @@ static ZN_FORCEINLINE int run_generic(struct zn_inflater *d, struct io *io, cons
 		/* Huffman and stored blocks return R_CONT only once they have ended. */
 		if (io->block_stops && (st == ST_HUFF || st == ST_STORED))
 			return R_BLOCK;
+		if (io->member_stops && st == ST_TRAILER && d->st == ST_GZ_NEXT)
+			return R_MEMBER;
 	}
 }
 
@@ -937,6 +945,7 @@ static void reset_state(struct zn_inflater *d)
 	d->dist = d->dist_dyn;
 	d->ck = d->win ? d->win + WIN_HIST : NULL;
 	d->at_block_end = 0;
+	d->at_member_end = 0;
 	d->sym_mode = 0;
 	d->spos = d->sflushed = d->smark = WIN_HIST;
 }
@@ -1099,6 +1108,7 @@ static int feed(struct zn_inflater *d, struct io *io, const uint8_t *user, size_
 	io->bitsleft = d->bitsleft;
 	io->overrun = d->overrun;
 	io->block_stops = d->block_stops;
+	io->member_stops = d->member_stops;
 	for (;;) {
 		if (d->stage_len) {
 			size_t take = ZN_MIN(in_len - consumed, STAGE_CAP - d->stage_len);
@@ -1156,6 +1166,7 @@ static int feed(struct zn_inflater *d, struct io *io, const uint8_t *user, size_
 	d->bitsleft = io->bitsleft;
 	d->overrun = io->overrun;
 	d->at_block_end = r == R_BLOCK;
+	d->at_member_end = r == R_MEMBER;
 	*in_used = consumed;
 	d->in_total += consumed;
 	if (r == R_ERR) {
@@ -1325,53 +1336,230 @@ uint64_t zn_inflate_stream_members(const struct zn_inflater *d)
 /* ---- markers ----------------------------------------------------------------------------------
  */
 
-zn_result zn_inflate_resolve_markers(const uint16_t *sym, size_t n, const void *window,
-                                     size_t window_len, void *out)
+/* The first symbol of sym[0..n) that is neither a byte nor a marker window_len can resolve:
+ * its error. */
+static zn_result first_unresolvable(const uint16_t *sym, size_t n, uint32_t lowest)
 {
-	SAFETY_CHECK((sym || !n) && (out || !n) && window_len <= WIN_HIST &&
-	                     (window || !window_len),
-	             ZN_ERR_INVALID_ARG);
-	/* Markers index the 32 KiB before the start; `window` holds its last window_len bytes,
-	 * so marker `lowest` is window[0]. */
-	const uint8_t *w = window;
-	const uint32_t lowest = MARKER + (WIN_HIST - (uint32_t)window_len);
-	uint8_t *o = out;
+	for (size_t i = 0; i < n; i++) {
+		if (sym[i] < 256)
+			continue;
+		SAFETY_CHECK(sym[i] >= MARKER, ZN_ERR_INVALID_ARG);
+		SAFETY_CHECK(sym[i] >= lowest, ZN_ERR_BAD_DISTANCE);
+	}
+	return ZN_OK;
+}
+
+size_t zn_resolve_generic(const uint16_t *sym, size_t n, const uint8_t *wf, uint32_t lowest,
+                          uint8_t *o)
+{
+	/* A symbol is bad when 256 <= s < lowest: one unsigned compare per symbol, ORed up and
+	 * tested once per block. Blocks of 16 symbols are loaded before any store (narrowing in
+	 * place), and the all-bytes case, by far the most common one outside text, becomes a
+	 * few vector instructions. Other blocks look each symbol up in the window whatever it is
+	 * and select: a load and a conditional move, where a branch per symbol mispredicted on
+	 * text (markers are 18-21% of its symbols in whole chunks), and are stored one by one
+	 * (a byte array stored whole after bytewise writes stalls on store forwarding). */
+	const uint16_t span = (uint16_t)(lowest - 256);
 	size_t i = 0;
-	/* Blocks of 16 symbols are loaded before any store, which makes narrowing in place
-	 * (out == sym) safe, and lets the compiler turn the all-bytes case, by far the most
-	 * common one, into a few vector instructions. */
 	for (; n - i >= 16; i += 16) {
 		uint16_t v[16];
-		uint8_t b[16];
-		uint32_t any = 0;
+		uint32_t any = 0, bad = 0;
 		memcpy(v, sym + i, sizeof(v));
 		for (unsigned k = 0; k < 16; k++)
 			any |= v[k];
 		if (any < 256) {
+			uint8_t b[16];
 			for (unsigned k = 0; k < 16; k++)
 				b[k] = (uint8_t)v[k];
-		} else {
-			for (unsigned k = 0; k < 16; k++) {
-				uint32_t s = v[k];
-				if (s < 256) {
-					b[k] = (uint8_t)s;
-					continue;
-				}
-				SAFETY_CHECK(s >= MARKER, ZN_ERR_INVALID_ARG);
-				SAFETY_CHECK(s >= lowest, ZN_ERR_BAD_DISTANCE);
-				b[k] = w[s - lowest];
-			}
+			memcpy(o + i, b, sizeof(b));
+			continue;
 		}
-		memcpy(o + i, b, sizeof(b));
+		for (unsigned k = 0; k < 16; k++)
+			bad |= (uint16_t)(v[k] - 256) < span;
+		if (unlikely(bad))
+			break;
+		for (unsigned k = 0; k < 16; k++) {
+			uint32_t s = v[k];
+			uint8_t t = wf[s & (WIN_HIST - 1)];
+			o[i + k] = s < 256 ? (uint8_t)s : t;
+		}
+	}
+	return i;
+}
+
+zn_result zn_inflate_resolve_markers(const uint16_t *sym, size_t n, const void *window,
+                                     size_t window_len, void *out)
+{
+	static _Atomic(zn_resolve_fn) resolve_impl;
+	SAFETY_CHECK((sym || !n) && (out || !n) && window_len <= WIN_HIST &&
+	                     (window || !window_len),
+	             ZN_ERR_INVALID_ARG);
+	zn_resolve_fn kernel = atomic_load_explicit(&resolve_impl, memory_order_relaxed);
+	if (!kernel) {
+		kernel = zn_select_resolve(zn_cpu_features());
+		atomic_store_explicit(&resolve_impl, kernel, memory_order_relaxed);
+	}
+	/* Markers index the 32 KiB before the start; `window` holds its last window_len bytes,
+	 * so marker `lowest` is window[0]. The kernels take all 32 KiB with a little readable
+	 * slack after it: a shorter window is put at the end of 32 KiB of zeros (markers before
+	 * it are refused by the range check). One 32 KiB copy per call. */
+	uint8_t wf[WIN_HIST + 64];
+	const uint32_t lowest = MARKER + (WIN_HIST - (uint32_t)window_len);
+	memset(wf, 0, WIN_HIST - window_len);
+	if (window_len)
+		memcpy(wf + WIN_HIST - window_len, window, window_len);
+	memset(wf + WIN_HIST, 0, 64);
+	const uint8_t *in_window = wf;
+	uint8_t *o = out;
+	size_t i = kernel(sym, n, in_window, lowest, o);
+	if (n - i >= 16) {
+		uint16_t v[16];
+		memcpy(v, sym + i, sizeof(v)); /* the block the kernel refused, before any store */
+		return first_unresolvable(v, 16, lowest);
 	}
 	for (; i < n; i++) {
 		uint32_t s = sym[i];
-		if (s >= 256) {
-			SAFETY_CHECK(s >= MARKER, ZN_ERR_INVALID_ARG);
-			SAFETY_CHECK(s >= lowest, ZN_ERR_BAD_DISTANCE);
-			s = w[s - lowest];
-		}
-		o[i] = (uint8_t)s;
+		if (unlikely((uint16_t)(s - 256) < (uint16_t)(lowest - 256)))
+			return first_unresolvable(sym + i, 1, lowest);
+		o[i] = s < 256 ? (uint8_t)s : wf[s & (WIN_HIST - 1)];
 	}
+	return ZN_OK;
+}
+
+/* ---- hooks for the parallel gzip decoder (deflate_resume.h) -----------------------------------
+ */
+
+zn_result zn_inflate_stream_resume_gzip(struct zn_inflater *d, const struct zn_gzip_resume *r)
+{
+	SAFETY_CHECK(d && r && d->format == ZN_FORMAT_GZIP && r->first_bit < 8 &&
+	                     r->window_len <= WIN_HIST && (r->window || !r->window_len),
+	             ZN_ERR_INVALID_ARG);
+	RETURN_IF_ERROR(ensure_window(d));
+	reset_state(d);
+	d->members = r->members;
+	if (r->at_member_end) {
+		/* As read_trailer leaves it: the next member, zero padding, the end or garbage. */
+		d->st = ST_GZ_NEXT;
+		return ZN_OK;
+	}
+	if (r->window_len)
+		memcpy(d->win + WIN_HIST - r->window_len, r->window, r->window_len);
+	d->base = WIN_HIST - r->window_len;
+	d->check = r->crc;
+	d->isize = r->isize;
+	d->subsequent = r->subsequent;
+	d->st = ST_BLOCK_HDR;
+	skip_first_bits(d, r->first_bit);
+	return ZN_OK;
+}
+
+void zn_inflate_stream_set_member_stops(struct zn_inflater *d, int on)
+{
+	if (d)
+		d->member_stops = on != 0;
+}
+
+int zn_inflate_stream_at_member_end(const struct zn_inflater *d)
+{
+	return d->at_member_end;
+}
+
+int zn_inflate_stream_final_block(const struct zn_inflater *d)
+{
+	return d->last_block;
+}
+
+void zn_inflate_stream_gzip_state(const struct zn_inflater *d, uint32_t *crc, uint32_t *isize,
+                                  uint64_t *members, int *subsequent)
+{
+	*crc = d->check;
+	*isize = d->isize;
+	*members = d->members;
+	*subsequent = d->subsequent;
+}
+
+void zn_inflate_stream_history(const struct zn_inflater *d, const uint8_t **win, size_t *len)
+{
+	size_t n = d->win ? ZN_MIN((size_t)WIN_HIST, d->wpos - d->base) : 0;
+	*win = d->win ? d->win + d->wpos - n : NULL;
+	*len = n;
+}
+
+/* The end of a direct call: the result as zn_inflate_stream() gives it. */
+static zn_result direct_result(struct zn_inflater *d, int r, int *done)
+{
+	if (r == R_ERR)
+		return d->err;
+	if (r == R_END) {
+		*done = 1;
+		return d->end_result;
+	}
+	return ZN_OK;
+}
+
+zn_result zn_inflate_direct(struct zn_inflater *d, const void *in, size_t in_len, int in_final,
+                            size_t *in_used, uint8_t *buf, size_t *pos, size_t cap, int *done)
+{
+	SAFETY_CHECK(d && (in || !in_len) && in_used && buf && pos && *pos <= cap && done,
+	             ZN_ERR_INVALID_ARG);
+	*in_used = 0;
+	*done = 0;
+	SAFETY_CHECK(!d->sym_mode && d->format == ZN_FORMAT_RAW && d->win, ZN_ERR_INVALID_ARG);
+	if (d->err)
+		return d->err;
+	if (d->st == ST_END) {
+		*done = 1;
+		return d->end_result;
+	}
+	struct io io = {.out = buf + *pos, .out_end = buf + cap, .out_base = buf, .exact = 0};
+	d->ck = io.out; /* a raw stream only counts its output (read_trailer) */
+	int r = feed(d, &io, in, in_len, in_final, in_used, 0);
+	size_t n = (size_t)(io.out - (buf + *pos));
+	*pos += n;
+	d->out_total += n;
+	d->ck = io.out;
+	return direct_result(d, r, done);
+}
+
+zn_result zn_inflate_direct_symbols(struct zn_inflater *d, const void *in, size_t in_len,
+                                    int in_final, size_t *in_used, uint16_t *sbuf, size_t *pos,
+                                    size_t cap, int *done)
+{
+	SAFETY_CHECK(d && (in || !in_len) && in_used && sbuf && pos && *pos >= WIN_HIST &&
+	                     *pos <= cap && done,
+	             ZN_ERR_INVALID_ARG);
+	*in_used = 0;
+	*done = 0;
+	SAFETY_CHECK(d->sym_mode, ZN_ERR_INVALID_ARG);
+	if (d->err)
+		return d->err;
+	if (d->st == ST_END) {
+		*done = 1;
+		return d->end_result;
+	}
+	struct io io = {
+	        .out = (uint8_t *)d->ck,
+	        .out_end = (uint8_t *)d->ck,
+	        .out_base = d->ck,
+	        .exact = 0,
+	        .sout = sbuf + *pos,
+	        .sout_end = sbuf + cap,
+	        .sout_base = sbuf,
+	        .marker_end = sbuf + d->smark,
+	};
+	int r = feed(d, &io, in, in_len, in_final, in_used, 1);
+	size_t n = (size_t)(io.sout - (sbuf + *pos));
+	d->smark = (size_t)(io.marker_end - sbuf);
+	*pos += n;
+	d->out_total += n;
+	if (r != R_ERR && r != R_END && *pos - d->smark >= WIN_HIST)
+		d->sym_mode = 0; /* the caller narrows the history to bytes */
+	return direct_result(d, r, done);
+}
+
+zn_result zn_inflate_direct_leave_symbols(struct zn_inflater *d)
+{
+	SAFETY_CHECK(d && d->sym_mode, ZN_ERR_INVALID_ARG);
+	d->sym_mode = 0;
 	return ZN_OK;
 }

@@ -28,4 +28,10 @@ zn_pair_fn zn_select_pair(uint32_t features)
 	(void)features;
 	return zn_pair_literals_generic;
 }
+
+zn_resolve_fn zn_select_resolve(uint32_t features)
+{
+	(void)features;
+	return zn_resolve_generic;
+}
 #endif

@@ -111,6 +111,18 @@ typedef void (*zn_pair_fn)(uint32_t *table, const uint8_t *lens, const uint16_t 
 void zn_pair_literals_generic(uint32_t *table, const uint8_t *lens, const uint16_t *rev_of);
 zn_pair_fn zn_select_pair(uint32_t features);
 
+/* Marker resolution (zn_inflate_resolve_markers): resolve the symbols sym[0..n) in whole blocks
+ * of 16 into out[], the 32 KiB window in wf[0..32768) followed by at least 4 readable bytes
+ * (marker ZN_INFLATE_MARKER + k is wf[k]), stopping before the first block that holds a
+ * symbol s with 256 <= s < lowest. Returns the symbols done, a multiple of 16. A block is
+ * loaded before its bytes are stored, so `out` may be `sym` (narrowing in place). The portable
+ * version, and vector ones where the CPU has them; chosen once per process. */
+typedef size_t (*zn_resolve_fn)(const uint16_t *sym, size_t n, const uint8_t *wf, uint32_t lowest,
+                                uint8_t *out);
+size_t zn_resolve_generic(const uint16_t *sym, size_t n, const uint8_t *wf, uint32_t lowest,
+                          uint8_t *out);
+zn_resolve_fn zn_select_resolve(uint32_t features);
+
 /* Table building (deflate_tables.c). `lens` holds one codeword length per symbol. `pair`
  * (literal/length tables only; may be NULL) joins literals when the code makes it worthwhile. */
 enum zn_code_kind { ZN_CODE_LITLEN, ZN_CODE_DIST, ZN_CODE_PRECODE };
