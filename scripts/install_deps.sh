@@ -23,8 +23,11 @@ if [ "$level" != build ]; then
 	# The index export is read back by apache-arrow (npm, installed into the build tree by
 	# tests/cli_index_arrow.sh); test_pkg_meta reads Debian's own package metadata: a Maven
 	# repository, pip's wheels, Rust crates and node modules.
-	pkgs+=(nodejs npm libcommons-lang3-java python3-pip-whl
-	       librust-libc-dev librust-cfg-if-dev node-semver node-ms)
+	pkgs+=(libcommons-lang3-java python3-pip-whl librust-libc-dev librust-cfg-if-dev node-semver
+	       node-ms)
+	# Debian's node and npm, unless a node with its own npm is installed (NodeSource's nodejs
+	# bundles npm and conflicts with Debian's).
+	command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm)
 fi
 if [ "$level" = bench ]; then
 	# Benchmark peers and helpers: ISA-L's library (bench_inflate, bench_checksum), squashfs,
