@@ -57,6 +57,27 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int cli_decoder_args(int argc, char **argv, const char *cmd, void *op, cli_arg_fn long_opt,
+                     cli_arg_fn short_opts, char **files, int *nfiles)
+{
+	int only_files = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int rc = -1;
+		if (only_files || a[0] != '-' || !strcmp(a, "-"))
+			files[(*nfiles)++] = argv[i];
+		else if (!strcmp(a, "--"))
+			only_files = 1;
+		else
+			rc = (a[1] == '-' ? long_opt : short_opts)(op, cmd, argc, argv, &i);
+		if (rc >= 0)
+			return rc;
+	}
+	if (*nfiles == 0)
+		files[(*nfiles)++] = "-";
+	return -1;
+}
+
 /* Whether argument a is a group of short options ("-qx") holding ch. */
 static int in_short_group(const char *a, int ch)
 {

@@ -63,6 +63,15 @@ int cli_take_dir(const char *cmd, const char **dir, const char *arg);
 /* The options of a command whose only one is -h/--help (cat, info), up to optind. Returns -1 to
  * go on, else the exit status (help printed, or a usage error named). */
 int cli_help_only(const char *cmd, int argc, char **argv, const char *optstring, const char *help);
+/* One option word of a decoder's command line, argv[*i] (the parser may move *i past a value it
+ * takes); op is the command's options. -1 to go on, or the exit status. */
+typedef int (*cli_arg_fn)(void *op, const char *cmd, int argc, char **argv, int *i);
+/* A decoder's command line as gzip, bzip2 and zstd read theirs: options anywhere among the
+ * FILEs, "--" ending them, "-" a FILE; "--name" words go to long_opt, "-xyz" words to
+ * short_opts. FILEs into files[*nfiles] in order, "-" when there are none. -1 to go on, or the
+ * exit status a parser returned. */
+int cli_decoder_args(int argc, char **argv, const char *cmd, void *op, cli_arg_fn long_opt,
+                     cli_arg_fn short_opts, char **files, int *nfiles);
 
 /* Progress line on stderr (only when enabled). */
 void cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
@@ -188,6 +197,13 @@ void cli_meta_hook(void *ctx, struct zn_entry *e); /* a zn_meta_fn over a struct
  * input stays what it pointed to. Only -o naming a device, pipe or socket (/dev/null,
  * /dev/stdout) is written in place.
  */
+/* The exit statuses of a decoder's output files, which differ between the tools each follows:
+ * `refused` for an output that exists (without force) or is a directory, and for an input
+ * cli_check_in_place_input passes over; `failed` for an output that cannot be made, closed or
+ * renamed. quiet_refusals: -q (cli_quiet) silences the input refusals, as gzip -q does. */
+struct cli_out_codes {
+	int refused, failed, quiet_refusals;
+};
 struct cli_out {
 	int dir;           /* the directory `final` and `tmp` are in (AT_FDCWD: the current one) */
 	char *final, *tmp; /* tmp NULL: writing to `final` itself */
@@ -196,20 +212,25 @@ struct cli_out {
 	dev_t dev; /* the regular file that `final` named before, if any, to refuse inputs */
 	ino_t ino; /* that are the same file */
 	int existed;
+	const struct cli_out_codes *codes;
 };
 /* The output `final` in directory dir (shown as `shown`): a temporary file beside it (or, with
  * allow_device, a device, pipe or socket `final` names, written in place); an existing `final`
- * is refused without force. 0, or the exit status (said). */
+ * is refused without force. 0, or the exit status from `codes` (said). */
 int cli_out_open(struct cli_out *o, int dir, const char *final, const char *shown, int force,
-                 int allow_device);
+                 int allow_device, const struct cli_out_codes *codes);
 /* Whether in_fd is the file that the output would replace (to refuse reading it). */
 int cli_out_is_input(const struct cli_out *o, int in_fd);
-/* Close; if rc is EXIT_OK rename into place (over what is there only with force), otherwise
- * remove the temporary file. Returns rc, or the exit status of a close or rename that failed. */
+/* Close; if rc is 0 rename into place (over what is there only with force), otherwise remove
+ * the temporary file. Returns rc, or the status of a close or rename that failed. */
 int cli_out_close(struct cli_out *o, int rc, int force);
+/* The temporary file tmp renamed to final (both in dir): over what is there with force, else
+ * never over a name that appeared meanwhile. 0, or -1 with errno set (EEXIST: it did). */
+int cli_rename_into_place(int dir, const char *tmp, const char *final, int force);
 /* An input decoded in place (FILE.gz -> FILE) must be a regular file; without force, one with
- * set-id or sticky bits or other links is refused (said). 0, or the exit status. */
-int cli_check_in_place_input(const char *path, const struct stat *st, int force);
+ * set-id or sticky bits or other links is refused (said). 0, or codes->refused. */
+int cli_check_in_place_input(const char *path, const struct stat *st, int force,
+                             const struct cli_out_codes *codes);
 
 /* Said by the help of every command that reads an ARCHIVE (cli_open_archive). */
 #define STDIN_HELP                                                                                 \

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* cli_out.c - output files of the decoders (gunzip, unzstd): written under a temporary name,
- * renamed into place once complete. */
+/* cli_out.c - output files of the decoders (gunzip, unzstd, bunzip2): written under a temporary
+ * name, renamed into place once complete. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,29 +14,30 @@
 
 /* The output `final` in directory dir (shown as `shown`): 0, or the exit status (said). */
 int cli_out_open(struct cli_out *o, int dir, const char *final, const char *shown, int force,
-                 int allow_device)
+                 int allow_device, const struct cli_out_codes *codes)
 {
 	memset(o, 0, sizeof(*o));
 	o->dir = dir;
 	o->fd = -1;
+	o->codes = codes;
 	struct stat st;
 	if (allow_device && fstatat(dir, final, &st, 0) == 0 && !S_ISREG(st.st_mode) &&
 	    !S_ISDIR(st.st_mode)) {
 		o->fd = openat(dir, final, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 		if (o->fd < 0) {
 			cli_error("%s: %s", shown, strerror(errno));
-			return EXIT_SYSTEM;
+			return codes->failed;
 		}
-		return EXIT_OK;
+		return 0;
 	}
 	if (fstatat(dir, final, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISDIR(st.st_mode)) {
-			cli_error("%s: is a directory", shown);
-			return EXIT_DAMAGED;
+			cli_error("%s: is a directory", shown); /* gzip -q says it too */
+			return codes->refused;
 		}
 		if (!force) {
 			cli_error("%s: already exists; use -f to overwrite", shown);
-			return EXIT_DAMAGED;
+			return codes->refused;
 		}
 		if (fstatat(dir, final, &st, 0) == 0 && S_ISREG(st.st_mode)) {
 			o->existed = 1;
@@ -54,9 +56,9 @@ int cli_out_open(struct cli_out *o, int dir, const char *final, const char *show
 		free(o->final);
 		free(o->shown);
 		o->final = o->shown = NULL;
-		return EXIT_SYSTEM;
+		return codes->failed;
 	}
-	return EXIT_OK;
+	return 0;
 }
 
 /* Refuses to read the file that the output would replace. */
@@ -66,41 +68,37 @@ int cli_out_is_input(const struct cli_out *o, int in_fd)
 	return o->existed && fstat(in_fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
 }
 
-/* The temporary file renamed to the output's name: over what is there with -f, else never over
- * a name that appeared meanwhile. 0, or -1 with errno set. */
-static int out_rename(const struct cli_out *o, int force)
+int cli_rename_into_place(int dir, const char *tmp, const char *final, int force)
 {
 	if (force)
-		return renameat(o->dir, o->tmp, o->dir, o->final);
-	int e = renameat2(o->dir, o->tmp, o->dir, o->final, RENAME_NOREPLACE);
+		return renameat(dir, tmp, dir, final);
+	int e = renameat2(dir, tmp, dir, final, RENAME_NOREPLACE);
 	if (e && (errno == EINVAL || errno == ENOSYS)) {
 		/* A file system without RENAME_NOREPLACE: link() refuses to replace too. */
-		e = linkat(o->dir, o->tmp, o->dir, o->final, 0);
+		e = linkat(dir, tmp, dir, final, 0);
 		if (!e)
-			unlinkat(o->dir, o->tmp, 0);
+			unlinkat(dir, tmp, 0);
 	}
 	return e;
 }
 
-/* Close; on success rename into place; otherwise remove the temporary file. Returns rc, or
- * EXIT_SYSTEM if closing or renaming failed. */
 int cli_out_close(struct cli_out *o, int rc, int force)
 {
 	const char *shown = o->shown ? o->shown : "output";
-	if (o->fd >= 0 && close(o->fd) && rc == EXIT_OK) {
+	if (o->fd >= 0 && close(o->fd) && rc == 0) {
 		cli_error("%s: %s", shown, strerror(errno));
-		rc = EXIT_SYSTEM;
+		rc = o->codes->failed;
 	}
 	o->fd = -1;
-	if (o->tmp && rc == EXIT_OK && out_rename(o, force)) {
+	if (o->tmp && rc == 0 && cli_rename_into_place(o->dir, o->tmp, o->final, force)) {
 		int err = errno;
 		if (err == EEXIST)
 			cli_error("%s: already exists; use -f to overwrite", shown);
 		else
 			cli_error("%s: %s", shown, strerror(err));
-		rc = err == EEXIST ? EXIT_DAMAGED : EXIT_SYSTEM;
+		rc = err == EEXIST ? o->codes->refused : o->codes->failed;
 	}
-	if (o->tmp && rc != EXIT_OK)
+	if (o->tmp && rc != 0)
 		unlinkat(o->dir, o->tmp, 0);
 	if (o->tmp)
 		cli_replacement_done(o->tmp);
@@ -110,26 +108,38 @@ int cli_out_close(struct cli_out *o, int rc, int force)
 	return rc;
 }
 
+/* A refusal of an input: said (unless -q silences it), and codes->refused. */
+static int refuse(const struct cli_out_codes *codes, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static int refuse(const struct cli_out_codes *codes, const char *fmt, ...)
+{
+	if (!(codes->quiet_refusals && cli_quiet)) {
+		char msg[4096];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		cli_error("%s", msg);
+	}
+	return codes->refused;
+}
+
 /* In place (FILE.gz -> FILE, then FILE.gz removed), an input must be a regular file; as gzip
  * does, a symlink, a set-id or sticky file or one with other links is refused without -f. */
-int cli_check_in_place_input(const char *path, const struct stat *st, int force)
+int cli_check_in_place_input(const char *path, const struct stat *st, int force,
+                             const struct cli_out_codes *codes)
 {
-	if (!S_ISREG(st->st_mode)) {
-		cli_error("%s: is not a directory or a regular file -- ignored", path);
-		return EXIT_DAMAGED;
-	}
+	if (!S_ISREG(st->st_mode))
+		return refuse(codes, "%s: is not a directory or a regular file -- ignored", path);
 	if (force)
-		return EXIT_OK;
-	if (st->st_mode & 07000) {
-		cli_error(
-		        "%s: has the set-user-id, set-group-id or sticky bit -- unchanged (use -f)",
-		        path);
-		return EXIT_DAMAGED;
-	}
-	if (st->st_nlink > 1) {
-		cli_error("%s: has %llu other links -- unchanged (use -f)", path,
-		          (unsigned long long)st->st_nlink - 1);
-		return EXIT_DAMAGED;
-	}
-	return EXIT_OK;
+		return 0;
+	if (st->st_mode & 07000)
+		return refuse(codes,
+		              "%s: has the set-user-id, set-group-id or sticky bit -- unchanged "
+		              "(use -f)",
+		              path);
+	if (st->st_nlink > 1)
+		return refuse(codes, "%s: has %llu other links -- unchanged (use -f)", path,
+		              (unsigned long long)st->st_nlink - 1);
+	return 0;
 }

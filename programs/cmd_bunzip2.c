@@ -256,20 +256,6 @@ static int check_output(const char *final, int force)
 	return BZ_OK;
 }
 
-/* The temporary file renamed to `final`: over what is there only with -f. 0, or -1 (errno). */
-static int rename_into_place(const char *tmp, const char *final, int force)
-{
-	if (force)
-		return rename(tmp, final);
-	int e = renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE);
-	if (e && (errno == EINVAL || errno == ENOSYS)) { /* no RENAME_NOREPLACE here */
-		e = link(tmp, final);
-		if (!e)
-			unlink(tmp);
-	}
-	return e;
-}
-
 /* Decode in_fd into a temporary file beside `final`, which takes the input's mode, owner and
  * times and is renamed into place once the input decoded (trailing garbage too: what was decoded
  * is kept, as bzip2 keeps it); on any other failure it is removed. The exit status. */
@@ -295,7 +281,7 @@ static int decode_to_file(int in_fd, const char *path, const struct stat *st, co
 		cli_error("%s: %s", final, strerror(errno));
 		rc = BZ_ENV, whole = 0;
 	}
-	if (whole && tmp && rename_into_place(tmp, final, op->force)) {
+	if (whole && tmp && cli_rename_into_place(AT_FDCWD, tmp, final, op->force)) {
 		int e = errno;
 		cli_error("%s: %s", final,
 		          e == EEXIST ? "output file already exists; use -f to overwrite"
@@ -447,8 +433,9 @@ static int take_option(struct opts *op, const char *cmd, int letter, const char 
 }
 
 /* --name or --name=VALUE, the value the next argument if it needs one (*i then moves on). */
-static int long_option(struct opts *op, const char *cmd, int argc, char **argv, int *i)
+static int long_option(void *opp, const char *cmd, int argc, char **argv, int *i)
 {
+	struct opts *op = opp;
 	const char *a = argv[*i] + 2, *eq = strchr(a, '=');
 	size_t n = eq ? (size_t)(eq - a) : strlen(a);
 	static const char *const quiet_ones[] = {"small", "fast", "best", "repetitive-fast",
@@ -473,8 +460,9 @@ static int long_option(struct opts *op, const char *cmd, int argc, char **argv, 
 }
 
 /* A group of short options ("-dkv", "-T4", "-T 4"). */
-static int short_options(struct opts *op, const char *cmd, int argc, char **argv, int *i)
+static int short_options(void *opp, const char *cmd, int argc, char **argv, int *i)
 {
+	struct opts *op = opp;
 	for (const char *p = argv[*i] + 1; *p; p++) {
 		if (*p == 'T') {
 			if (!p[1] && *i + 1 >= argc)
@@ -492,31 +480,6 @@ static int short_options(struct opts *op, const char *cmd, int argc, char **argv
 	return -1;
 }
 
-/* The command line, options anywhere (as bzip2 takes them), FILEs into files[]. -1 to go on, or
- * the exit status. */
-static int parse_args(int argc, char **argv, const char *cmd, struct opts *op, char **files,
-                      int *nfiles)
-{
-	int only_files = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int rc = -1;
-		if (only_files || a[0] != '-' || !strcmp(a, "-"))
-			files[(*nfiles)++] = argv[i];
-		else if (!strcmp(a, "--"))
-			only_files = 1;
-		else if (a[1] == '-')
-			rc = long_option(op, cmd, argc, argv, &i);
-		else
-			rc = short_options(op, cmd, argc, argv, &i);
-		if (rc >= 0)
-			return rc;
-	}
-	if (!*nfiles)
-		files[(*nfiles)++] = "-";
-	return -1;
-}
-
 static int run_bunzip2(int argc, char **argv, int bzcat)
 {
 	const char *cmd = bzcat ? "bzcat" : "bunzip2";
@@ -525,7 +488,7 @@ static int run_bunzip2(int argc, char **argv, int bzcat)
 	int nfiles = 0;
 	if (!files)
 		return BZ_ENV;
-	int rc = parse_args(argc, argv, cmd, &op, files, &nfiles);
+	int rc = cli_decoder_args(argc, argv, cmd, &op, long_option, short_options, files, &nfiles);
 	if (rc >= 0) {
 		free(files);
 		return rc;

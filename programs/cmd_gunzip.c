@@ -125,7 +125,11 @@ static int gz_status(zn_result r)
 	return r == ZN_OK ? GZ_OK : GZ_ERROR;
 }
 
-struct out;
+/* Output files (cli_out): an existing output or a refused input is a warning, -q silences the
+ * input's; a failure is an error. */
+static const struct cli_out_codes gz_codes = {
+        .refused = GZ_WARNING, .failed = GZ_ERROR, .quiet_refusals = 1};
+
 struct opts {
 	int to_stdout, keep, force, test, list, name, recursive;
 	unsigned threads;                 /* -T; 0: one per CPU */
@@ -133,7 +137,7 @@ struct opts {
 	uint64_t offset, length;          /* --offset, --length (0: to the end) */
 	int ranged;                       /* either given */
 	const char *out_path;
-	struct out *out; /* -o: opened once, renamed into place at the end */
+	struct cli_out *out; /* -o: opened once, renamed into place at the end */
 };
 
 /* Describe a decoding fault: "bad stream header (at input byte 0)". */
@@ -589,144 +593,6 @@ static char *output_name(const char *in)
 	return NULL;
 }
 
-/*
- * An output file is written under a temporary name in its directory and renamed into place only
- * once its stream decoded and checked completely, so that no partial output is ever left under
- * the real name (a signal removes the temporary file too, see cli_install_signals). The rename
- * replaces an existing name (with -f) without writing through it: a symlink or a hardlink to the
- * input stays what it pointed to. Only -o naming a device, pipe or socket (/dev/null,
- * /dev/stdout) is written in place.
- */
-struct out {
-	int dir;           /* the directory `final` and `tmp` are in (AT_FDCWD: the current one) */
-	char *final, *tmp; /* tmp NULL: writing to `final` itself */
-	char *shown;       /* `final` as messages name it */
-	int fd;
-	dev_t dev; /* the regular file that `final` named before, if any, to refuse inputs */
-	ino_t ino; /* that are the same file */
-	int existed;
-};
-
-/* The output `final` in directory dir (shown as `shown`): 0, or the exit status (said). */
-static int out_open(struct out *o, int dir, const char *final, const char *shown, int force,
-                    int allow_device)
-{
-	memset(o, 0, sizeof(*o));
-	o->dir = dir;
-	o->fd = -1;
-	struct stat st;
-	if (allow_device && fstatat(dir, final, &st, 0) == 0 && !S_ISREG(st.st_mode) &&
-	    !S_ISDIR(st.st_mode)) {
-		o->fd = openat(dir, final, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-		if (o->fd < 0) {
-			cli_error("%s: %s", shown, strerror(errno));
-			return GZ_ERROR;
-		}
-		return GZ_OK;
-	}
-	if (fstatat(dir, final, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			cli_error("%s: is a directory", shown); /* gzip -q says it too */
-			return GZ_WARNING;
-		}
-		if (!force) {
-			cli_error("%s: already exists; use -f to overwrite", shown);
-			return GZ_WARNING;
-		}
-		if (fstatat(dir, final, &st, 0) == 0 && S_ISREG(st.st_mode)) {
-			o->existed = 1;
-			o->dev = st.st_dev;
-			o->ino = st.st_ino;
-		}
-	}
-	/* -f over a file in a directory we may not write is written in place, as
-	 * `gzip -dc > FILE` would (cli_open_replacement). */
-	o->final = strdup(final);
-	o->shown = strdup(shown);
-	o->fd = o->final && o->shown ? cli_open_replacement_at(dir, final, NULL, &o->tmp) : -1;
-	if (o->fd < 0) {
-		cli_error("%s: cannot create a temporary file beside it: %s", shown,
-		          strerror(errno));
-		free(o->final);
-		free(o->shown);
-		o->final = o->shown = NULL;
-		return GZ_ERROR;
-	}
-	return GZ_OK;
-}
-
-/* Refuses to read the file that the output would replace. */
-static int out_is_input(const struct out *o, int in_fd)
-{
-	struct stat st;
-	return o->existed && fstat(in_fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
-}
-
-/* The temporary file renamed to the output's name: over what is there with -f, else never over
- * a name that appeared meanwhile. 0, or -1 with errno set. */
-static int out_rename(const struct out *o, int force)
-{
-	if (force)
-		return renameat(o->dir, o->tmp, o->dir, o->final);
-	int e = renameat2(o->dir, o->tmp, o->dir, o->final, RENAME_NOREPLACE);
-	if (e && (errno == EINVAL || errno == ENOSYS)) {
-		/* A file system without RENAME_NOREPLACE: link() refuses to replace too. */
-		e = linkat(o->dir, o->tmp, o->dir, o->final, 0);
-		if (!e)
-			unlinkat(o->dir, o->tmp, 0);
-	}
-	return e;
-}
-
-/* Close; on success rename into place; otherwise remove the temporary file. Returns rc, or
- * GZ_ERROR if closing or renaming failed. */
-static int out_close(struct out *o, int rc, int force)
-{
-	const char *shown = o->shown ? o->shown : "output";
-	if (o->fd >= 0 && close(o->fd) && rc == GZ_OK) {
-		cli_error("%s: %s", shown, strerror(errno));
-		rc = GZ_ERROR;
-	}
-	o->fd = -1;
-	if (o->tmp && rc == GZ_OK && out_rename(o, force)) {
-		int err = errno;
-		if (err == EEXIST)
-			cli_error("%s: already exists; use -f to overwrite", shown);
-		else
-			cli_error("%s: %s", shown, strerror(err));
-		rc = err == EEXIST ? GZ_WARNING : GZ_ERROR;
-	}
-	if (o->tmp && rc != GZ_OK)
-		unlinkat(o->dir, o->tmp, 0);
-	if (o->tmp)
-		cli_replacement_done(o->tmp);
-	free(o->final);
-	free(o->shown);
-	o->tmp = o->final = o->shown = NULL;
-	return rc;
-}
-
-/* In place (FILE.gz -> FILE, then FILE.gz removed), an input must be a regular file; as gzip
- * does, a symlink, a set-id or sticky file or one with other links is refused without -f. */
-static int check_in_place_input(const char *path, const struct stat *st, int force)
-{
-	if (!S_ISREG(st->st_mode)) {
-		return gz_warn("%s: is not a directory or a regular file -- ignored", path);
-	}
-	if (force)
-		return GZ_OK;
-	if (st->st_mode & 07000) {
-		return gz_warn(
-		        "%s: has the set-user-id, set-group-id or sticky bit -- unchanged (use -f)",
-		        path);
-	}
-	if (st->st_nlink > 1) {
-		return gz_warn("%s: has %llu other links -- unchanged (use -f)", path,
-		               (unsigned long long)st->st_nlink - 1);
-	}
-	return GZ_OK;
-}
-
 static int shared_out_failed; /* standard output or -o failed: the other FILEs are not tried */
 
 /* -N: the output's name from the header's FNAME (its last component, beside the input), and
@@ -847,7 +713,7 @@ static int do_stdin(struct zn_inflater *d, const struct opts *op)
 static int decode_to_shared(struct zn_inflater *d, int in_fd, const char *shown,
                             const struct opts *op)
 {
-	if (op->out && out_is_input(op->out, in_fd)) {
+	if (op->out && cli_out_is_input(op->out, in_fd)) {
 		return gz_warn("%s: is the output file -- ignored", shown);
 	}
 	int out_fd = op->test ? -1 : op->out ? op->out->fd : 1;
@@ -889,15 +755,15 @@ static char *in_place_name(const struct input *in, int in_fd, int name, int64_t 
 static int decode_in_place(struct zn_inflater *d, const struct input *in, int in_fd,
                            const struct stat *st, const struct opts *op)
 {
-	int rc = check_in_place_input(in->shown, st, op->force);
+	int rc = cli_check_in_place_input(in->shown, st, op->force, &gz_codes);
 	int64_t stored_mtime = 0;
 	char *shown = NULL, *out_name = NULL;
 	if (rc == GZ_OK &&
 	    !(out_name = in_place_name(in, in_fd, op->name, &stored_mtime, &shown, &rc)))
 		return rc;
-	struct out out;
+	struct cli_out out;
 	if (rc == GZ_OK)
-		rc = out_open(&out, in->dir, out_name, shown, op->force, 0);
+		rc = cli_out_open(&out, in->dir, out_name, shown, op->force, 0, &gz_codes);
 	free(out_name);
 	free(shown);
 	if (rc != GZ_OK)
@@ -912,7 +778,7 @@ static int decode_in_place(struct zn_inflater *d, const struct input *in, int in
 		futimens(out.fd, ts);
 	}
 	char *final = rc == GZ_OK && verbose ? strdup(out.shown) : NULL;
-	rc = out_close(&out, rc, op->force);
+	rc = cli_out_close(&out, rc, op->force);
 	if (rc == GZ_OK && !op->keep && unlinkat(in->dir, in->name, 0))
 		cli_warn("%s: cannot remove: %s", in->shown, strerror(errno));
 	if (rc == GZ_OK && final)
@@ -1169,8 +1035,9 @@ static int gunzip_option(struct opts *op, int letter, const char *arg)
 
 /* A long option ("--name" or "--name=VALUE"), its value the next argument if it takes one and
  * has none of its own (*i then moves on). Returns as gunzip_option. */
-static int gunzip_long_option(struct opts *op, const char *cmd, int argc, char **argv, int *i)
+static int gunzip_long_option(void *opp, const char *cmd, int argc, char **argv, int *i)
 {
+	struct opts *op = opp;
 	const char *a = argv[*i] + 2, *eq = strchr(a, '=');
 	size_t n = eq ? (size_t)(eq - a) : strlen(a);
 	const struct option *o = gunzip_options;
@@ -1188,8 +1055,9 @@ static int gunzip_long_option(struct opts *op, const char *cmd, int argc, char *
 }
 
 /* A group of short options ("-kv", "-S.zz", "-S .zz"). Returns as gunzip_option. */
-static int gunzip_short_options(struct opts *op, const char *cmd, int argc, char **argv, int *i)
+static int gunzip_short_options(void *opp, const char *cmd, int argc, char **argv, int *i)
 {
+	struct opts *op = opp;
 	for (const char *p = argv[*i] + 1; *p; p++) {
 		const char *in = strchr(gunzip_shortopts, *p);
 		if (!in || *p == ':')
@@ -1214,25 +1082,12 @@ static int gunzip_short_options(struct opts *op, const char *cmd, int argc, char
 static int parse_gunzip_args(int argc, char **argv, const char *cmd, struct opts *op, char **files,
                              int *nfiles)
 {
-	int only_files = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int rc = -1;
-		if (only_files || a[0] != '-' || !strcmp(a, "-"))
-			files[(*nfiles)++] = argv[i];
-		else if (!strcmp(a, "--"))
-			only_files = 1;
-		else if (a[1] == '-')
-			rc = gunzip_long_option(op, cmd, argc, argv, &i);
-		else
-			rc = gunzip_short_options(op, cmd, argc, argv, &i);
-		if (rc >= 0)
-			return rc;
-	}
+	int rc = cli_decoder_args(argc, argv, cmd, op, gunzip_long_option, gunzip_short_options,
+	                          files, nfiles);
+	if (rc >= 0)
+		return rc;
 	if (user_suffix && (!*user_suffix || strchr(user_suffix, '/')))
 		return (cli_usage_error(cmd, "invalid suffix '%s'", user_suffix), GZ_ERROR);
-	if (*nfiles == 0)
-		files[(*nfiles)++] = "-";
 	if (op->out_path && !strcmp(op->out_path, "-")) { /* -o -: standard output, as -c */
 		op->out_path = NULL;
 		op->to_stdout = 1;
@@ -1351,14 +1206,14 @@ static int write_index(const char *name, const struct opts *op)
 		cli_error("%s: %s", op->index_out, zn_result_message(r));
 		return GZ_ERROR;
 	}
-	struct out o;
-	rc = out_open(&o, AT_FDCWD, op->index_out, op->index_out, op->force, 1);
+	struct cli_out o;
+	rc = cli_out_open(&o, AT_FDCWD, op->index_out, op->index_out, op->force, 1, &gz_codes);
 	if (rc == GZ_OK && cli_write_all(o.fd, buf, n)) {
 		cli_error("%s: write error: %s", op->index_out, strerror(errno));
 		rc = GZ_ERROR;
 	}
 	if (o.fd >= 0 || o.tmp)
-		rc = out_close(&o, rc, op->force);
+		rc = cli_out_close(&o, rc, op->force);
 	free(buf);
 	return rc;
 }
@@ -1461,7 +1316,7 @@ static unsigned cpus(void)
 static int run_gunzip(int argc, char **argv, int zcat)
 {
 	struct opts op = {.to_stdout = zcat};
-	struct out out;
+	struct cli_out out;
 	const char *cmd = zcat ? "zcat" : "gunzip";
 	gz_cmd = cmd;
 	int nfiles = 0;
@@ -1484,7 +1339,7 @@ static int run_gunzip(int argc, char **argv, int zcat)
 	}
 	pass_plain = op.force && !op.test && !op.list && op.to_stdout;
 	if (op.out_path && !op.test) {
-		rc = out_open(&out, AT_FDCWD, op.out_path, op.out_path, op.force, 1);
+		rc = cli_out_open(&out, AT_FDCWD, op.out_path, op.out_path, op.force, 1, &gz_codes);
 		if (rc != GZ_OK) {
 			free(files);
 			return rc;
@@ -1494,7 +1349,7 @@ static int run_gunzip(int argc, char **argv, int zcat)
 	if (op.index_in) {
 		rc = read_range(files[0], &op);
 		if (op.out)
-			rc = out_close(op.out, rc, op.force);
+			rc = cli_out_close(op.out, rc, op.force);
 		free(files);
 		return rc;
 	}
@@ -1531,7 +1386,7 @@ static int run_gunzip(int argc, char **argv, int zcat)
 		list_line(listed.in, listed.out, listed.headers, "(totals)");
 	/* -o: the output is kept only if every input decoded completely. */
 	if (op.out)
-		rc = out_close(op.out, rc, op.force);
+		rc = cli_out_close(op.out, rc, op.force);
 	free(files);
 	return garbage_warned ? gz_worse(rc, GZ_WARNING) : rc;
 }

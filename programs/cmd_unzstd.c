@@ -13,6 +13,10 @@
 
 #include "cli.h"
 
+/* Output files (cli_out): an existing output is refused as damaged input is (1), a failure to
+ * make one is a system error (3). */
+static const struct cli_out_codes zs_codes = {.refused = EXIT_DAMAGED, .failed = EXIT_SYSTEM};
+
 /* clang-format off */
 static const char unzstd_help[] =
 	"Usage: znippy unzstd [-c] [-k|--rm] [-f] [-t] [-v] [-q] [-o OUT] [-D DICT]\n"
@@ -295,7 +299,7 @@ static int decode_in_place(struct zn_zstd_decoder *d, const char *path, int in_f
 		return EXIT_DAMAGED;
 	}
 	struct cli_out out;
-	int rc = cli_out_open(&out, AT_FDCWD, out_name, out_name, op->force, 0);
+	int rc = cli_out_open(&out, AT_FDCWD, out_name, out_name, op->force, 0, &zs_codes);
 	free(out_name);
 	if (rc != EXIT_OK)
 		return rc;
@@ -447,8 +451,9 @@ static int unzstd_option(struct opts *op, const char *cmd, int letter, const cha
 
 /* A long option ("--name" or "--name=VALUE"); a required value may be the next argument (*i then
  * moves on). Returns as unzstd_option. */
-static int unzstd_long_option(struct opts *op, const char *cmd, int argc, char **argv, int *i)
+static int unzstd_long_option(void *opp, const char *cmd, int argc, char **argv, int *i)
 {
+	struct opts *op = opp;
 	const char *a = argv[*i] + 2, *eq = strchr(a, '=');
 	size_t n = eq ? (size_t)(eq - a) : strlen(a);
 	const struct option *o = unzstd_options;
@@ -465,8 +470,9 @@ static int unzstd_long_option(struct opts *op, const char *cmd, int argc, char *
 }
 
 /* A group of short options ("-dcf", "-M10MB", "-T0", "-o OUT"). Returns as unzstd_option. */
-static int unzstd_short_options(struct opts *op, const char *cmd, int argc, char **argv, int *i)
+static int unzstd_short_options(void *opp, const char *cmd, int argc, char **argv, int *i)
 {
+	struct opts *op = opp;
 	for (const char *p = argv[*i] + 1; *p; p++) {
 		const char *in = strchr(unzstd_shortopts, *p);
 		if (!in || *p == ':')
@@ -490,23 +496,10 @@ static int unzstd_short_options(struct opts *op, const char *cmd, int argc, char
 static int parse_unzstd_args(int argc, char **argv, const char *cmd, struct opts *op, char **files,
                              int *nfiles)
 {
-	int only_files = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int rc = -1;
-		if (only_files || a[0] != '-' || !strcmp(a, "-"))
-			files[(*nfiles)++] = argv[i];
-		else if (!strcmp(a, "--"))
-			only_files = 1;
-		else if (a[1] == '-')
-			rc = unzstd_long_option(op, cmd, argc, argv, &i);
-		else
-			rc = unzstd_short_options(op, cmd, argc, argv, &i);
-		if (rc >= 0)
-			return rc;
-	}
-	if (*nfiles == 0)
-		files[(*nfiles)++] = "-";
+	int rc = cli_decoder_args(argc, argv, cmd, op, unzstd_long_option, unzstd_short_options,
+	                          files, nfiles);
+	if (rc >= 0)
+		return rc;
 	if (op->out_path && !strcmp(op->out_path, "-")) { /* -o -: standard output, as -c */
 		op->out_path = NULL;
 		op->to_stdout = 1;
@@ -590,7 +583,7 @@ static int run_unzstd(int argc, char **argv, int cat)
 	int rc = parse_unzstd_args(argc, argv, cmd, &op, files, &nfiles);
 	struct zn_zstd_decoder *d = rc < 0 ? new_decoder(&op, &rc) : NULL;
 	if (d && op.out_path && !op.test) {
-		rc = cli_out_open(&out, AT_FDCWD, op.out_path, op.out_path, op.force, 1);
+		rc = cli_out_open(&out, AT_FDCWD, op.out_path, op.out_path, op.force, 1, &zs_codes);
 		op.out = rc == EXIT_OK ? &out : NULL;
 		rc = rc == EXIT_OK ? -1 : rc;
 	}
