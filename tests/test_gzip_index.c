@@ -14,6 +14,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "gzip_test_util.h"
 #include "test_util.h"
 
 #define MIN(a, b)    ((a) < (b) ? (a) : (b))
@@ -148,32 +149,6 @@ static void check_bad_fields(const struct zn_gzip_index *ix)
 	CHECK(zn_gzip_index_import(&back, "not an index at all, not at all, not at all, no!!",
 	                           50) == ZN_ERR_BAD_HEADER);
 	free(buf);
-}
-
-static size_t compress_gz(uint8_t *out, size_t cap, const uint8_t *data, size_t n, int level,
-                          int strategy, int flush, size_t every, unsigned members)
-{
-	size_t total = 0;
-	for (unsigned m = 0; m < members; m++) {
-		size_t a = n * m / members, b = n * (m + 1) / members;
-		z_stream z;
-		memset(&z, 0, sizeof(z));
-		CHECK(deflateInit2(&z, level, Z_DEFLATED, 31, 8, strategy) == Z_OK);
-		z.next_out = out + total;
-		z.avail_out = (uInt)(cap - total);
-		for (size_t at = a; at < b;) {
-			size_t k = every ? MIN(every, b - at) : b - at;
-			z.next_in = (Bytef *)(data + at);
-			z.avail_in = (uInt)k;
-			at += k;
-			CHECK(deflate(&z, at == b ? Z_FINISH : flush) != Z_STREAM_ERROR);
-		}
-		if (a == b)
-			CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
-		total += z.total_out;
-		deflateEnd(&z);
-	}
-	return total;
 }
 
 static void gen(uint8_t *p, size_t n, int kind, struct tu_rng *g)

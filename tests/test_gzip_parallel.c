@@ -15,6 +15,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "gzip_test_util.h"
 #include "test_util.h"
 
 #define MIN(a, b)    ((a) < (b) ? (a) : (b))
@@ -179,34 +180,6 @@ static void gen_int64(uint8_t *p, size_t n, struct tu_rng *g)
 		memcpy(p + i, &v, 8);
 	}
 	memset(p + (n & ~(size_t)7), 7, n & 7);
-}
-
-/* zlib gzip members of data[0..n), cut into members at `members` places, with a flush of kind
- * `flush` every `every` bytes (0: none). Returns the length written to out. */
-static size_t compress_gz(uint8_t *out, size_t cap, const uint8_t *data, size_t n, int level,
-                          int strategy, int flush, size_t every, unsigned members)
-{
-	size_t total = 0;
-	for (unsigned m = 0; m < members; m++) {
-		size_t a = n * m / members, b = n * (m + 1) / members;
-		z_stream z;
-		memset(&z, 0, sizeof(z));
-		CHECK(deflateInit2(&z, level, Z_DEFLATED, 31, 8, strategy) == Z_OK);
-		z.next_out = out + total;
-		z.avail_out = (uInt)(cap - total);
-		for (size_t at = a; at < b;) {
-			size_t k = every ? MIN(every, b - at) : b - at;
-			z.next_in = (Bytef *)(data + at);
-			z.avail_in = (uInt)k;
-			at += k;
-			CHECK(deflate(&z, at == b ? Z_FINISH : flush) != Z_STREAM_ERROR);
-		}
-		if (a == b)
-			CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
-		total += z.total_out;
-		deflateEnd(&z);
-	}
-	return total;
 }
 
 int main(int argc, char **argv)
