@@ -22,65 +22,13 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "test_util.h"
-
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void buf_add(struct buf *b, const void *p, size_t n)
-{
-	if (b->len + n > b->cap)
-		n = b->cap - b->len;
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-}
-
-static int buf_full(const struct buf *b)
-{
-	return b->len >= b->cap;
-}
-
-static void add_command(struct buf *b, const char *cmd)
-{
-	FILE *f = popen(cmd, "r");
-	if (!f)
-		return;
-	uint8_t tmp[65536];
-	size_t n;
-	while (!buf_full(b) && (n = fread(tmp, 1, sizeof(tmp), f)) > 0)
-		buf_add(b, tmp, n);
-	pclose(f);
-}
+#include "bench_corpora.h"
 
 /* ---- corpora ---- */
 static void gen_tar(struct buf *b, struct tu_rng *g)
 {
 	(void)g;
 	add_command(b, "tar -cf - /usr/include 2>/dev/null");
-}
-
-static void gen_text(struct buf *b, struct tu_rng *g)
-{
-	(void)g;
-	add_command(b,
-	            "cat /usr/share/vim/vim*/doc/*.txt /usr/share/common-licenses/* 2>/dev/null");
-}
-
-/* The machine's own shared objects only: with both directories listed, installing the arm64
- * packages of the aarch64 test stage put aarch64 code first in sort order, and the "x86-64"
- * corpus silently became an aarch64 one (ratio 2.38 at level 1 instead of 3.50). */
-#if defined(__aarch64__)
-#define NATIVE_LIBDIR "/usr/lib/aarch64-linux-gnu"
-#else
-#define NATIVE_LIBDIR "/usr/lib/x86_64-linux-gnu"
-#endif
-
-static void gen_binaries(struct buf *b, struct tu_rng *g)
-{
-	(void)g;
-	add_command(b, "ls " NATIVE_LIBDIR "/*.so* 2>/dev/null | sort | xargs cat 2>/dev/null");
 }
 
 static void gen_base64(struct buf *b, struct tu_rng *g)
@@ -117,29 +65,6 @@ static void gen_fastq(struct buf *b, struct tu_rng *g)
 		n += 150;
 		rec[n++] = '\n';
 		buf_add(b, rec, (size_t)n);
-	}
-}
-
-static void gen_int64_runs(struct buf *b, struct tu_rng *g)
-{
-	int64_t v = 1000;
-	while (!buf_full(b)) {
-		size_t run = 1 + tu_rng_below(g, 400);
-		if (tu_rng_below(g, 4) == 0)
-			v = (int64_t)tu_rng_below(g, 1u << 30);
-		else
-			v += (int64_t)tu_rng_below(g, 100);
-		for (size_t i = 0; i < run && !buf_full(b); i++)
-			buf_add(b, &v, 8);
-	}
-}
-
-static void gen_int64_deltas(struct buf *b, struct tu_rng *g)
-{
-	int64_t v = 1600000000000;
-	while (!buf_full(b)) {
-		v += (int64_t)tu_rng_below(g, 16);
-		buf_add(b, &v, 8);
 	}
 }
 
@@ -205,14 +130,6 @@ static int decode(int which, const uint8_t *in, size_t in_len, uint8_t *out, siz
 		return r == Z_STREAM_END ? 0 : -1;
 	}
 	}
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	/* CPU time of this thread: on a shared machine, time spent descheduled is not ours. */
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static size_t gzip_compress(const uint8_t *src, size_t len, uint8_t *dst, size_t cap, int level)
