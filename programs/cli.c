@@ -57,6 +57,23 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+ssize_t cli_read_input(int fd, void *buf, size_t cap)
+{
+	for (;;) {
+		ssize_t n = read(fd, buf, cap);
+		if (n >= 0)
+			return n;
+		if (errno == EINTR)
+			continue;
+		int err = errno, fl = fcntl(fd, F_GETFL);
+		if (err == EAGAIN && fl >= 0 && (fl & O_NONBLOCK) &&
+		    !fcntl(fd, F_SETFL, fl & ~O_NONBLOCK))
+			continue;
+		errno = err;
+		return -1;
+	}
+}
+
 int cli_decoder_args(int argc, char **argv, const char *cmd, void *op, cli_arg_fn long_opt,
                      cli_arg_fn short_opts, char **files, int *nfiles)
 {

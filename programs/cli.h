@@ -63,6 +63,9 @@ int cli_take_dir(const char *cmd, const char **dir, const char *arg);
 /* The options of a command whose only one is -h/--help (cat, info), up to optind. Returns -1 to
  * go on, else the exit status (help printed, or a usage error named). */
 int cli_help_only(const char *cmd, int argc, char **argv, const char *optstring, const char *help);
+/* read(2) of an input: again after EINTR, and on a descriptor a parent left non-blocking
+ * (EAGAIN) made blocking and again, as gzip does. The bytes read, or -1 with errno set. */
+ssize_t cli_read_input(int fd, void *buf, size_t cap);
 /* One option word of a decoder's command line, argv[*i] (the parser may move *i past a value it
  * takes); op is the command's options. -1 to go on, or the exit status. */
 typedef int (*cli_arg_fn)(void *op, const char *cmd, int argc, char **argv, int *i);

@@ -129,7 +129,7 @@ static zn_result write_out(void *ctx, const void *data, size_t len)
 
 static int64_t read_in(void *ctx, void *buf, size_t n)
 {
-	return (int64_t)read(*(int *)ctx, buf, n);
+	return (int64_t)cli_read_input(*(int *)ctx, buf, n);
 }
 
 /* Decode in_fd (named `name` in messages) to out (its fd -1 for -t). A regular file is mapped

@@ -177,14 +177,12 @@ static int copy_plain(int in_fd, uint64_t zeros, const uint8_t *in, size_t pos, 
 		}
 		if (eof)
 			return GZ_OK;
-		ssize_t n = read(in_fd, buf, cap);
-		if (n < 0 && errno == EINTR)
-			n = 0;
-		else if (n < 0) {
+		ssize_t n = cli_read_input(in_fd, buf, cap);
+		if (n < 0) {
 			cli_error("%s: read error: %s", name, strerror(errno));
 			return GZ_ERROR;
-		} else if (n == 0)
-			eof = 1;
+		}
+		eof = n == 0;
 		in = buf, pos = 0, have = (size_t)n;
 	}
 }
@@ -295,23 +293,14 @@ static int read_more(struct decode *s)
 	}
 	memmove(s->buf, s->buf + keep, s->have - keep);
 	s->base += keep, s->have -= keep, s->pos -= keep;
-	for (;;) {
-		ssize_t n = read(s->in_fd, s->buf + s->have, s->buf_cap - s->have);
-		if (n >= 0) {
-			s->have += (size_t)n;
-			s->eof = n == 0;
-			return -1;
-		}
-		if (errno == EINTR)
-			continue;
-		/* A parent left the pipe non-blocking: block, as gzip does. */
-		int fl = fcntl(s->in_fd, F_GETFL);
-		if (errno == EAGAIN && fl >= 0 && (fl & O_NONBLOCK) &&
-		    !fcntl(s->in_fd, F_SETFL, fl & ~O_NONBLOCK))
-			continue;
+	ssize_t n = cli_read_input(s->in_fd, s->buf + s->have, s->buf_cap - s->have);
+	if (n < 0) {
 		cli_error("%s: read error: %s", s->name, strerror(errno));
 		return GZ_ERROR;
 	}
+	s->have += (size_t)n;
+	s->eof = n == 0;
+	return -1;
 }
 
 /* zcat -f, once the decoder stopped (r, done) or the input at hand ended: if no further member
@@ -468,24 +457,16 @@ static zn_result par_write(void *ctx, const void *buf, size_t len)
 static zn_result par_read(void *ctx, void *buf, size_t cap, size_t *got)
 {
 	struct par_io *io = ctx;
-	for (;;) {
-		ssize_t n = read(io->in_fd, buf, cap);
-		if (n >= 0) {
-			size_t k = ZN_MIN_SZ((size_t)n, sizeof(io->head) - io->head_len);
-			memcpy(io->head + io->head_len, buf, k);
-			io->head_len += k;
-			*got = (size_t)n;
-			return ZN_OK;
-		}
-		if (errno == EINTR)
-			continue;
-		int fl = fcntl(io->in_fd, F_GETFL);
-		if (errno == EAGAIN && fl >= 0 && (fl & O_NONBLOCK) &&
-		    !fcntl(io->in_fd, F_SETFL, fl & ~O_NONBLOCK))
-			continue;
+	ssize_t n = cli_read_input(io->in_fd, buf, cap);
+	if (n < 0) {
 		io->read_err = errno;
 		return ZN_ERR_IO;
 	}
+	size_t k = ZN_MIN_SZ((size_t)n, sizeof(io->head) - io->head_len);
+	memcpy(io->head + io->head_len, buf, k);
+	io->head_len += k;
+	*got = (size_t)n;
+	return ZN_OK;
 }
 
 /* Decoded input of a mapped file is dropped from the process's memory, as -T1 does. */

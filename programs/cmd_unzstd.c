@@ -137,24 +137,15 @@ static int open_source(struct source *s)
 static int read_more(struct source *s)
 {
 	s->have = s->pos = 0;
-	for (;;) {
-		ssize_t n = read(s->fd, s->buf, s->cap);
-		if (n >= 0) {
-			s->have = (size_t)n;
-			s->seen += (size_t)n;
-			s->eof = n == 0;
-			return -1;
-		}
-		if (errno == EINTR)
-			continue;
-		/* A parent left the pipe non-blocking: block. */
-		int fl = fcntl(s->fd, F_GETFL);
-		if (errno == EAGAIN && fl >= 0 && (fl & O_NONBLOCK) &&
-		    !fcntl(s->fd, F_SETFL, fl & ~O_NONBLOCK))
-			continue;
+	ssize_t n = cli_read_input(s->fd, s->buf, s->cap);
+	if (n < 0) {
 		cli_error("%s: read error: %s", s->name, strerror(errno));
 		return EXIT_SYSTEM;
 	}
+	s->have = (size_t)n;
+	s->seen += (size_t)n;
+	s->eof = n == 0;
+	return -1;
 }
 
 /* One call of the decoder on the input at hand, its output written to out_fd (-1: none).
