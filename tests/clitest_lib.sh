@@ -11,6 +11,10 @@ TEST_NAME=$(basename "$0" .sh)
 T=$(mktemp -d "${ZN_TEST_TMP:-/tmp}/zncli.XXXXXX")
 trap 'umount "$T/ofs/t/hosts" "$T/ofs/t/mnt" 2>/dev/null; chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
 fails=0
+# QUICK=1 under ZN_TEST_QUICK (every configuration of scripts/run_tests.sh but release; see
+# tests/test_util.h): a test then runs the same paths on smaller inputs or fewer repetitions.
+QUICK=0
+case ${ZN_TEST_QUICK:-0} in '' | 0) ;; *) QUICK=1 ;; esac
 pass() { echo "ok   $*"; }
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 check() { # description, command...

@@ -14,6 +14,7 @@
 const char *tu_test_name = "test";
 uint64_t tu_seed = 1;
 int tu_quick;
+int tu_no_threads;
 
 void tu_init(int argc, char **argv, const char *name)
 {
@@ -23,6 +24,8 @@ void tu_init(int argc, char **argv, const char *name)
 		tu_seed = strtoull(env, NULL, 0);
 	env = getenv("ZN_TEST_QUICK");
 	tu_quick = env && *env && strcmp(env, "0");
+	env = getenv("ZN_TEST_NO_THREADS");
+	tu_no_threads = env && *env && strcmp(env, "0");
 	for (int i = 1; i + 1 < argc; i++)
 		if (!strcmp(argv[i], "-s"))
 			tu_seed = strtoull(argv[i + 1], NULL, 0);

@@ -13,10 +13,15 @@
 
 extern const char *tu_test_name;
 extern uint64_t tu_seed;
-/* Nonzero when ZN_TEST_QUICK is set (scripts/run_tests.sh sets it for ThreadSanitizer, which runs
- * code 5-15 times slower): a test may then sample a long single-threaded loop instead of running
- * all of it, the full workload running in the other configurations. */
+/* Nonzero when ZN_TEST_QUICK is set: scripts/run_tests.sh sets it in every configuration but
+ * release (the sanitizers run code 3-20 times slower, qemu-user 10-50 times, the CPU sweep runs
+ * each test five times). A test then runs the same code paths on smaller inputs or a sample of
+ * its repetitions; the release configuration runs the whole workload. */
 extern int tu_quick;
+/* Nonzero when ZN_TEST_NO_THREADS is set (the aarch64 configuration: under Debian 12's
+ * qemu-user a pthread_create() never returns): a test then leaves out what starts threads,
+ * libzstd's multithreaded compression included. */
+extern int tu_no_threads;
 
 /* Parse "-s SEED" (and ZN_TEST_SEED) for randomised tests; prints the seed in use. */
 void tu_init(int argc, char **argv, const char *name);

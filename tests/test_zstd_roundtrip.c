@@ -36,13 +36,15 @@ int main(int argc, char **argv)
 	printf("kernels: %s and %s\n", zn_zstd_decoder_kernel_name(d[0]),
 	       zn_zstd_decoder_kernel_name(d[1]));
 
-	/* Every level on every kind of data; the slow levels on less of it. */
+	/* Every level on every kind of data; the slow levels on less of it. ZN_TEST_QUICK: an
+	 * eighth of it, frames of one to a few blocks. */
 	int frames = 0;
+	const size_t q = tu_quick ? 8 : 1;
 	for (int level = -5; level <= 22; level++) {
 		for (int kind = 0; kind < ZT_NKINDS; kind++) {
 			struct zt_params p = {.level = level, .checksum = (level + kind) & 1};
-			size_t n = level >= 16 ? 100000 + tu_rng_below(&g, 100000)
-			                       : 200000 + tu_rng_below(&g, 300000);
+			size_t n = level >= 16 ? (100000 + tu_rng_below(&g, 100000)) / q
+			                       : (200000 + tu_rng_below(&g, 300000)) / q;
 			roundtrip(d, &g, (enum zt_kind)kind, n, &p);
 			frames++;
 		}
@@ -53,6 +55,8 @@ int main(int argc, char **argv)
 	static const size_t sizes[] = {0,    1,      2,      5,      100,    1023,   1024,
 	                               1025, 131071, 131072, 131073, 262145, 1000000};
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		if (tu_quick && sizes[i] > 262145)
+			break;
 		for (int kind = 0; kind < ZT_NKINDS; kind++) {
 			struct zt_params p = {.level = 1 + (int)tu_rng_below(&g, 19),
 			                      .checksum = (int)tu_rng_below(&g, 2),
@@ -65,7 +69,7 @@ int main(int argc, char **argv)
 		}
 	}
 	/* Multithreaded compression (several jobs, overlapping windows) and --rsyncable. */
-	for (int kind = 0; kind < ZT_NKINDS; kind++) {
+	for (int kind = 0; kind < ZT_NKINDS && !tu_no_threads; kind++) {
 		struct zt_params p = {.level = 3, .checksum = 1, .workers = 2};
 		roundtrip(d, &g, (enum zt_kind)kind, 3000000, &p);
 		p.rsyncable = 1;
@@ -74,7 +78,7 @@ int main(int argc, char **argv)
 		p.no_size = 1;
 		p.level = 19;
 		p.window_log = 18;
-		roundtrip(d, &g, (enum zt_kind)kind, 1000000, &p);
+		roundtrip(d, &g, (enum zt_kind)kind, tu_quick ? 300000 : 1000000, &p);
 		frames += 3;
 	}
 	printf("%d frames decoded byte-exactly\n", frames);
