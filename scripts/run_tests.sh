@@ -2,22 +2,27 @@
 # SPDX-License-Identifier: MIT
 # run_tests.sh - build and run the test suite in named configurations.
 # Usage: scripts/run_tests.sh CONFIG...   (`make test` runs release asan tsan cpu aarch64)
-#   release   Release build (build/), every test; the benchmark drivers are compiled too; the C
-#             tests' scratch files on the disk ($TMPDIR), the shell tests' on tmpfs
+#   release   Release build (build/), every test with its whole workload; the benchmark drivers
+#             are compiled too; the C tests' scratch files on the disk ($TMPDIR), the shell
+#             tests' on tmpfs
 #   asan      ASan+UBSan build (build-asan/, Debug assertions on), every test
-#   tsan      TSan build (build-tsan/), the tests that start threads (CTest label `threads`),
-#             with ZN_TEST_QUICK=1 (tests/test_util.h: tu_quick)
+#   tsan      TSan build (build-tsan/), the tests that start threads (CTest label `threads`)
 #   cpu       the decoder and checksum tests (label `kernels`) of the Release build (build/),
 #             rerun once per CPU-feature level masked (ZN_DISABLE_CPU_FEATURES), all masks in one
 #             ctest run (the tests NAME@MASK, label `sweep`, registered with ZN_CPU_SWEEP=ON); the
-#             unmasked level is the release configuration's run, repeated here only without it
+#             unmasked level is the release configuration's run, repeated here only without it;
+#             a mask that takes away only features this CPU lacks is left out
 #   valgrind  the unit tests under valgrind memcheck (build-vg/)
 #   aarch64   cross-build for aarch64 (build-aarch64/, cmake/aarch64-linux-gnu.cmake) and run
 #             the decoder and checksum tests (label `qemu`) under qemu-user, with the
 #             NEON/PMULL/CRC32 kernels and with them masked (label `sweep`), in one ctest run.
-#             Only single-threaded tests: under Debian 12's qemu-user 7.2 on this kernel even a
-#             bare pthread_create() never returns, so the archive pipeline cannot run emulated. Installs what it needs when
-#             run as root (adding the arm64 architecture to dpkg: it says so); skipped otherwise.
+#             Only single-threaded tests (ZN_TEST_NO_THREADS=1): under Debian 12's qemu-user 7.2
+#             on this kernel even a bare pthread_create() never returns, so the archive pipeline
+#             cannot run emulated. Installs what it needs when run as root (adding the arm64
+#             architecture to dpkg: it says so); skipped otherwise.
+# Every configuration but release sets ZN_TEST_QUICK=1 (tests/test_util.h: tu_quick, and QUICK
+# in tests/clitest_lib.sh): the same code paths on smaller inputs or fewer repetitions. A test
+# that runs past ZN_TEST_TIMEOUT seconds (default 300) fails.
 # The labels are defined in CMakeLists.txt. A configuration that runs a subset builds only what
 # that subset needs (the zn_tests_LABEL targets).
 # Scratch space: release runs the C tests in $TMPDIR (default /tmp) as a user would, on a disk
@@ -122,7 +127,19 @@ for c in "$@"; do
 	cpu)
 		# The same build directory and options as release: nothing is rebuilt after it.
 		cfg build Release --target zn_tests_kernels -DZN_TESTS=ON -DZN_BENCH=ON -DZN_CPU_SWEEP=ON
-		if [[ " $* " == *" release "* ]]; then run build -L '^sweep$'; else run build -L '^(kernels|sweep)$'; fi
+		# A mask that takes away only what this CPU lacks runs what the mask before it ran
+		# (the first: the unmasked run): those tests are left out.
+		skip=()
+		flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+		[[ $flags == *" avx512f "* ]] || skip+=('@avx512$')
+		[[ $flags == *" avx2 "* ]] || skip+=('@avx512\+avx2$')
+		[[ $flags == *" bmi2 "* ]] || skip+=('@avx512\+avx2\+bmi2$')
+		if [ ${#skip[@]} -gt 0 ]; then
+			skip=(-E "$(IFS='|'; echo "${skip[*]}")")
+			echo "cpu: left out (they would mask only what this CPU lacks): ${skip[1]}"
+		fi
+		if [[ " $* " == *" release "* ]]; then run build -L '^sweep$' "${skip[@]}"
+		else run build -L '^(kernels|sweep)$' "${skip[@]}"; fi
 		;;
 	valgrind)
 		cfg build-vg RelWithDebInfo -DZN_TESTS=ON

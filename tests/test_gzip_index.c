@@ -179,7 +179,7 @@ int main(int argc, char **argv)
 	tu_init(argc, argv, "test_gzip_index");
 	struct tu_rng g;
 	tu_rng_seed(&g, tu_seed);
-	const size_t N = 3u << 20;
+	const size_t N = tu_quick ? 1u << 20 : 3u << 20; /* ZN_TEST_QUICK: 1 MiB */
 	size_t cap = 2 * N + 65536;
 	uint8_t *data = malloc(N), *gz = malloc(cap + 100);
 	CHECK(data && gz);
