@@ -197,10 +197,14 @@ static void check_encoded(const uint8_t *in, size_t n, const struct bze_opts *o,
 		if (nref >= 0)
 			CHECK(!memcmp(got, ref, (size_t)nref));
 	}
-	/* and the parallel decoder */
+	/* and the parallel decoder (on one thread, inline, where threads are not to start) */
+	struct zn_bunzip2_options bo;
+	zn_bunzip2_options_init(&bo);
+	if (tu_no_threads)
+		bo.threads = 1;
 	struct zn_bunzip2_info info;
 	zn_bunzip2_info_init(&info);
-	zn_result r = zn_bunzip2_mem(NULL, bz, bzlen, NULL, NULL, &info);
+	zn_result r = zn_bunzip2_mem(&bo, bz, bzlen, NULL, NULL, &info);
 	CHECK((r == ZN_OK) == (nref >= 0));
 	if (r == ZN_OK)
 		CHECK_EQ_U64(info.out_len, nref);
