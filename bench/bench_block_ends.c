@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_block_ends: %s\n", err);
 		return 1;
 	}
-	struct zn_archive_info info;
+	struct zn_archive_info info = {.struct_size = sizeof(info)};
 	zn_reader_info(r, &info);
 	const uint64_t past = info.chunk_size / 20 * 19, n = zn_reader_count(r);
 	uint64_t *hit = malloc((n ? n : 1) * sizeof(*hit)), m = 0;
@@ -42,6 +42,6 @@ int main(int argc, char **argv)
 			printf("%.*s\n", (int)e.path_len, e.path);
 	}
 	free(hit);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	return 0;
 }

@@ -21,7 +21,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_cat_places: %s\n", err);
 		return 1;
 	}
-	struct zn_archive_info info;
+	struct zn_archive_info info = {.struct_size = sizeof(info)};
 	zn_reader_info(r, &info);
 	const uint64_t n = zn_reader_count(r), want[3] = {0, info.chunk_size / 2, info.chunk_size};
 	uint64_t best[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX}, at[3] = {0, 0, 0};
@@ -42,6 +42,6 @@ int main(int argc, char **argv)
 			printf("%llu %.*s\n", (unsigned long long)(e.block_offset + e.size),
 			       (int)e.path_len, e.path);
 	}
-	zn_reader_close(r);
+	zn_reader_free(r);
 	return 0;
 }

@@ -70,7 +70,7 @@ static zn_result read_entry(const char *path, const char *name)
 	}
 	if ((r = zn_reader_find(rd, name, strlen(name), &i)) == ZN_OK)
 		r = zn_reader_read_entry(rd, i, print_piece, NULL);
-	zn_reader_close(rd);
+	zn_reader_free(rd);
 	return r;
 }
 

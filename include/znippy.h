@@ -366,13 +366,15 @@ ZN_API zn_result zn_reader_open_fd(struct zn_reader **out, int fd, char *err, si
 /* The same from memory; `data` must outlive the reader. Used by the fuzzer and by tests. */
 ZN_API zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t size,
                                     char *err, size_t err_len);
-ZN_API void zn_reader_close(struct zn_reader *r);
+/* Unmap the archive and free the reader. NULL is allowed. */
+ZN_API void zn_reader_free(struct zn_reader *r);
 /* Where the archive is mapped: *base and *size (NULL and 0 for zn_reader_open_mem() or an empty
  * file). For a SIGBUS handler to tell the archive shrinking under the reader (a fault in this
  * range) from any other fault. */
 ZN_API void zn_reader_mapping(const struct zn_reader *r, const void **base, uint64_t *size);
 
 struct zn_archive_info {
+	size_t struct_size; /* sizeof(struct zn_archive_info), or 0 (see Conventions) */
 	uint32_t format_version;
 	uint64_t entries, files, dirs, symlinks, hardlinks;
 	uint64_t shared_files; /* files whose bytes are those of an earlier row (identical files
@@ -384,6 +386,8 @@ struct zn_archive_info {
 	uint64_t expanded_bytes; /* what extracting everything writes: the regular files' sizes,
 	                            shared ones each time (content_bytes counts them once) */
 };
+/* Fills `info` (its struct_size set by the caller: `= {.struct_size = sizeof(info)}`); nothing
+ * when that size is refused. */
 ZN_API void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info);
 /* The archive's digest_min_size: regular files smaller than this have no stored SHA-256
  * (zn_reader_digest computes theirs); 0 when every file's is stored (format version 1). */
@@ -449,14 +453,15 @@ ZN_API zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_f
 ZN_API zn_result zn_reader_digest(struct zn_reader *r, uint64_t i, uint8_t out[32]);
 
 struct zn_extract_options {
-	unsigned threads; /* 0 = one per CPU it may run on (its affinity, as nproc) */
-	int overwrite;    /* replace existing files and links (each by a complete, checked
-	                   * new one, written beside it unnamed, or as .znippy-*.part where
-	                   * the file system has no O_TMPFILE, and renamed over it; where
-	                   * none can be made there, the old one is kept). Either way a name
-	                   * holds a complete file or none, whenever extraction stops. */
-	int check_digest; /* also verify each file's SHA-256 (always on in zn_verify) */
-	int same_owner;   /* apply uid/gid (default: when running as root) */
+	size_t struct_size; /* zn_extract_options_init sets it (see Conventions) */
+	unsigned threads;   /* 0 = one per CPU it may run on (its affinity, as nproc) */
+	int overwrite;      /* replace existing files and links (each by a complete, checked
+	                     * new one, written beside it unnamed, or as .znippy-*.part where
+	                     * the file system has no O_TMPFILE, and renamed over it; where
+	                     * none can be made there, the old one is kept). Either way a name
+	                     * holds a complete file or none, whenever extraction stops. */
+	int check_digest;   /* also verify each file's SHA-256 (always on in zn_verify) */
+	int same_owner;     /* apply uid/gid (default: when running as root) */
 	/* When *stop becomes non-zero (a signal handler may set it; the library reads it with
 	 * __atomic_load_n, relaxed, so set it with __atomic_store_n), extraction stops: no further
 	 * file is created, files it began but did not finish are removed, and zn_extract returns
@@ -489,11 +494,6 @@ struct zn_extract_options {
 	 * those bits it has (the setgid bit a new one inherits from its parent). Set-id bits also
 	 * need the stored owner and group to stay, either way. */
 	int same_permissions;
-	/* Called with zn_extract's ctx once everything is done, in the archive's (stored path)
-	 * order, for each entry extracted (the path as written, after strip_components; not
-	 * NUL-terminated), as tar -v lists them; not called after an error that stopped the
-	 * extraction. NULL: none. */
-	void (*extracted)(void *ctx, const char *path, size_t path_len);
 	/* As tar -m (--touch): modification times are not restored; what is extracted has the
 	 * time of the extraction. */
 	int touch;
@@ -509,20 +509,22 @@ struct zn_extract_options {
 	 * archive of a few kilobytes can describe terabytes. Non-zero: no such check. */
 	int no_space_check;
 };
+/* The defaults above, with struct_size set. */
 ZN_API void zn_extract_options_init(struct zn_extract_options *opt);
 
 /* Extract entries into directory `dir` (its last component created if missing). `select` (may be
- * NULL = all) picks entries by index: a byte per entry, non-zero to extract. Never writes outside
- * `dir` and never follows a symlink while writing. Damaged entries are reported through `problem`;
- * the others are still extracted; the result is then ZN_ERR_DAMAGED. */
+ * NULL = all) picks entries by index: a byte per entry, non-zero to extract. `opt` NULL: the
+ * defaults; `hooks` NULL: none (zn_extract calls problem, progress and extracted). Never writes
+ * outside `dir` and never follows a symlink while writing. Damaged entries are reported through
+ * `problem`; the others are still extracted; the result is then ZN_ERR_DAMAGED. A struct_size
+ * below the first layout is ZN_ERR_INVALID_ARG. */
 ZN_API zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select,
-                            const struct zn_extract_options *opt, zn_problem_fn problem,
-                            zn_progress_fn progress, void *ctx);
+                            const struct zn_extract_options *opt, const struct zn_hooks *hooks);
 
-/* Decode every block and check every checksum and digest, writing nothing. Each damaged entry is
- * reported through `problem`; returns ZN_ERR_DAMAGED if any was. */
-ZN_API zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem,
-                           zn_progress_fn progress, void *ctx);
+/* Decode every block and check every checksum and digest, writing nothing, on `threads` threads
+ * (0: one per CPU). Each damaged entry is reported through hooks->problem (progress is called
+ * too; hooks NULL: none); returns ZN_ERR_DAMAGED if any was. */
+ZN_API zn_result zn_verify(struct zn_reader *r, unsigned threads, const struct zn_hooks *hooks);
 
 /* ------------------------------------------------------------------------------------------------
  * Package coordinates (see lib/pkg/pkg_meta.c)
@@ -1174,11 +1176,11 @@ ZN_API uint64_t zn_gunzip_memory_bound(const struct zn_gunzip_options *opt, int 
 /* What a decode did. Filled on success and failure. */
 struct zn_gunzip_info {
 	size_t struct_size; /* sizeof(struct zn_gunzip_info), or 0 (see Conventions) */
-	uint64_t in_pos;  /* as *in_pos of zn_inflate_stream_position() at the end: the stream's
-	                     length (the last member and zero padding after it), the offset of
-	                     trailing garbage, or about where a fault was found */
-	uint64_t out_len; /* bytes handed to the write callback */
-	uint64_t members; /* members checked */
+	uint64_t in_pos;    /* as *in_pos of zn_inflate_stream_position() at the end: the stream's
+	                       length (the last member and zero padding after it), the offset of
+	                       trailing garbage, or about where a fault was found */
+	uint64_t out_len;   /* bytes handed to the write callback */
+	uint64_t members;   /* members checked */
 	uint64_t chunks;    /* chunks decoded in parallel and used */
 	uint64_t seq_bytes; /* output the caller's thread decoded on itself */
 	uint64_t sym_bytes; /* output of used chunks decoded before their window was known (as
@@ -1208,8 +1210,7 @@ ZN_API zn_result zn_gunzip_mem(struct zn_gunzip *g, const void *in, size_t in_le
                                zn_gunzip_write_fn write, void *ctx, struct zn_gunzip_info *info);
 /* The same for a stream read through `read` (a pipe), with bounded memory. */
 ZN_API zn_result zn_gunzip_read(struct zn_gunzip *g, zn_gunzip_read_fn read, void *rctx,
-                                zn_gunzip_write_fn write, void *wctx,
-                                struct zn_gunzip_info *info);
+                                zn_gunzip_write_fn write, void *wctx, struct zn_gunzip_info *info);
 
 /* Random access into a gzip stream (the technique of zlib's zran.c, gztool, rapidgzip's index).
  *
@@ -1242,9 +1243,8 @@ ZN_API void zn_gzip_index_free(struct zn_gzip_index *ix);
 /* The decoded stream's length; the number of checkpoints (the stream's start is one). */
 ZN_API uint64_t zn_gzip_index_out_len(const struct zn_gzip_index *ix);
 ZN_API size_t zn_gzip_index_points(const struct zn_gzip_index *ix);
-ZN_API zn_result zn_gzip_index_read(const struct zn_gzip_index *ix, const void *in,
-                                    size_t in_len, uint64_t offset, void *dst, size_t len,
-                                    size_t *got);
+ZN_API zn_result zn_gzip_index_read(const struct zn_gzip_index *ix, const void *in, size_t in_len,
+                                    uint64_t offset, void *dst, size_t len, size_t *got);
 ZN_API zn_result zn_gzip_index_export(const struct zn_gzip_index *ix, void **buf, size_t *len);
 ZN_API zn_result zn_gzip_index_import(struct zn_gzip_index **out, const void *buf, size_t len);
 

@@ -152,7 +152,7 @@ static int cmd_cat(int argc, char **argv)
 		if (res == ZN_ERR_IO)
 			break;
 	}
-	zn_reader_close(r);
+	zn_reader_free(r);
 	return rc;
 }
 

@@ -63,12 +63,13 @@ static int cmd_verify(int argc, char **argv)
 	zn_result res = cli_open_archive(path, &r);
 	if (res != ZN_OK)
 		return cli_exit_code(res);
-	struct zn_archive_info info;
+	struct zn_archive_info info = {.struct_size = sizeof(info)};
 	zn_reader_info(r, &info);
-	res = zn_verify(r, threads, cli_problem_cb, cli_progress_enabled() ? cli_progress_cb : NULL,
-	                NULL);
+	const struct zn_hooks hooks = {.problem = cli_problem_cb,
+	                               .progress = cli_progress_enabled() ? cli_progress_cb : NULL};
+	res = zn_verify(r, threads, &hooks);
 	cli_progress_end();
-	zn_reader_close(r);
+	zn_reader_free(r);
 	if (res != ZN_OK) {
 		cli_error("%s: %s", path,
 		          res == ZN_ERR_DAMAGED ? "damaged (see above)" : zn_result_message(res));
@@ -104,11 +105,11 @@ static int cmd_info(int argc, char **argv)
 	zn_result res = cli_open_archive(argv[optind], &r);
 	if (res != ZN_OK)
 		return cli_exit_code(res);
-	struct zn_archive_info in;
+	struct zn_archive_info in = {.struct_size = sizeof(in)};
 	zn_reader_info(r, &in);
 	const uint64_t digest_min = zn_reader_digest_min_size(r);
 	uint64_t bad_pages = zn_reader_index_damage(r);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	printf("format version:   %u\n", in.format_version);
 	printf("entries:          %llu (%llu file%s, %llu director%s, %llu symlink%s, %llu "
 	       "hardlink%s)\n",

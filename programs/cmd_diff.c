@@ -315,7 +315,7 @@ static int cmd_diff(int argc, char **argv)
 		free(d->path);
 	}
 	free(sel);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	close(dirfd);
 	if (fflush(stdout) || ferror(stdout)) {
 		cli_error("write error on standard output: %s", strerror(errno));

@@ -204,6 +204,7 @@ struct extract_args {
 	const char *dir;
 	struct cli_excludes ex; /* static (the patterns stay reachable to the end) */
 	int to_stdout, keep_old;
+	int verbose; /* -v: list what is extracted (the extracted hook) */
 };
 
 /* The options that say what becomes of existing files and of owners and modes. Returns 0, -1 for
@@ -266,7 +267,7 @@ static int extract_option(struct extract_args *a, int c, const char *arg, char *
 		a->opt.sparse = 0;
 		return 0;
 	case 'v':
-		a->opt.extracted = list_extracted;
+		a->verbose = 1;
 		return 0;
 	case 'O':
 		a->to_stdout = 1;
@@ -357,7 +358,11 @@ static zn_result extract_stoppable(struct zn_reader *r, const char *path, const 
 #else
 	(void)path;
 #endif
-	zn_result res = zn_extract(r, a->dir, sel, &a->opt, watch_target, progress, tw);
+	const struct zn_hooks hooks = {.ctx = tw,
+	                               .problem = watch_target,
+	                               .progress = progress,
+	                               .extracted = a->verbose ? list_extracted : NULL};
+	zn_result res = zn_extract(r, a->dir, sel, &a->opt, &hooks);
 	cli_progress_end();
 	*truncated = cli_truncation_seen();
 	cli_end_deferred_signals();
@@ -405,18 +410,17 @@ static int cmd_extract(int argc, char **argv)
 	int missing = cli_select_kept(r, &a.ex, argv + optind, argc - optind, &sel);
 	if (missing < 0 || (optind < argc && missing == argc - optind)) { /* not even -C DIR */
 		free(sel);
-		zn_reader_close(r);
+		zn_reader_free(r);
 		return missing < 0 ? EXIT_SYSTEM : EXIT_DAMAGED;
 	}
 	if (a.to_stdout) {
-		rc = cli_extract_to_stdout(r, path, sel, a.opt.strip_components,
-		                           a.opt.extracted != NULL);
+		rc = cli_extract_to_stdout(r, path, sel, a.opt.strip_components, a.verbose);
 		free(sel);
-		zn_reader_close(r);
+		zn_reader_free(r);
 		return rc > EXIT_OK || !missing ? rc : EXIT_DAMAGED;
 	}
 	if (a.opt.check_digest) {
-		struct zn_archive_info in;
+		struct zn_archive_info in = {.struct_size = sizeof(in)};
 		zn_reader_info(r, &in);
 		if (in.digest != ZN_DIGEST_SHA256)
 			cli_warn(
@@ -428,12 +432,12 @@ static int cmd_extract(int argc, char **argv)
 	                          .archive = path,
 	                          .count_kept = !a.opt.overwrite && !a.opt.skip_existing,
 	                          .hint = !a.opt.overwrite && !a.keep_old && !a.opt.skip_existing,
-	                          .each = a.opt.extracted != NULL};
+	                          .each = a.verbose};
 	int truncated;
 	res = extract_stoppable(r, path, sel, &a, &tw, &truncated);
 	say_kept(&tw, truncated);
 	free(sel);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	return extract_status(path, res, truncated, &tw, missing);
 }
 

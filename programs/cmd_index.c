@@ -90,7 +90,7 @@ static int export_all(struct zn_exporter *x, char **archives, int n)
 			continue;
 		}
 		res = zn_exporter_add(x, r, archives[i], NULL);
-		zn_reader_close(r);
+		zn_reader_free(r);
 		if (res == ZN_ERR_DAMAGED) {
 			cli_error("%s: index damaged: entries or fields it lost are left out",
 			          archives[i]);

@@ -258,7 +258,7 @@ static int list_rows(struct zn_reader *r, const char *path, const uint8_t *sel,
 	/* A file stored once for several: the first row in path order has its share of the
 	 * block, the others none, so the column adds up to the archive's data. */
 	uint8_t *copy = fmt != LIST_NAMES ? malloc(n + 1) : NULL;
-	struct zn_archive_info info = {0};
+	struct zn_archive_info info = {.struct_size = sizeof(info)};
 	if (fmt >= LIST_JSON)
 		zn_reader_info(r, &info);
 	/* Every file's SHA-256 in --json: from the index, or from the content of those the
@@ -372,13 +372,13 @@ static int cmd_list(int argc, char **argv)
 	int missing = cli_select_kept(r, &ex, argv + optind, argc - optind, &sel);
 	if (missing < 0) {
 		free(sel);
-		zn_reader_close(r);
+		zn_reader_free(r);
 		return EXIT_SYSTEM;
 	}
 	uint64_t nlost = 0;
 	int bad = list_rows(r, path, sel, fmt, stdout, &nlost);
 	free(sel);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	if (nlost)
 		cli_error("%s: index damaged: %llu %s listed without the mode, owner, time or "
 		          "digest the index lost%s",

@@ -89,7 +89,7 @@ static void old_stats(const char *dir)
 	struct zn_entry e;
 	CHECK_OK(zn_reader_entry(r, 0, &e));
 	CHECK(e.path_len == 1 && e.path[0] == 'a' && e.size == 3 && e.mode == 0644);
-	zn_reader_close(r);
+	zn_reader_free(r);
 }
 
 /* Sizes below a struct's first layout are argument errors; stats are then left alone. */
@@ -125,12 +125,58 @@ static void refused(const char *dir)
 	close(fd);
 }
 
+static void count_extracted(void *ctx, const char *path, size_t len)
+{
+	(void)path, (void)len;
+	++*(int *)ctx;
+}
+
+/* The reader's side: zn_reader_info fills the caller's size and nothing past it; zn_extract and
+ * zn_verify take sized options and hooks, 0 as the first layout, a smaller size refused. */
+static void reader_side(const char *dir)
+{
+	struct zn_reader *r;
+	CHECK_OK(zn_reader_open(&r, tu_str("%s/old.zn", dir), NULL, 0));
+	struct {
+		struct zn_archive_info i;
+		unsigned char after[32];
+	} buf;
+	memset(&buf, 0xa5, sizeof(buf));
+	buf.i.struct_size = sizeof(buf.i);
+	zn_reader_info(r, &buf.i);
+	CHECK(buf.i.struct_size == sizeof(buf.i) && buf.i.files == 2 && buf.i.content_bytes == 4);
+	for (size_t i = 0; i < sizeof(buf.after); i++)
+		CHECK(buf.after[i] == 0xa5);
+	buf.i.struct_size = 4; /* below the first layout: nothing is written */
+	buf.i.files = 77;
+	zn_reader_info(r, &buf.i);
+	CHECK(buf.i.files == 77);
+
+	struct zn_extract_options o;
+	zn_extract_options_init(&o);
+	CHECK(o.struct_size == sizeof(o));
+	o.struct_size = 4;
+	CHECK(zn_extract(r, tu_str("%s/x1", dir), NULL, &o, NULL) == ZN_ERR_INVALID_ARG);
+	o.struct_size = 0;
+	int listed = 0;
+	struct zn_hooks h = {.ctx = &listed, .extracted = count_extracted};
+	CHECK_OK(zn_extract(r, tu_str("%s/x2", dir), NULL, &o, &h));
+	CHECK(listed == 2);
+	h.struct_size = offsetof(struct zn_hooks, problem);
+	CHECK(zn_extract(r, tu_str("%s/x3", dir), NULL, &o, &h) == ZN_ERR_INVALID_ARG);
+	CHECK(zn_verify(r, 1, &h) == ZN_ERR_INVALID_ARG);
+	h.struct_size = 0;
+	CHECK_OK(zn_verify(r, 1, &h));
+	zn_reader_free(r);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_api_sizes");
 	char *dir = tu_mkdtemp();
 	old_stats(dir);
 	refused(dir);
+	reader_side(dir);
 	tu_rmtree(dir);
 	free(dir);
 	printf("test_api_sizes: ok\n");

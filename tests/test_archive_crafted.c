@@ -176,9 +176,9 @@ static void paged_columns(void)
 		CHECK_OK(zn_reader_find(r, names[i], strlen(names[i]), &at));
 		CHECK(at == (uint64_t)i);
 	}
-	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL)); /* two threads decoding pages at once */
+	CHECK_OK(zn_verify(r, 2, NULL)); /* two threads decoding pages at once */
 	CHECK(pages_decoded(r, ZN_COL_PATH_BYTES) == npages);
-	zn_reader_close(r);
+	zn_reader_free(r);
 
 	/* Page 5 of the paths damaged: as an index page that fails its checksum, and as a frame
 	 * that passes it but does not decode (its magic gone). */
@@ -227,9 +227,9 @@ static void paged_columns(void)
 		CHECK(in_page5 > 200 && lost >= in_page5 && (kind == 0 || lost == in_page5));
 		CHECK(zn_col(r, ZN_COL_PATH_BYTES) == NULL);
 		problems = 0; /* each unreadable row named once, none twice as a damaged file */
-		CHECK(zn_verify(r, 2, count_problem, NULL, NULL) != ZN_OK);
+		CHECK(zn_verify(r, 2, &(struct zn_hooks){.problem = count_problem}) != ZN_OK);
 		CHECK(problems == lost + (kind == 0)); /* kind 0: and the index page itself */
-		zn_reader_close(r);
+		zn_reader_free(r);
 		free(bad);
 	}
 
@@ -243,7 +243,7 @@ static void paged_columns(void)
 	CHECK_OK(zn_reader_open(&r, a, NULL, 0));
 	CHECK(zn_reader_entry(r, 0, &e) == ZN_OK);
 	CHECK(zn_reader_entry(r, 3 * page / strlen(names[0]) + 1, &e) == ZN_ERR_CORRUPT);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	const int page_logs[] = {ZN_COL_PAGE_LOG_MIN - 1, ZN_COL_PAGE_LOG_MAX + 1, 0};
 	for (int k = 0; k < 5; k++) {
 		memcpy(bad, ix, ixl);
@@ -302,8 +302,8 @@ static void fence_lookups(void)
 	CHECK(zn_reader_find(r, "a", 1, &at) == ZN_ERR_NOT_FOUND);
 	CHECK(zn_reader_find(r, "", 0, &at) == ZN_ERR_NOT_FOUND);
 	CHECK(zn_reader_find(r, "zzz", 3, &at) == ZN_ERR_NOT_FOUND);
-	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
-	zn_reader_close(r);
+	CHECK_OK(zn_verify(r, 2, NULL));
+	zn_reader_free(r);
 
 	/* Fence row 3 (the path of row 768) changed, its checksums recomputed. */
 	uint8_t *bad = malloc(ixl);
@@ -319,9 +319,9 @@ static void fence_lookups(void)
 		CHECK(res == ZN_ERR_NOT_FOUND || (res == ZN_OK && at == (uint64_t)i));
 	}
 	problems = 0;
-	CHECK(zn_verify(r, 2, count_problem, NULL, NULL) != ZN_OK);
+	CHECK(zn_verify(r, 2, &(struct zn_hooks){.problem = count_problem}) != ZN_OK);
 	CHECK(problems == 1);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	free(bad);
 	free(ix);
 }
@@ -351,9 +351,9 @@ static void offsets_back(void)
 	zn_result res = zn_reader_find(r, "p00", 3, &at);
 	CHECK(res == ZN_ERR_NOT_FOUND || res == ZN_ERR_CORRUPT);
 	problems = 0;
-	CHECK(zn_verify(r, 2, count_problem, NULL, NULL) != ZN_OK);
+	CHECK(zn_verify(r, 2, &(struct zn_hooks){.problem = count_problem}) != ZN_OK);
 	CHECK(problems == N);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	free(ix);
 }
 
@@ -379,8 +379,8 @@ static void unknown_columns(void)
 	uint64_t at;
 	CHECK_OK(zn_reader_find(r, "p123", 4, &at));
 	CHECK(at == 123);
-	CHECK_OK(zn_verify(r, 2, count_problem, NULL, NULL));
-	zn_reader_close(r);
+	CHECK_OK(zn_verify(r, 2, &(struct zn_hooks){.problem = count_problem}));
+	zn_reader_free(r);
 	zn_put_le32(f1, ZN_COL_TYPE);
 	a = write_index("twice.zn", ix, ixl, N, 0, NULL, 0);
 	CHECK(zn_reader_open(&r, a, NULL, 0) == ZN_ERR_CORRUPT);
@@ -431,13 +431,14 @@ static void damaged_metadata(void)
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, a, NULL, 0));
 	by_path = by_number = 0;
-	CHECK(zn_verify(r, 2, name_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(zn_verify(r, 2, &(struct zn_hooks){.problem = name_problem}) == ZN_ERR_DAMAGED);
 	const int named = by_path;
 	CHECK(named > 0 && named < N && by_number == 0);
 	char *out = tu_str("%s/meta-out", dir);
 	const time_t before = time(NULL);
 	by_path = by_number = 0;
-	CHECK(zn_extract(r, out, NULL, NULL, name_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(zn_extract(r, out, NULL, NULL, &(struct zn_hooks){.problem = name_problem}) ==
+	      ZN_ERR_DAMAGED);
 	CHECK(by_path == named && by_number == 0);
 	int new_times = 0;
 	for (int i = 0; i < N; i++) {
@@ -451,7 +452,7 @@ static void damaged_metadata(void)
 		}
 	}
 	CHECK(new_times == named);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	free(ix);
 }
 
@@ -466,16 +467,17 @@ static void unsound_rows(const char *name, struct zn_index_row *rows, int n, int
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, a, NULL, 0));
 	problems = 0;
-	CHECK(zn_verify(r, 2, count_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(zn_verify(r, 2, &(struct zn_hooks){.problem = count_problem}) == ZN_ERR_DAMAGED);
 	CHECK(problems == damaged);
 	char *out = tu_str("%s/%s-out", dir, name);
 	problems = 0;
-	CHECK(zn_extract(r, out, NULL, NULL, count_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(zn_extract(r, out, NULL, NULL, &(struct zn_hooks){.problem = count_problem}) ==
+	      ZN_ERR_DAMAGED);
 	CHECK(problems == damaged);
 	struct stat st;
 	CHECK(!absent || (lstat(tu_str("%s/%s", out, absent), &st) != 0 && errno == ENOENT));
 	CHECK(lstat(tu_str("%s/%s", out, present), &st) == 0);
-	zn_reader_close(r);
+	zn_reader_free(r);
 }
 
 static void unsound(void)
@@ -540,7 +542,7 @@ static void long_probe(void)
 	CHECK(pages_decoded(r, ZN_COL_PATH_BYTES) <= 3);
 	CHECK_OK(zn_reader_find(r, mid, LONG, &at)); /* found whole, all of it compared */
 	CHECK(at == 1);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	free(mid);
 }
 
@@ -609,7 +611,7 @@ static void stored_sizes(void)
 		                                        rows[k].block_offset, rows[k].size);
 		CHECK(e.stored_size == want);
 	}
-	zn_reader_close(r);
+	zn_reader_free(r);
 	free(data);
 	free(names);
 	free(rows);
@@ -637,14 +639,14 @@ int main(int argc, char **argv)
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, a1, NULL, 0));
 	problems = 0;
-	CHECK(zn_verify(r, 2, count_problem, NULL, NULL) == ZN_ERR_CORRUPT);
+	CHECK(zn_verify(r, 2, &(struct zn_hooks){.problem = count_problem}) == ZN_ERR_CORRUPT);
 	CHECK(problems == 1);
 	char *out = tu_str("%s/out", dir);
-	CHECK(zn_extract(r, out, NULL, NULL, NULL, NULL, NULL) == ZN_ERR_CORRUPT);
+	CHECK(zn_extract(r, out, NULL, NULL, NULL) == ZN_ERR_CORRUPT);
 	char *fa = tu_str("%s/a", out);
 	struct stat st;
 	CHECK(lstat(fa, &st) != 0); /* nothing was extracted */
-	zn_reader_close(r);
+	zn_reader_free(r);
 	/* The directories were made before the plan found the overlap: they still get their
 	 * modes and times. */
 	struct zn_index_row rows3[3] = {rows[0], rows[1], file_row("d", 0)};
@@ -654,10 +656,10 @@ int main(int argc, char **argv)
 	char *ad = write_archive("overlap-dir.zn", rows3, 3, two, 2, data, sizeof(data));
 	CHECK_OK(zn_reader_open(&r, ad, NULL, 0));
 	char *outd = tu_str("%s/outd", dir), *d3 = tu_str("%s/outd/d", dir);
-	CHECK(zn_extract(r, outd, NULL, NULL, NULL, NULL, NULL) == ZN_ERR_CORRUPT);
+	CHECK(zn_extract(r, outd, NULL, NULL, NULL) == ZN_ERR_CORRUPT);
 	CHECK(lstat(d3, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0555 &&
 	      st.st_mtime == 1234567);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	/* Many files spanning both blocks with the very same extent are one set of pieces: each
 	 * is written from the same decoded bytes. With digests, a copy whose digest is not that
 	 * of the bytes is damaged, and only it. */
@@ -674,7 +676,7 @@ int main(int argc, char **argv)
 	char *a7 = write_archive("same.zn", same, NSAME, two, 2, data, sizeof(data));
 	CHECK_OK(zn_reader_open(&r, a7, NULL, 0));
 	problems = 0;
-	CHECK(zn_verify(r, 2, count_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(zn_verify(r, 2, &(struct zn_hooks){.problem = count_problem}) == ZN_ERR_DAMAGED);
 	CHECK(problems == 1);
 	char *out7 = tu_str("%s/out7", dir);
 	struct zn_extract_options xo;
@@ -682,7 +684,8 @@ int main(int argc, char **argv)
 	xo.check_digest = 1;
 	xo.threads = 3;
 	problems = 0;
-	CHECK(zn_extract(r, out7, NULL, &xo, count_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(zn_extract(r, out7, NULL, &xo, &(struct zn_hooks){.problem = count_problem}) ==
+	      ZN_ERR_DAMAGED);
 	CHECK(problems == 1);
 	for (int k = 0; k < NSAME; k++) {
 		size_t n;
@@ -690,7 +693,7 @@ int main(int argc, char **argv)
 		CHECK(k == 500 ? !got : got && n == sizeof(data) && !memcmp(got, data, n));
 		free(got);
 	}
-	zn_reader_close(r);
+	zn_reader_free(r);
 	/* With the second block damaged, every one of them is named (and the block, once), none
 	 * is left behind, and without --check-digest too (the copies never get the missing
 	 * piece). */
@@ -700,43 +703,44 @@ int main(int argc, char **argv)
 	char *a8 = write_archive("same-damaged.zn", same, NSAME, two, 2, bad_data, sizeof(data));
 	CHECK_OK(zn_reader_open(&r, a8, NULL, 0));
 	problems = 0;
-	CHECK(zn_verify(r, 2, count_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(zn_verify(r, 2, &(struct zn_hooks){.problem = count_problem}) == ZN_ERR_DAMAGED);
 	CHECK(problems == NSAME + 1);
 	for (int check = 0; check < 2; check++) {
 		char *out8 = tu_str("%s/out8-%d", dir, check);
 		xo.check_digest = check;
 		problems = 0;
-		CHECK(zn_extract(r, out8, NULL, &xo, count_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+		CHECK(zn_extract(r, out8, NULL, &xo,
+		                 &(struct zn_hooks){.problem = count_problem}) == ZN_ERR_DAMAGED);
 		CHECK(problems == NSAME + 1);
 		for (int k = 0; k < NSAME; k++)
 			CHECK(lstat(tu_str("%s/f%04d", out8, k), &st) != 0);
 	}
 	for (int k = 0; k < NSAME; k++)
 		free((char *)same[k].path);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	/* The same files one after the other are fine. */
 	rows[0].size = rows[1].size = U;
 	rows[1].first_block = 1;
 	rows[1].block_offset = 0;
 	char *a2 = write_archive("fine.zn", rows, 2, two, 2, data, sizeof(data));
 	CHECK_OK(zn_reader_open(&r, a2, NULL, 0));
-	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
-	zn_reader_close(r);
+	CHECK_OK(zn_verify(r, 2, NULL));
+	zn_reader_free(r);
 	/* So are files within one block sharing bytes (identical files stored once): each is
 	 * one piece of at most a block, so the output stays within entries x chunk size. */
 	rows[1].first_block = 0;
 	char *a3 = write_archive("shared.zn", rows, 2, &blk, 1, data, U);
 	CHECK_OK(zn_reader_open(&r, a3, NULL, 0));
-	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	CHECK_OK(zn_verify(r, 2, NULL));
 	char *out3 = tu_str("%s/out3", dir);
-	CHECK_OK(zn_extract(r, out3, NULL, NULL, NULL, NULL, NULL));
+	CHECK_OK(zn_extract(r, out3, NULL, NULL, NULL));
 	for (int f = 0; f < 2; f++) {
 		size_t n;
 		uint8_t *got = tu_read_file(tu_str("%s/%c", out3, 'a' + f), &n);
 		CHECK(got && n == U && !memcmp(got, data, U));
 		free(got);
 	}
-	zn_reader_close(r);
+	zn_reader_free(r);
 	/* But not files that overlap without sharing the same extent: in one block, or a file of
 	 * one block inside the bytes of a file spanning two. */
 	rows[1].block_offset = 100;
@@ -750,9 +754,10 @@ int main(int argc, char **argv)
 	for (int k = 0; k < 2; k++) {
 		CHECK_OK(zn_reader_open(&r, bad[k], NULL, 0));
 		problems = 0;
-		CHECK(zn_verify(r, 2, count_problem, NULL, NULL) == ZN_ERR_CORRUPT);
+		CHECK(zn_verify(r, 2, &(struct zn_hooks){.problem = count_problem}) ==
+		      ZN_ERR_CORRUPT);
 		CHECK(problems == 1);
-		zn_reader_close(r);
+		zn_reader_free(r);
 	}
 
 	/* 2. 300,000 entries with empty paths and no content compress to a few KB of index. */

@@ -157,8 +157,8 @@ static void tree(void)
 	char *out = tu_str("%s/with03.zn", root), *x = tu_fmt("%s/x", root);
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
-	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
-	CHECK_OK(zn_extract(r, x, NULL, NULL, NULL, NULL, NULL));
+	CHECK_OK(zn_verify(r, 2, NULL));
+	CHECK_OK(zn_extract(r, x, NULL, NULL, NULL));
 	for (uint64_t i = 0; i < zn_reader_count(r); i++) {
 		struct zn_entry e;
 		CHECK_OK(zn_reader_entry(r, i, &e));
@@ -175,7 +175,7 @@ static void tree(void)
 		free(want);
 		free(name);
 	}
-	zn_reader_close(r);
+	zn_reader_free(r);
 
 	/* Without deduplication, or without digests, every copy is stored. */
 	struct stat s1, s2;
@@ -309,7 +309,7 @@ static void memory(void)
 
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
-	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	CHECK_OK(zn_verify(r, 2, NULL));
 	struct zn_entry ea, eb, ec, ed;
 	uint64_t ia, ib, ic, id;
 	CHECK_OK(zn_reader_find(r, "a", 1, &ia));
@@ -328,7 +328,7 @@ static void memory(void)
 	CHECK_OK(zn_reader_read_entry(r, ib, sink_cmp, &p));
 	p = y;
 	CHECK_OK(zn_reader_read_entry(r, id, sink_cmp, &p));
-	zn_reader_close(r);
+	zn_reader_free(r);
 	free(out);
 }
 
@@ -381,7 +381,7 @@ static void large(void)
 	}
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
-	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	CHECK_OK(zn_verify(r, 2, NULL));
 	CHECK(zn_reader_copies(r, NULL) == 3);
 	for (int i = 0; i < 7; i++) {
 		uint64_t ix;
@@ -397,7 +397,7 @@ static void large(void)
 	zn_extract_options_init(&xo);
 	xo.check_digest = 1;
 	xo.threads = 3;
-	CHECK_OK(zn_extract(r, x, NULL, &xo, NULL, NULL, NULL));
+	CHECK_OK(zn_extract(r, x, NULL, &xo, NULL));
 	for (int i = 0; i < 7; i++)
 		check_files_equal(tu_str("%s/%s", with, names[i]), tu_str("%s/t/%s", x, names[i]));
 	/* A copy alone (its original not selected) is extracted from the shared blocks. */
@@ -407,10 +407,10 @@ static void large(void)
 	CHECK_OK(zn_reader_find(r, "t/d", 3, &id));
 	select[id] = 1;
 	char *x2 = tu_fmt("%s/x2", root);
-	CHECK_OK(zn_extract(r, x2, select, &xo, NULL, NULL, NULL));
+	CHECK_OK(zn_extract(r, x2, select, &xo, NULL));
 	check_files_equal(tu_str("%s/d", with), tu_str("%s/t/d", x2));
 	CHECK(access(tu_str("%s/t/a", x2), F_OK));
-	zn_reader_close(r);
+	zn_reader_free(r);
 	/* A damaged block of `a` is damage to its copies d and g, and to nothing else: each is
 	 * named, none is left behind, the rest extract whole. */
 	size_t alen;
@@ -421,20 +421,21 @@ static void large(void)
 	CHECK_OK(zn_reader_entry(r, id, &ea));
 	struct zn_blockinfo bi;
 	CHECK_OK(zn_block_info(r, ea.first_block + 1, &bi));
-	zn_reader_close(r);
+	zn_reader_free(r);
 	arch[bi.offset + 10] ^= 1;
 	char *bad = tu_fmt("%s/bad.zn", root);
 	CHECK(!tu_write_file(bad, arch, alen));
 	free(arch);
 	CHECK_OK(zn_reader_open(&r, bad, NULL, 0));
 	named = 0;
-	CHECK(zn_verify(r, 2, name_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(zn_verify(r, 2, &(struct zn_hooks){.problem = name_problem}) == ZN_ERR_DAMAGED);
 	CHECK(named == 3);
 	char *x3 = tu_fmt("%s/x3", root);
 	for (int check = 0; check < 2; check++) {
 		xo.check_digest = check;
 		named = 0;
-		CHECK(zn_extract(r, x3, NULL, &xo, name_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+		CHECK(zn_extract(r, x3, NULL, &xo, &(struct zn_hooks){.problem = name_problem}) ==
+		      ZN_ERR_DAMAGED);
 		CHECK(named == 3);
 		for (int i = 0; i < 7; i++) {
 			const char *f = tu_str("%s/t/%s", x3, names[i]);
@@ -445,7 +446,7 @@ static void large(void)
 		}
 		tu_rmtree(x3);
 	}
-	zn_reader_close(r);
+	zn_reader_free(r);
 	free(select);
 	free(x2);
 	free(x3);
@@ -470,14 +471,14 @@ static void large(void)
 	zn_writer_free(w);
 	close(fd);
 	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
-	CHECK_OK(zn_verify(r, 2, NULL, NULL, NULL));
+	CHECK_OK(zn_verify(r, 2, NULL));
 	for (int i = 0; i < 4; i++) {
 		uint64_t ix;
 		CHECK_OK(zn_reader_find(r, mem_names[i], 2, &ix));
 		const uint8_t *p = mem[i];
 		CHECK_OK(zn_reader_read_entry(r, ix, sink_cmp, &p));
 	}
-	zn_reader_close(r);
+	zn_reader_free(r);
 	free(x);
 	free(base);
 	free(out);

@@ -121,7 +121,7 @@ static void round_trip(const char *dir, unsigned threads, int extract)
 	CHECK(e.type == ZN_TYPE_FILE && e.size == 7);
 	free(deepest);
 	if (extract) {
-		CHECK_OK(zn_extract(r, out, NULL, NULL, on_problem, NULL, NULL));
+		CHECK_OK(zn_extract(r, out, NULL, NULL, &(struct zn_hooks){.problem = on_problem}));
 		CHECK(problems == 0);
 		char *xsrc = tu_fmt("%s/src", out);
 		check_deep(xsrc);
@@ -129,7 +129,7 @@ static void round_trip(const char *dir, unsigned threads, int extract)
 		CHECK(rmdir(out) == 0);
 		free(xsrc);
 	}
-	zn_reader_close(r);
+	zn_reader_free(r);
 	free(src);
 	free(out);
 	free(zn);

@@ -65,7 +65,7 @@ static void check_archive(const char *path, uint32_t version, uint64_t threshold
 {
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, path, NULL, 0));
-	struct zn_archive_info info;
+	struct zn_archive_info info = {.struct_size = sizeof(info)};
 	zn_reader_info(r, &info);
 	CHECK_EQ_U64(info.format_version, version);
 	CHECK_EQ_U64(zn_reader_digest_min_size(r), threshold);
@@ -94,7 +94,7 @@ static void check_archive(const char *path, uint32_t version, uint64_t threshold
 	CHECK(zn_reader_digest(r, k, got) == ZN_ERR_INVALID_ARG);
 	CHECK(zn_reader_digest(r, zn_reader_count(r), got) == ZN_ERR_INVALID_ARG);
 	problems = 0;
-	CHECK_OK(zn_verify(r, 2, on_problem, NULL, NULL));
+	CHECK_OK(zn_verify(r, 2, &(struct zn_hooks){.problem = on_problem}));
 	CHECK(problems == 0);
 	/* Extracted with check_digest, every file is whole. */
 	char *to = tu_str("%s/x-%s", dir, strrchr(path, '/') + 1);
@@ -102,14 +102,14 @@ static void check_archive(const char *path, uint32_t version, uint64_t threshold
 	zn_extract_options_init(&xo);
 	xo.check_digest = 1;
 	xo.threads = 2;
-	CHECK_OK(zn_extract(r, to, NULL, &xo, on_problem, NULL, NULL));
+	CHECK_OK(zn_extract(r, to, NULL, &xo, &(struct zn_hooks){.problem = on_problem}));
 	for (size_t i = 0; i < NFILES; i++) {
 		size_t len;
 		uint8_t *b = tu_read_file(tu_str("%s/%s", to, names[i]), &len);
 		CHECK(b && len == sizes[i] && (!len || !memcmp(b, content[i], len)));
 		free(b);
 	}
-	zn_reader_close(r);
+	zn_reader_free(r);
 }
 
 /* Replace the footer's version, as a writer that disagreed with itself would. */
@@ -185,7 +185,7 @@ static void check_filters(const char *v2, const char *v1)
 	if (zn_reader_open(&r, t, NULL, 0) == ZN_OK) {
 		struct zn_entry e;
 		CHECK(zn_reader_entry(r, 1, &e) != ZN_OK);
-		zn_reader_close(r);
+		zn_reader_free(r);
 	}
 	free(orig);
 	/* Version 1: the byte is reserved and ignored, whatever it holds. */
@@ -196,7 +196,7 @@ static void check_filters(const char *v2, const char *v1)
 	struct zn_entry e;
 	CHECK_OK(zn_reader_entry(r, 0, &e));
 	CHECK(e.path_len == strlen(names[0]) && !memcmp(e.path, names[0], e.path_len));
-	zn_reader_close(r);
+	zn_reader_free(r);
 	free(orig);
 }
 
@@ -261,7 +261,7 @@ int main(int argc, char **argv)
 	add_all(mixed, &o1);
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, mixed, NULL, 0));
-	zn_reader_close(r);
+	zn_reader_free(r);
 	set_footer_version(mixed, 2);
 	CHECK(zn_reader_open(&r, mixed, NULL, 0) == ZN_ERR_UNSUPPORTED);
 	set_footer_version(v1, 3);
@@ -272,7 +272,7 @@ int main(int argc, char **argv)
 	damage_file(v2, 2);
 	CHECK_OK(zn_reader_open(&r, v2, NULL, 0));
 	problems = 0;
-	CHECK(zn_verify(r, 2, on_problem, NULL, NULL) == ZN_ERR_DAMAGED);
+	CHECK(zn_verify(r, 2, &(struct zn_hooks){.problem = on_problem}) == ZN_ERR_DAMAGED);
 	CHECK(problems >= 1);
 	uint64_t k;
 	CHECK_OK(zn_reader_find(r, names[2], strlen(names[2]), &k));
@@ -282,11 +282,11 @@ int main(int argc, char **argv)
 	zn_extract_options_init(&xo);
 	xo.threads = 1;
 	problems = 0;
-	CHECK(zn_extract(r, tu_str("%s/xd", dir), NULL, &xo, on_problem, NULL, NULL) ==
-	      ZN_ERR_DAMAGED);
+	CHECK(zn_extract(r, tu_str("%s/xd", dir), NULL, &xo,
+	                 &(struct zn_hooks){.problem = on_problem}) == ZN_ERR_DAMAGED);
 	CHECK(problems >= 1);
 	CHECK(access(tu_str("%s/xd/%s", dir, names[2]), F_OK) != 0);
-	zn_reader_close(r);
+	zn_reader_free(r);
 
 	for (size_t i = 0; i < NFILES; i++)
 		free(content[i]);

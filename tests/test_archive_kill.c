@@ -147,7 +147,8 @@ static void killed_extract(const char *archive, const char *dir, int overwrite, 
 		o.overwrite = overwrite;
 		kill_at = k;
 		zn_result res =
-		        zn_extract(r, dir, NULL, &o, NULL, k ? kill_in_progress : NULL, NULL);
+		        zn_extract(r, dir, NULL, &o,
+		                   &(struct zn_hooks){.progress = k ? kill_in_progress : NULL});
 		_exit(res == ZN_OK ? 0 : 1);
 	}
 	if (!k) {
@@ -169,8 +170,8 @@ static void rerun(const char *archive, const char *dir, int overwrite)
 	o.threads = 2;
 	o.overwrite = overwrite;
 	o.skip_existing = !overwrite;
-	CHECK_OK(zn_extract(r, dir, NULL, &o, NULL, NULL, NULL));
-	zn_reader_close(r);
+	CHECK_OK(zn_extract(r, dir, NULL, &o, NULL));
+	zn_reader_free(r);
 }
 
 /* One kill, then the checks: right after it, names hold complete files (of either version with

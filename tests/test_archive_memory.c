@@ -207,12 +207,12 @@ static long run_op(const char *path, enum op op, const char *out, int *opened)
 			_exit(0);
 		zn_result res = ZN_OK;
 		if (op == OP_EXTRACT)
-			res = zn_extract(r, out, NULL, NULL, NULL, NULL, NULL);
+			res = zn_extract(r, out, NULL, NULL, NULL);
 		else if (op == OP_VERIFY)
-			res = zn_verify(r, 2, NULL, NULL, NULL);
+			res = zn_verify(r, 2, NULL);
 		else
 			list_all(r);
-		zn_reader_close(r);
+		zn_reader_free(r);
 		/* Every row is damaged (empty paths): anything but a crash or no memory. */
 		_exit(res == ZN_ERR_NOMEM ? 2 : 0);
 	}

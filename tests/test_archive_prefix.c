@@ -105,7 +105,7 @@ static void back_and_forth(const char *dir, struct tu_rng *g)
 	tu_archive_files(out, &o, tf, 2 * NDIRS);
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
-	struct zn_archive_info info;
+	struct zn_archive_info info = {.struct_size = sizeof(info)};
 	zn_reader_info(r, &info);
 	CHECK(info.blocks >= 10 && info.stored_blocks == 0);
 	for (uint64_t i = 0; i < zn_reader_count(r); i++) {
@@ -121,7 +121,7 @@ static void back_and_forth(const char *dir, struct tu_rng *g)
 		CHECK(c.at == f.len);
 	}
 	CHECK_EQ_U64(atomic_load(&r->blocks_loaded), info.blocks);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	free(license);
 	free(unique);
 }
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 	/* One compressed block, and its frame holds raw, RLE and compressed zstd blocks. */
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
-	struct zn_archive_info info;
+	struct zn_archive_info info = {.struct_size = sizeof(info)};
 	zn_reader_info(r, &info);
 	CHECK_EQ_U64(info.blocks, 1);
 	CHECK_EQ_U64(info.stored_blocks, 0);
@@ -190,18 +190,18 @@ int main(int argc, char **argv)
 	 * first to last: the cache holds less than each next file needs. */
 	for (int i = NFILES - 1; i >= 0; i--)
 		read_back(r, i);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
 	for (int i = 0; i < NFILES; i++)
 		read_back(r, i);
 	/* The decoding went on from where the last file left it: the block was begun once. */
 	CHECK_EQ_U64(atomic_load(&r->blocks_loaded), 1);
-	zn_reader_close(r);
+	zn_reader_free(r);
 	/* Each file from a fresh reader: a decode from the frame's start to that file alone. */
 	for (int i = 0; i < NFILES; i++) {
 		CHECK_OK(zn_reader_open(&r, out, NULL, 0));
 		read_back(r, i);
-		zn_reader_close(r);
+		zn_reader_free(r);
 	}
 	for (int i = 0; i < NFILES; i++)
 		free(files[i].data);

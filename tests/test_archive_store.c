@@ -23,11 +23,11 @@ static int stored(const char *name, int no_skip)
 	tu_archive_files(out, &o, &f, 1);
 	struct zn_reader *r;
 	CHECK_OK(zn_reader_open(&r, out, NULL, 0));
-	struct zn_archive_info info;
+	struct zn_archive_info info = {.struct_size = sizeof(info)};
 	zn_reader_info(r, &info);
 	CHECK(info.blocks == 1);
 	int s = (int)info.stored_blocks;
-	zn_reader_close(r);
+	zn_reader_free(r);
 	return s;
 }
 

@@ -102,14 +102,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt.sparse = size / 6 % 2;
 	opt.same_permissions = size / 36 % 2; /* else modes as tar gives them to other users */
 	size_t reported = 0;
-	zn_extract(r, out, NULL, &opt, problem, NULL, &reported);
+	zn_extract(r, out, NULL, &opt, &(struct zn_hooks){.ctx = &reported, .problem = problem});
 	if (size / 12 % 3) { /* again over the first: --overwrite's removals and replacements, or
 		                what --skip-old-files passes over */
 		opt.overwrite = size / 12 % 3 == 1;
 		opt.skip_existing = !opt.overwrite;
-		zn_extract(r, out, NULL, &opt, problem, NULL, &reported);
+		zn_extract(r, out, NULL, &opt,
+		           &(struct zn_hooks){.ctx = &reported, .problem = problem});
 	}
-	zn_reader_close(r);
+	zn_reader_free(r);
 	if (!holds_only(root, "a") || !holds_only(lvl[0], "b") || !holds_only(lvl[1], "c") ||
 	    !holds_only(lvl[2], "out"))
 		abort(); /* something was written outside the target */

@@ -49,10 +49,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			zn_reader_digest(r, i, digest);
 		}
 	}
-	struct zn_archive_info info;
+	struct zn_archive_info info = {.struct_size = sizeof(info)};
 	zn_reader_info(r, &info);
 	size_t reported = 0;
-	zn_verify(r, 1, problem, NULL, &reported);
-	zn_reader_close(r);
+	zn_verify(r, 1, &(struct zn_hooks){.ctx = &reported, .problem = problem});
+	zn_reader_free(r);
 	return 0;
 }

@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "archive_extract.h"
+#include "common/sized.h"
 
 /* ------------------------------------------------------------------------------------------------
  * Writing files
@@ -591,6 +592,7 @@ void job_run_workers(struct job *j)
 void zn_extract_options_init(struct zn_extract_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
+	opt->struct_size = sizeof(*opt);
 	opt->same_owner = geteuid() == 0;
 	opt->same_permissions = geteuid() == 0;
 	opt->sparse = 1;
@@ -1054,7 +1056,7 @@ static void report_entries(struct job *j)
 }
 
 /* The result, once everything is done: a failed write that stopped the job says how much it
- * left undone; what is marked OK is listed (opt.extracted); damage and failures decide. */
+ * left undone; what is marked OK is listed (the extracted hook); damage and failures decide. */
 static zn_result finish(struct job *j, const char *dir)
 {
 	if (j->progress)
@@ -1077,10 +1079,9 @@ static zn_result finish(struct job *j, const char *dir)
 		}
 	}
 	/* After a failed write too: what is marked OK then is made and complete (-v lists it). */
-	for (uint64_t i = 0; (res == ZN_OK || res == ZN_ERR_IO) && j->opt->extracted && i < j->n;
-	     i++)
+	for (uint64_t i = 0; (res == ZN_OK || res == ZN_ERR_IO) && j->extracted && i < j->n; i++)
 		if (j->ents[i].status == ST_OK || kept_for_lost(j, i))
-			j->opt->extracted(j->ctx, j->ents[i].path, j->ents[i].path_len);
+			j->extracted(j->ctx, j->ents[i].path, j->ents[i].path_len);
 	if (res != ZN_OK)
 		return res;
 	int damaged = job_report_bad_blocks(j) | j->lost_any, failed = 0;
@@ -1128,22 +1129,23 @@ static zn_result extract_all(struct job *j, const char *dir)
 }
 
 zn_result zn_extract(struct zn_reader *r, const char *dir, const uint8_t *select,
-                     const struct zn_extract_options *opt_in, zn_problem_fn problem,
-                     zn_progress_fn progress, void *ctx)
+                     const struct zn_extract_options *opt_in, const struct zn_hooks *hooks)
 {
 	if (!r || !dir || !*dir)
 		return ZN_ERR_INVALID_ARG;
 	struct zn_extract_options opt;
-	if (opt_in)
-		opt = *opt_in;
-	else
-		zn_extract_options_init(&opt);
+	struct zn_hooks h = {0};
+	zn_extract_options_init(&opt);
+	if ((opt_in && zn_sized_in(&opt, sizeof(opt), opt_in, ZN_FIRST_SIZE_extract_options)) ||
+	    (hooks && zn_sized_in(&h, sizeof(h), hooks, ZN_FIRST_SIZE_hooks)))
+		return ZN_ERR_INVALID_ARG;
 	struct job j;
 	memset(&j, 0, sizeof(j));
 	j.opt = &opt;
-	j.problem = problem;
-	j.progress = progress;
-	j.ctx = ctx;
+	j.problem = h.problem;
+	j.progress = h.progress;
+	j.extracted = h.extracted;
+	j.ctx = h.ctx;
 	j.hashing = opt.check_digest;
 	j.sparse = opt.sparse;
 	j.strip = opt.strip_components;

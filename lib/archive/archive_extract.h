@@ -121,6 +121,7 @@ struct job {
 	int keep_dirs;  /* existing directories keep their mode (skip_old or no_overwrite_dir) */
 	zn_problem_fn problem;
 	zn_progress_fn progress;
+	zn_extracted_fn extracted; /* extract only */
 	void *ctx;
 	struct zn_pool *pool;    /* the workers; its first error is the job's (job_fail) */
 	struct zn_target target; /* extract: the destination (fs_beneath.h) */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/sha256.h"
+#include "common/sized.h"
 #include "common/xxh3.h"
 #include <zstd.h>
 
@@ -252,7 +253,7 @@ zn_result zn_reader_open_mem(struct zn_reader **out, const void *data, size_t si
 	r->map_size = size;
 	zn_result res = open_common(r, err, err_len);
 	if (res != ZN_OK) {
-		zn_reader_close(r);
+		zn_reader_free(r);
 		return res;
 	}
 	*out = r;
@@ -278,7 +279,7 @@ zn_result zn_reader_open_fd(struct zn_reader **out, int fd, char *err, size_t er
 		if (m == MAP_FAILED) {
 			if (err)
 				snprintf(err, err_len, "cannot map: %s", strerror(errno));
-			zn_reader_close(r);
+			zn_reader_free(r);
 			return ZN_ERR_IO;
 		}
 		r->map = m;
@@ -287,7 +288,7 @@ zn_result zn_reader_open_fd(struct zn_reader **out, int fd, char *err, size_t er
 	r->map_size = (uint64_t)st.st_size;
 	zn_result res = open_common(r, err, err_len);
 	if (res != ZN_OK) {
-		zn_reader_close(r);
+		zn_reader_free(r);
 		return res;
 	}
 	*out = r;
@@ -317,7 +318,7 @@ zn_result zn_reader_open(struct zn_reader **out, const char *path, char *err, si
 	return res;
 }
 
-void zn_reader_close(struct zn_reader *r)
+void zn_reader_free(struct zn_reader *r)
 {
 	if (!r)
 		return;
@@ -831,11 +832,11 @@ uint64_t zn_reader_copies(struct zn_reader *r, uint8_t *is_copy)
 	return shared;
 }
 
-void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
+void zn_reader_info(struct zn_reader *r, struct zn_archive_info *out)
 {
-	if (!r || !info)
+	if (!r || !out)
 		return;
-	memset(info, 0, sizeof(*info));
+	struct zn_archive_info full = {.struct_size = sizeof(full)}, *info = &full;
 	info->format_version = r->version;
 	info->entries = r->nentries;
 	info->blocks = r->nblocks;
@@ -866,4 +867,5 @@ void zn_reader_info(struct zn_reader *r, struct zn_archive_info *info)
 	for (uint64_t i = 0; codec && i < r->nblocks; i++)
 		info->stored_blocks += codec[i] == ZN_BLOCK_STORED;
 	info->shared_files = zn_reader_copies(r, NULL);
+	zn_sized_out(out, &full, sizeof(full), ZN_FIRST_SIZE_archive_info);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "archive_extract.h"
+#include "common/sized.h"
 
 /* Every page of the index against its checksum; whether all match. */
 static int check_index_pages(struct zn_reader *r, zn_problem_fn problem, void *ctx)
@@ -119,19 +120,19 @@ static int entry_damaged(struct job *j, uint64_t i)
 	return st == ST_DAMAGED;
 }
 
-zn_result zn_verify(struct zn_reader *r, unsigned threads, zn_problem_fn problem,
-                    zn_progress_fn progress, void *ctx)
+zn_result zn_verify(struct zn_reader *r, unsigned threads, const struct zn_hooks *hooks)
 {
-	if (!r)
+	struct zn_hooks h = {0};
+	if (!r || (hooks && zn_sized_in(&h, sizeof(h), hooks, ZN_FIRST_SIZE_hooks)))
 		return ZN_ERR_INVALID_ARG;
 	struct job j;
 	memset(&j, 0, sizeof(j));
 	j.verify = 1;
 	j.hashing = 1;
-	j.problem = problem;
-	j.progress = progress;
-	j.ctx = ctx;
-	const int structure_ok = check_structure(r, problem, ctx);
+	j.problem = h.problem;
+	j.progress = h.progress;
+	j.ctx = h.ctx;
+	const int structure_ok = check_structure(r, h.problem, h.ctx);
 	zn_result res = job_init(&j, r, NULL, threads);
 	if (res == ZN_OK)
 		res = plan_build(&j);
