@@ -93,7 +93,7 @@ static int decode(int which, const uint8_t *in, size_t in_len, uint8_t *out, siz
 {
 	switch (which) {
 	case D_ZNIPPY: {
-		struct zn_inflate_info info;
+		struct zn_inflate_info info = {.struct_size = sizeof(info)};
 		zn_result r = zn_inflate(zn, in, in_len, out, cap, &info);
 		*out_len = info.out_len;
 		return r == ZN_OK ? 0 : -1;

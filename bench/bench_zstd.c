@@ -111,7 +111,7 @@ static int decode(int which, const uint8_t *in, size_t in_len, uint8_t *out, siz
                   size_t *out_len)
 {
 	if (which == D_ZNIPPY) {
-		struct zn_zstd_info info;
+		struct zn_zstd_info info = {.struct_size = sizeof(info)};
 		zn_result r = zn_zstd_decompress(zn, in, in_len, out, cap, &info);
 		*out_len = info.out_len;
 		return r == ZN_OK ? 0 : -1;

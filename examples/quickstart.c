@@ -78,7 +78,7 @@ static zn_result read_entry(const char *path, const char *name)
 static zn_result gunzip_buffer(void)
 {
 	struct zn_inflater *d;
-	struct zn_inflate_info info;
+	struct zn_inflate_info info = {.struct_size = sizeof(info)};
 	char out[256];
 	zn_result r = zn_inflater_new(&d, ZN_FORMAT_GZIP);
 	if (r != ZN_OK)

@@ -702,6 +702,7 @@ ZN_API void zn_inflater_free(struct zn_inflater *d);
 
 /* What a whole-buffer decode did. Filled on success and on failure. */
 struct zn_inflate_info {
+	size_t struct_size; /* sizeof(struct zn_inflate_info), or 0 (see Conventions) */
 	/* in_used: input bytes consumed: through the end of the final block (raw, rounded up to a
 	 * byte), the Adler-32 (zlib), or the last member and the zero padding after it (gzip). On
 	 * error: the input byte where the fault was found (the byte holding the offending bit, or
@@ -891,12 +892,13 @@ ZN_API uint32_t zn_zstd_dictionary_id(const void *dict, size_t len);
 
 /* What a whole-buffer decode did. Filled on success and on failure. */
 struct zn_zstd_info {
-	uint64_t in_used; /* input consumed: all of it on success; on error about where the fault
-	                     was found (the frame or block it is in; for trailing garbage, its
-	                     offset) */
-	uint64_t out_len; /* bytes written to `out` (on error: the output of the frames before the
-	                     faulty one is complete; the rest is unspecified) */
-	uint64_t frames;  /* zstd frames decoded completely (skippable frames not counted) */
+	size_t struct_size; /* sizeof(struct zn_zstd_info), or 0 (see Conventions) */
+	uint64_t in_used;   /* input consumed: all of it on success; on error about where the fault
+	                       was found (the frame or block it is in; for trailing garbage, its
+	                       offset) */
+	uint64_t out_len;   /* bytes written to `out` (on error: the output of the frames before the
+	                       faulty one is complete; the rest is unspecified) */
+	uint64_t frames;    /* zstd frames decoded completely (skippable frames not counted) */
 };
 
 /* Decode every frame in [in, in + in_len) into `out`, the fastest way: the output buffer is the
@@ -911,6 +913,7 @@ ZN_API zn_result zn_zstd_decompress(struct zn_zstd_decoder *d, const void *in, s
 
 /* The header of the frame at `in`, and where the frame ends. */
 struct zn_zstd_frame_info {
+	size_t struct_size;    /* sizeof(struct zn_zstd_frame_info), or 0 (see Conventions) */
 	uint64_t content_size; /* ZN_ZSTD_SIZE_UNKNOWN when not given; 0 for skippable frames */
 	uint64_t window_size;  /* Window_Size (the content size for single-segment frames) */
 	uint64_t frame_size;   /* bytes from the magic number to the end of the frame: the last
@@ -927,7 +930,8 @@ struct zn_zstd_frame_info {
  * its end (without decoding anything): how a caller finds independent frames to decode in
  * parallel, or sizes an output buffer. ZN_ERR_BAD_HEADER (no frame magic), ZN_ERR_TRUNCATED
  * (the frame goes past in_len), ZN_ERR_CORRUPT, ZN_ERR_UNSUPPORTED, ZN_ERR_LIMIT as above.
- * Thread-safe, allocates nothing. */
+ * Thread-safe, allocates nothing. `fi` is filled as far as its struct_size (set by the caller)
+ * goes; a size below the first layout is ZN_ERR_INVALID_ARG. */
 ZN_API zn_result zn_zstd_frame_scan(const void *in, size_t in_len, struct zn_zstd_frame_info *fi);
 
 /* Streaming, for pipes and inputs larger than memory: bounded memory, the frame's window plus

@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		zout = malloc(FUZZ_CAP);
 		copy = malloc(FUZZ_CAP);
 	}
-	struct zn_inflate_info info;
+	struct zn_inflate_info info = {.struct_size = sizeof(info)};
 	zn_result r = zn_inflate(d, data, size, out, FUZZ_CAP, &info);
 	if (info.out_len > FUZZ_CAP || info.in_used > size)
 		fuzz_fail("info out of range", r, 0, info.out_len, 0);
@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n = info.out_len;
 	if (good) {
 		memcpy(copy, out, n);
-		struct zn_inflate_info i2;
+		struct zn_inflate_info i2 = {.struct_size = sizeof(i2)};
 		zn_result r2 = zn_inflate(d, data, size, out + FUZZ_CAP - n, n, &i2);
 		if (r2 != r || i2.out_len != n || memcmp(out + FUZZ_CAP - n, copy, n) ||
 		    i2.in_used != info.in_used)

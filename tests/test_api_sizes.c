@@ -170,6 +170,31 @@ static void reader_side(const char *dir)
 	zn_reader_free(r);
 }
 
+/* The decoders' info structs: filled as far as the caller's size, nothing below the first
+ * layout (zn_zstd_frame_scan refuses it). */
+static void decoder_infos(void)
+{
+	static const uint8_t stored[] = {1, 3, 0, 0xfc, 0xff, 'a', 'b', 'c'}; /* raw DEFLATE */
+	struct zn_inflater *d;
+	CHECK_OK(zn_inflater_new(&d, ZN_FORMAT_RAW));
+	uint8_t out[8];
+	struct zn_inflate_info ii = {.struct_size = 0}; /* the first layout */
+	CHECK_OK(zn_inflate(d, stored, sizeof(stored), out, sizeof(out), &ii));
+	CHECK(ii.out_len == 3 && ii.in_used == sizeof(stored));
+	ii.struct_size = 4;
+	ii.out_len = 77;
+	CHECK_OK(zn_inflate(d, stored, sizeof(stored), out, sizeof(out), &ii));
+	CHECK(ii.out_len == 77);
+	zn_inflater_free(d);
+	/* an empty zstd frame: magic, single segment with a content size of 0, one last raw block */
+	static const uint8_t frame[] = {0x28, 0xb5, 0x2f, 0xfd, 0x20, 0, 1, 0, 0};
+	struct zn_zstd_frame_info fi = {.struct_size = sizeof(fi)};
+	CHECK_OK(zn_zstd_frame_scan(frame, sizeof(frame), &fi));
+	CHECK(fi.frame_size == sizeof(frame) && fi.content_size == 0);
+	fi.struct_size = 4;
+	CHECK(zn_zstd_frame_scan(frame, sizeof(frame), &fi) == ZN_ERR_INVALID_ARG);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_api_sizes");
@@ -177,6 +202,7 @@ int main(int argc, char **argv)
 	old_stats(dir);
 	refused(dir);
 	reader_side(dir);
+	decoder_infos();
 	tu_rmtree(dir);
 	free(dir);
 	printf("test_api_sizes: ok\n");

@@ -187,7 +187,7 @@ static void check_stream(const char *what, int fmt, const uint8_t *c, size_t cle
 	uint8_t *gin = tu_guard_alloc(clen);
 	memcpy(gin, c, clen);
 	uint8_t *out = tu_guard_alloc(in->len);
-	struct zn_inflate_info info = {0, 0, 0};
+	struct zn_inflate_info info = {.struct_size = sizeof(info)};
 	zn_result r = zn_inflate(dec[fmt], gin, clen, out, in->len, &info);
 	if (r != ZN_OK || info.out_len != in->len || memcmp(out, in->data, in->len) ||
 	    info.in_used != clen) {

@@ -115,7 +115,7 @@ static void expect(int fmt, const uint8_t *in, size_t len, zn_result want, const
 	memcpy(gin, in, len);
 	size_t cap = out_len + 100000;
 	uint8_t *out = tu_guard_alloc(cap);
-	struct zn_inflate_info info;
+	struct zn_inflate_info info = {.struct_size = sizeof(info)};
 	zn_result r = zn_inflate(d, gin, len, out, cap, &info);
 	if (r != want)
 		fprintf(stderr, "whole-buffer: got %s, want %s\n", zn_result_name(r),
@@ -486,7 +486,7 @@ static void test_corruption(void)
 				size_t at = tu_rng_below(&rg, clen);
 				g[at] ^= (uint8_t)(1u << tu_rng_below(&rg, 8));
 			}
-			struct zn_inflate_info info;
+			struct zn_inflate_info info = {.struct_size = sizeof(info)};
 			zn_result r = zn_inflate(d, g, clen, out, sizeof(out), &info);
 			if (r == ZN_OK)
 				CHECK(memcmp(out, orig, sizeof(orig)) == 0);

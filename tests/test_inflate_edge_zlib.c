@@ -153,7 +153,7 @@ static void expect(const char *name, int fmt, const struct bs *s, zn_result want
 	size_t caps[3] = {good ? want_len : (size_t)1 << 20, want_len + 4096, want_len - 1};
 	for (int k = 0; k < (good && want_len ? 3 : 2); k++) {
 		uint8_t *out = tu_guard_alloc(caps[k]);
-		struct zn_inflate_info info = {0, 0, 0};
+		struct zn_inflate_info info = {.struct_size = sizeof(info)};
 		zn_result r = zn_inflate(dec[fmt], in, s->len, out, caps[k], &info);
 		zn_result w = k == 2 ? ZN_ERR_OUTPUT_FULL : want;
 		char what[64];
@@ -899,7 +899,7 @@ static void gzip_cases(void)
 	}
 	expect("gzip_three_members", 2, &b, ZN_OK, o.p, o.n, ZL_SKIP, (size_t)-1);
 	{
-		struct zn_inflate_info info;
+		struct zn_inflate_info info = {.struct_size = sizeof(info)};
 		uint8_t *out = malloc(o.n);
 		zn_result r = zn_inflate(dec[2], b.buf, b.len, out, o.n, &info);
 		if (r != ZN_OK || info.members != 3) {
@@ -1147,7 +1147,7 @@ static void more_cases(void)
 		bs_bytes(&z, b.buf, b.len);
 		bs_bytes(&z, tails[i].bytes, tails[i].n);
 		uint8_t out[16];
-		struct zn_inflate_info info;
+		struct zn_inflate_info info = {.struct_size = sizeof(info)};
 		zn_result r = zn_inflate(dec[2], z.buf, z.len, out, sizeof(out), &info);
 		printf("note: gzip member + %s: %s, out %llu, in_used %llu of %zu\n", tails[i].name,
 		       zn_result_name(r), (unsigned long long)info.out_len,
@@ -1318,7 +1318,7 @@ static void api_cases(void)
 		fail_case("raw/sticky_error", "stream", r, ZN_ERR_BAD_DISTANCE);
 	/* NULL buffers are allowed with zero lengths only. */
 	for (int fmt = 0; fmt < 3; fmt++) {
-		struct zn_inflate_info info;
+		struct zn_inflate_info info = {.struct_size = sizeof(info)};
 		zn_result r0 = zn_inflate(dec[fmt], NULL, 0, NULL, 0, &info);
 		if (r0 != ZN_ERR_TRUNCATED)
 			fail_case("all/null_empty_input", "zn_inflate", r0, ZN_ERR_TRUNCATED);

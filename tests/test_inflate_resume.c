@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 		deflateEnd(&s);
 
 		/* The whole stream decodes; then resume at the boundary with the window. */
-		struct zn_inflate_info info;
+		struct zn_inflate_info info = {.struct_size = sizeof(info)};
 		CHECK_OK(zn_inflate(d, comp, clen, out, len, &info));
 		CHECK(memcmp(out, orig, len) == 0);
 		size_t wlen = split < 32768 ? split : 32768;

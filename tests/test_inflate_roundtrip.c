@@ -85,7 +85,7 @@ static void check_whole(struct zn_inflater *d, const uint8_t *comp, size_t clen,
 	uint8_t *out = tu_guard_alloc(len ? len : 1);
 	uint8_t *in = tu_guard_alloc(clen);
 	memcpy(in, comp, clen);
-	struct zn_inflate_info info;
+	struct zn_inflate_info info = {.struct_size = sizeof(info)};
 	CHECK_OK(zn_inflate(d, in, clen, out, len, &info));
 	CHECK_EQ_U64(info.out_len, len);
 	CHECK_EQ_U64(info.in_used, clen);
@@ -160,7 +160,7 @@ static void check_stream_end(struct zn_inflater *d, int fmt, struct tu_rng *g, c
 	CHECK_EQ_U64(at, clen);
 	/* Whole buffer: the same. */
 	uint8_t *out = malloc(len + 1);
-	struct zn_inflate_info info;
+	struct zn_inflate_info info = {.struct_size = sizeof(info)};
 	r = zn_inflate(d, buf, total, out, len, &info);
 	CHECK(r == (fmt == ZN_FORMAT_GZIP ? ZN_ERR_TRAILING_GARBAGE : ZN_OK));
 	CHECK_EQ_U64(info.in_used, clen);
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 		check_stream(dg, &g, comp, clen, orig, l1 + l2);
 		memset(comp + clen, 0, 100);
 		uint8_t *out = malloc(l1 + l2);
-		struct zn_inflate_info info;
+		struct zn_inflate_info info = {.struct_size = sizeof(info)};
 		CHECK_OK(zn_inflate(dg, comp, clen + 100, out, l1 + l2, &info));
 		CHECK_EQ_U64(info.members, 2);
 		CHECK_EQ_U64(info.in_used, clen + 100);

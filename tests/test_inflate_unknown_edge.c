@@ -544,7 +544,7 @@ static void test_arguments(struct zn_inflater *d)
 	/* The object still does everything else: a whole-buffer decode, then unknown again. */
 	static const uint8_t stored[] = {1, 2, 0, 0xfd, 0xff, 'h', 'i'};
 	uint8_t out[4];
-	struct zn_inflate_info info;
+	struct zn_inflate_info info = {.struct_size = sizeof(info)};
 	CHECK_OK(zn_inflate(d, stored, sizeof(stored), out, sizeof(out), &info));
 	CHECK(info.out_len == 2 && out[0] == 'h');
 	CHECK_OK(zn_inflate_stream_start_unknown(d, 0));

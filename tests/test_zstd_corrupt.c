@@ -16,7 +16,7 @@ static void try_frame(struct zn_zstd_decoder *d, ZSTD_DCtx *zd, const uint8_t *z
 {
 	uint8_t *in = tu_guard_alloc(zn);
 	memcpy(in, z, zn);
-	struct zn_zstd_info info;
+	struct zn_zstd_info info = {.struct_size = sizeof(info)};
 	zn_result r = zn_zstd_decompress(d, in, zn, out, cap, &info);
 	size_t rn = ZSTD_decompressDCtx(zd, ref, cap, in, zn);
 	tu_guard_free(in, zn);

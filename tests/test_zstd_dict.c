@@ -95,10 +95,10 @@ int main(int argc, char **argv)
 	size_t n = sample(&g, buf, sizeof(buf)), zlen;
 	struct zt_params p = {.level = 3, .dict = dict, .dict_len = dlen};
 	uint8_t *z = zt_compress(buf, n, &p, &zlen);
-	struct zn_zstd_frame_info fi;
+	struct zn_zstd_frame_info fi = {.struct_size = sizeof(fi)};
 	CHECK_OK(zn_zstd_frame_scan(z, zlen, &fi));
 	CHECK_EQ_U64(fi.dict_id, id);
-	struct zn_zstd_info info;
+	struct zn_zstd_info info = {.struct_size = sizeof(info)};
 	CHECK(zn_zstd_decompress(plain, z, zlen, out, n, &info) == ZN_ERR_DICTIONARY);
 	size_t dlen2;
 	void *dict2 = train(&g, 8192, &dlen2);

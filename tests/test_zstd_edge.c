@@ -17,7 +17,7 @@ static uint8_t *out, *ref;
  * asked (-1: it decodes some malformed frames that RFC 8878 calls corrupt, noted per case). */
 static size_t expect(const struct zf *f, zn_result want, int ref_ok, const char *what)
 {
-	struct zn_zstd_info info;
+	struct zn_zstd_info info = {.struct_size = sizeof(info)};
 	uint8_t *in = tu_guard_alloc(f->len);
 	if (f->len)
 		memcpy(in, f->p, f->len);
@@ -70,8 +70,8 @@ static void headers(struct zf *f)
 	zf_header(f, 1, 0, 0, 0, 0, 0, 0);
 	zf_raw_block(f, 1, data, 0);
 	CHECK(expect(f, ZN_OK, 1, "empty frame") == 0);
-	/* Content-size fields of 2 (256 added), 4 and 8 bytes (1 byte: below), window descriptors with mantissas,
-	 * dictionary ID fields of value 0. */
+	/* Content-size fields of 2 (256 added), 4 and 8 bytes (1 byte: below), window descriptors
+	 * with mantissas, dictionary ID fields of value 0. */
 	static const unsigned fcs_bytes[] = {2, 2, 4, 8}, did_bytes[] = {0, 1, 2, 4};
 	for (int k = 0; k < 4; k++) {
 		reset(f);
@@ -157,7 +157,7 @@ static void frames(struct zf *f)
 		}
 	}
 	CHECK(expect(f, ZN_OK, 1, "skippable frames") == 40);
-	struct zn_zstd_info info;
+	struct zn_zstd_info info = {.struct_size = sizeof(info)};
 	CHECK_OK(zn_zstd_decompress(d, f->p, f->len, out, CAP, &info));
 	CHECK_EQ_U64(info.frames, 4);
 	/* Only skippable frames: no output, fine. */

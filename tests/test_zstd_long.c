@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 	size_t zlen;
 	uint8_t *z = zt_compress(src, n, &p, &zlen);
 	CHECK(zlen < n - chunk); /* the repeat was found */
-	struct zn_zstd_frame_info fi;
+	struct zn_zstd_frame_info fi = {.struct_size = sizeof(fi)};
 	CHECK_OK(zn_zstd_frame_scan(z, zlen, &fi));
 	CHECK_EQ_U64(fi.window_size, (uint64_t)1 << 27);
 	CHECK_EQ_U64(fi.content_size, ZN_ZSTD_SIZE_UNKNOWN);
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 	zt_check(d, z, zlen, src, m, &g, "windowLog 28");
 	zn_zstd_set_memory_limit(d, 0);
 	uint8_t *out = malloc(m);
-	struct zn_zstd_info info;
+	struct zn_zstd_info info = {.struct_size = sizeof(info)};
 	CHECK_OK(zn_zstd_decompress(d, z, zlen, out, m, &info));
 	CHECK(!memcmp(out, src, m));
 	free(out);

@@ -171,7 +171,8 @@ struct zt_params {
 };
 
 /* Compress with libzstd; returns a malloc'd frame, *zlen its size. */
-static inline uint8_t *zt_compress(const uint8_t *src, size_t n, const struct zt_params *p, size_t *zlen)
+static inline uint8_t *zt_compress(const uint8_t *src, size_t n, const struct zt_params *p,
+                                   size_t *zlen)
 {
 	/* One context for the program: a fresh one per frame spent most of the tests' time
 	 * mapping and clearing its tables. */
@@ -216,8 +217,8 @@ static inline uint8_t *zt_compress(const uint8_t *src, size_t n, const struct zt
 
 /* Streaming decode of z[0..zn) in random pieces (1..max_piece bytes, each copied to the end of
  * a guard-page buffer); returns the result and the output (malloc'd, *olen bytes). */
-static inline zn_result zt_stream(struct zn_zstd_decoder *d, const uint8_t *z, size_t zn, struct tu_rng *g,
-                           size_t max_piece, uint8_t **outp, size_t *olen)
+static inline zn_result zt_stream(struct zn_zstd_decoder *d, const uint8_t *z, size_t zn,
+                                  struct tu_rng *g, size_t max_piece, uint8_t **outp, size_t *olen)
 {
 	size_t cap = 1 << 16, len = 0, pos = 0;
 	uint8_t *o = malloc(cap);
@@ -265,11 +266,11 @@ static inline zn_result zt_stream(struct zn_zstd_decoder *d, const uint8_t *z, s
 
 /* Decode z both ways and compare with orig[0..n): whole into a guard buffer of exactly n bytes
  * (and fail with ZN_ERR_OUTPUT_FULL into n - 1 bytes), streaming in pieces of random sizes. */
-static inline void zt_check(struct zn_zstd_decoder *d, const uint8_t *z, size_t zn, const uint8_t *orig,
-                     size_t n, struct tu_rng *g, const char *what)
+static inline void zt_check(struct zn_zstd_decoder *d, const uint8_t *z, size_t zn,
+                            const uint8_t *orig, size_t n, struct tu_rng *g, const char *what)
 {
 	uint8_t *out = tu_guard_alloc(n);
-	struct zn_zstd_info info;
+	struct zn_zstd_info info = {.struct_size = sizeof(info)};
 	zn_result r = zn_zstd_decompress(d, z, zn, out, n, &info);
 	if (r != ZN_OK || info.out_len != n || memcmp(out, orig, n)) {
 		size_t at = 0;

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *in = data + 2;
 	size_t len = size - 2;
 
-	struct zn_inflate_info info = {0, 0, 0};
+	struct zn_inflate_info info = {.struct_size = sizeof(info)};
 	zn_result r1 = ZN_OK;
 	int zret = Z_OK;
 	if (mode == 3) {

@@ -115,14 +115,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size = size - 2;
 
 	/* 1. Whole. */
-	struct zn_zstd_info info;
+	struct zn_zstd_info info = {.struct_size = sizeof(info)};
 	zn_result r = zn_zstd_decompress(dec, in, size, out, FUZZ_CAP, &info);
 	if (info.out_len > FUZZ_CAP || info.in_used > size)
 		fail("info out of range", r, info.out_len, info.in_used);
 	size_t n = info.out_len;
 	if (r == ZN_OK) {
 		memcpy(copy, out, n);
-		struct zn_zstd_info i2;
+		struct zn_zstd_info i2 = {.struct_size = sizeof(i2)};
 		zn_result r2 = zn_zstd_decompress(dec, in, size, out + FUZZ_CAP - n, n, &i2);
 		if (r2 != ZN_OK || i2.out_len != n || memcmp(out + FUZZ_CAP - n, copy, n))
 			fail("exact-size output differs", r2, i2.out_len, n);
@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("output differs from libzstd's", r, n, rn);
 
 	/* 4. Frame scanning. */
-	struct zn_zstd_frame_info fi;
+	struct zn_zstd_frame_info fi = {.struct_size = sizeof(fi)};
 	if (zn_zstd_frame_scan(in, size, &fi) == ZN_OK && fi.frame_size > size)
 		fail("frame_scan past the input", ZN_OK, (size_t)fi.frame_size, size);
 	return 0;

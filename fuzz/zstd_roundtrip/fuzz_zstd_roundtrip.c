@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	uint8_t *out = tu_guard_alloc(n);
-	struct zn_zstd_info info;
+	struct zn_zstd_info info = {.struct_size = sizeof(info)};
 	zn_result r = zn_zstd_decompress(dec, z, zo.pos, out, n, &info);
 	if (r != ZN_OK || info.out_len != n || (n && memcmp(out, src, n)))
 		fail("whole decode differs", r, level, params);

@@ -28,6 +28,8 @@
 #define ZN_FIRST_SIZE_bunzip2_options sizeof(struct zn_bunzip2_options)
 #define ZN_FIRST_SIZE_bunzip2_info    sizeof(struct zn_bunzip2_info)
 #define ZN_FIRST_SIZE_pkg_coord       sizeof(struct zn_pkg_coord)
+#define ZN_FIRST_SIZE_zstd_info       sizeof(struct zn_zstd_info)
+#define ZN_FIRST_SIZE_zstd_frame_info sizeof(struct zn_zstd_frame_info)
 
 /* The ZIP reader's (0.5.0). */
 #define ZN_FIRST_SIZE_zip_entry           sizeof(struct zn_zip_entry)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "common/cpu_features.h"
+#include "common/sized.h"
 #include "deflate_internal.h"
 #include "deflate_resume.h"
 
@@ -1013,13 +1014,15 @@ zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len, void 
 		res = r == R_ERR ? d->err : ZN_ERR_TRUNCATED;
 	}
 	if (info) {
-		info->in_used = consumed_bytes(&io, in_start);
+		struct zn_inflate_info full = {.struct_size = sizeof(full)};
+		full.in_used = consumed_bytes(&io, in_start);
 		if (res == ZN_ERR_TRAILING_GARBAGE) /* point at the first garbage byte */
-			info->in_used -= ZN_MIN(info->in_used, d->garbage_back);
+			full.in_used -= ZN_MIN(full.in_used, d->garbage_back);
 		if (res == ZN_ERR_TRUNCATED)
-			info->in_used = in_len;
-		info->out_len = (uint64_t)(io.out - (uint8_t *)out);
-		info->members = d->members;
+			full.in_used = in_len;
+		full.out_len = (uint64_t)(io.out - (uint8_t *)out);
+		full.members = d->members;
+		zn_sized_out(info, &full, sizeof(full), ZN_FIRST_SIZE_inflate_info);
 	}
 	d->st = ST_END;
 	return res;

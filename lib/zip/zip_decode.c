@@ -64,7 +64,7 @@ static zn_result decode_whole(const struct zip_ent *e, const uint8_t *in, struct
 			return ZN_ERR_NOMEM;
 		w->buf = b, w->buf_cap = cap;
 	}
-	struct zn_inflate_info info;
+	struct zn_inflate_info info = {.struct_size = sizeof(info)};
 	zn_result r = zn_inflate(w->inf, in, (size_t)e->csize, w->buf, need, &info);
 	if (r == ZN_ERR_OUTPUT_FULL)
 		return ZN_ERR_LENGTH_MISMATCH;

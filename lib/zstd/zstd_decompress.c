@@ -5,6 +5,7 @@
 
 #include "common/big_alloc.h"
 #include "common/cpu_features.h"
+#include "common/sized.h"
 #include "zstd_internal.h"
 
 /*
@@ -382,19 +383,20 @@ zn_result zn_zstd_decompress(struct zn_zstd_decoder *d, const void *in, size_t i
 		any = 1;
 	}
 	if (info) {
-		info->in_used = (uint64_t)(ip - (const uint8_t *)in);
-		info->out_len = (uint64_t)(op - (uint8_t *)out);
-		info->frames = frames;
+		struct zn_zstd_info full = {.struct_size = sizeof(full),
+		                            .in_used = (uint64_t)(ip - (const uint8_t *)in),
+		                            .out_len = (uint64_t)(op - (uint8_t *)out),
+		                            .frames = frames};
+		zn_sized_out(info, &full, sizeof(full), ZN_FIRST_SIZE_zstd_info);
 	}
 	return r;
 }
 
 /* ---- frame scanning ------------------------------------------------------------------------ */
 
-zn_result zn_zstd_frame_scan(const void *in, size_t in_len, struct zn_zstd_frame_info *fi)
+static zn_result frame_scan(const void *in, size_t in_len, struct zn_zstd_frame_info *fi)
 {
 	const uint8_t *p = in, *const end = p + in_len;
-	memset(fi, 0, sizeof(*fi));
 	SAFETY_CHECK(in_len >= 4, magic_prefix(p, in_len) ? ZN_ERR_TRUNCATED : ZN_ERR_BAD_HEADER);
 	uint32_t magic = zn_get_le32(p);
 	if (is_skippable(magic)) {
@@ -435,6 +437,16 @@ zn_result zn_zstd_frame_scan(const void *in, size_t in_len, struct zn_zstd_frame
 	fi->header_size = f.header_size;
 	fi->has_checksum = f.checksum;
 	return ZN_OK;
+}
+
+zn_result zn_zstd_frame_scan(const void *in, size_t in_len, struct zn_zstd_frame_info *fi)
+{
+	if (!zn_sized_len(fi, ZN_FIRST_SIZE_zstd_frame_info))
+		return ZN_ERR_INVALID_ARG;
+	struct zn_zstd_frame_info full = {.struct_size = sizeof(full)};
+	zn_result r = frame_scan(in, in_len, &full);
+	zn_sized_out(fi, &full, sizeof(full), ZN_FIRST_SIZE_zstd_frame_info);
+	return r;
 }
 
 /* ---- streaming ----------------------------------------------------------------------------- */
