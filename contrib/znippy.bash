@@ -53,8 +53,8 @@ _znippy() {
 		argopts='-T --threads'
 		;;
 	cat)
-		opts='-h --help'
-		argopts=''
+		opts='-h --offset --length --help'
+		argopts='--offset --length'
 		;;
 	info)
 		opts='-h --help'

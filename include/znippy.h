@@ -443,6 +443,15 @@ ZN_API zn_result zn_reader_find(struct zn_reader *r, const char *path, size_t pa
 typedef zn_result (*zn_sink_fn)(void *ctx, const void *data, size_t len);
 ZN_API zn_result zn_reader_read_entry(struct zn_reader *r, uint64_t i, zn_sink_fn sink, void *ctx);
 
+/* Bytes [offset, offset + length) of regular file `i` (or of a hardlink's target) to `sink`,
+ * clipped to the file's size (nothing past its end: ZN_OK with no call). Only the blocks that
+ * hold the range are read, each checked by its checksum before its bytes are handed out; a
+ * compressed block is decoded only as far as the range needs. The file's SHA-256 covers the
+ * whole file and is not checked here. The block cache and thread-safety of zn_reader_read_entry.
+ * For random access (a mount, a remote read). */
+ZN_API zn_result zn_reader_read_range(struct zn_reader *r, uint64_t i, uint64_t offset,
+                                      uint64_t length, zn_sink_fn sink, void *ctx);
+
 /* The SHA-256 of regular file i's content (for a hardlink, of its target's) into out: the digest
  * the index holds, or, where it holds none (a file smaller than the archive's digest_min_size, an
  * archive without digests), computed from the content as zn_reader_read_entry reads it, every

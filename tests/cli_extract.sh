@@ -47,6 +47,16 @@ check "list -l gives the copy no stored bytes, its original all of them" \
 check "--no-dedup stores every copy" \
 	test "$(stat -c %s "$T/nodedup.zn")" -gt "$(($(stat -c %s "$T/dedup.zn") + 39000))"
 check "cat of a file stored once for two" cmp <("$Z" cat "$A" z-copy-of-hello) "$S/hello.txt"
+# cat --offset/--length: byte ranges of a file over several 64 KiB blocks, as tail | head gives them
+ok=1
+for r in "0 10" "65530 20" "100000 200000" "1288000 500" "1288890 100" "5000000 1"; do
+	set -- $r
+	cmp -s <("$Z" cat --offset="$1" --length="$2" "$A" numbers.txt) \
+		<(tail -c +$(($1 + 1)) "$S/numbers.txt" | head -c "$2") || { ok=0; echo "range $r differs"; }
+done
+check "cat --offset --length: the bytes of each range" [ $ok = 1 ]
+check "cat --offset alone: to the end" cmp <("$Z" cat --offset=1M "$A" numbers.txt) <(tail -c +1048577 "$S/numbers.txt")
+code 2 "cat --length that is not a size" "$Z" cat --length=x "$A" numbers.txt
 code 0 "extract of a copy alone" "$Z" extract -q "$A" -C "$T/copyonly" z-copy-of-rand40k
 check "the copy alone is whole" cmp "$T/copyonly/z-copy-of-rand40k" "$S/rand40k"
 check "and its original was not extracted" test ! -e "$T/copyonly/rand40k"
