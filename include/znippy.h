@@ -731,6 +731,15 @@ struct zn_inflate_info {
 ZN_API zn_result zn_inflate(struct zn_inflater *d, const void *in, size_t in_len, void *out,
                             size_t out_cap, struct zn_inflate_info *info);
 
+/* The size of what zn_inflate() would write for [in, in + in_len), found by decoding it (through
+ * the streaming interface, at about the same speed, the output counted and dropped): an exact
+ * out_cap for a caller that has no size at hand. gzip's ISIZE trailer gives only the last
+ * member's size modulo 2^32, and nothing bounds what a DEFLATE stream expands to. Returns what
+ * zn_inflate() would return; *size is the output produced before it stopped (on ZN_OK, and on
+ * ZN_ERR_TRAILING_GARBAGE, the whole output). Resets the object's stream. */
+ZN_API zn_result zn_inflate_size(struct zn_inflater *d, const void *in, size_t in_len,
+                                 uint64_t *size);
+
 /* Streaming, for pipes and inputs larger than memory: bounded memory (the object's window of
  * 32 KiB of history plus 256 KiB of output). Uses the same inner loop as zn_inflate().
  *
