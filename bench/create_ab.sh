@@ -26,22 +26,6 @@ for _ in $(seq "$runs"); do
 		e=$(date +%s%N)
 		echo "$b $(((e - s) / 1000))"
 	done
-done | python3 -c '
-import os, statistics, sys
-sys.path.insert(0, sys.argv[1])
-import history
-t = {"old": [], "new": []}
-for line in sys.stdin:
-    b, us = line.split()
-    t[b].append(int(us) / 1e6)
-for b in ("old", "new"):
-    print("%s: min %.3f s, median %.3f s" % (b, min(t[b]), statistics.median(t[b])))
-print("new/old: min %.3f, median %.3f" % (min(t["new"]) / min(t["old"]),
-      statistics.median(t["new"]) / statistics.median(t["old"])))
-run = history.Run("create_ab", sys.argv[2])
-run.add(sys.argv[3], "create " + sys.argv[4], t["new"], t["old"], tool=sys.argv[5], peer=sys.argv[6],
-        gate=False)
-run.write()
-' "$(dirname "$0")" "$cmdline" "$name" "$*" "$new" "$old"
+done | python3 "$(dirname "$0")/ab_report.py" create_ab "$cmdline" "$name" "create $*" "$new" "$old"
 cmp -s "$out/ab_old.zn" "$out/ab_new.zn" && echo "archives: byte-identical" || echo "archives: DIFFER"
 rm -f "$out/ab_old.zn" "$out/ab_new.zn"

@@ -42,23 +42,7 @@ for _ in $(seq "$runs"); do
 			(cd "$out/ab_x" && find . -type f -print0 | sort -z | xargs -0 -r md5sum) >"$out/ab_$b.sum"
 		fi
 	done
-done | python3 -c '
-import os, statistics, sys
-sys.path.insert(0, sys.argv[1])
-import history
-t = {"old": [], "new": []}
-for line in sys.stdin:
-    b, us = line.split()
-    t[b].append(int(us) / 1e6)
-for b in ("old", "new"):
-    print("%s: min %.3f s, median %.3f s" % (b, min(t[b]), statistics.median(t[b])))
-print("new/old: min %.3f, median %.3f" % (min(t["new"]) / min(t["old"]),
-      statistics.median(t["new"]) / statistics.median(t["old"])))
-run = history.Run("extract_ab", sys.argv[2])
-run.add(sys.argv[3], sys.argv[4], t["new"], t["old"], tool=sys.argv[5], peer=sys.argv[6],
-        gate=False)
-run.write()
-' "$(dirname "$0")" "$cmdline" "$(basename "$arch")" "$mode $*" "$new" "$old"
+done | python3 "$(dirname "$0")/ab_report.py" extract_ab "$cmdline" "$(basename "$arch")" "$mode $*" "$new" "$old"
 if [ "$mode" = extract ]; then
 	cmp -s "$out/ab_old.sum" "$out/ab_new.sum" && echo "trees: the same" || echo "trees: DIFFER"
 fi

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* gzip_test_util.h - zlib-made gzip streams shared by the parallel gzip decoder's tests. */
+/* gzip_test_util.h - zlib-made DEFLATE, zlib and gzip streams shared by the decoders' tests. */
 #ifndef ZN_GZIP_TEST_UTIL_H
 #define ZN_GZIP_TEST_UTIL_H
 
@@ -7,6 +7,23 @@
 #include <zlib.h>
 
 #include "test_util.h"
+
+/* zlib's one stream of src[0..len) into dst (wbits: -15 raw, 15 zlib, 31 gzip); its length. */
+static inline size_t compress_zlib(const uint8_t *src, size_t len, uint8_t *dst, size_t cap,
+                                   int level, int wbits, int strategy)
+{
+	z_stream s;
+	memset(&s, 0, sizeof(s));
+	CHECK(deflateInit2(&s, level, Z_DEFLATED, wbits, 8, strategy) == Z_OK);
+	s.next_in = (Bytef *)src;
+	s.avail_in = (uInt)len;
+	s.next_out = dst;
+	s.avail_out = (uInt)cap;
+	CHECK(deflate(&s, Z_FINISH) == Z_STREAM_END);
+	size_t n = s.total_out;
+	deflateEnd(&s);
+	return n;
+}
 
 /* zlib gzip members of data[0..n), cut into members at `members` places, with a flush of kind
  * `flush` every `every` bytes (0: none). Returns the length written to out. */

@@ -186,7 +186,8 @@ static void decoder_infos(void)
 	CHECK_OK(zn_inflate(d, stored, sizeof(stored), out, sizeof(out), &ii));
 	CHECK(ii.out_len == 77);
 	zn_inflater_free(d);
-	/* an empty zstd frame: magic, single segment with a content size of 0, one last raw block */
+	/* an empty zstd frame: magic, single segment with a content size of 0, one last raw block
+	 */
 	static const uint8_t frame[] = {0x28, 0xb5, 0x2f, 0xfd, 0x20, 0, 1, 0, 0};
 	struct zn_zstd_frame_info fi = {.struct_size = sizeof(fi)};
 	CHECK_OK(zn_zstd_frame_scan(frame, sizeof(frame), &fi));

@@ -37,21 +37,6 @@ static zn_result sink_cmp(void *ctx, const void *p, size_t n)
 	return ZN_OK;
 }
 
-/* Text-like bytes: words from a small vocabulary, so that zstd compresses them. */
-static void fill_text(struct tu_rng *g, uint8_t *p, size_t n)
-{
-	static const char *const words[] = {"block",   "frame", "zstd",    "window", "the",   "of",
-	                                    "archive", "index", "decoder", "prefix", "cache", "a"};
-	size_t i = 0;
-	while (i < n) {
-		const char *w = words[tu_rng_below(g, sizeof(words) / sizeof(words[0]))];
-		for (size_t k = 0; w[k] && i < n; k++)
-			p[i++] = (uint8_t)w[k];
-		if (i < n)
-			p[i++] = tu_rng_below(g, 9) ? ' ' : '\n';
-	}
-}
-
 /* Counts the zstd blocks of each type (raw, RLE, compressed) in the frame at p. */
 static void count_blocks(const uint8_t *p, size_t n, unsigned kinds[3])
 {
@@ -92,8 +77,8 @@ static void back_and_forth(const char *dir, struct tu_rng *g)
 	static char names[2 * NDIRS][16];
 	uint8_t *license = malloc(LICENSE), *unique = malloc((size_t)NDIRS * UNIQUE);
 	CHECK(license && unique);
-	fill_text(g, license, LICENSE);
-	fill_text(g, unique, (size_t)NDIRS * UNIQUE);
+	tu_fill_text(g, license, LICENSE);
+	tu_fill_text(g, unique, (size_t)NDIRS * UNIQUE);
 	for (int d = 0; d < NDIRS; d++) {
 		snprintf(names[2 * d], sizeof(names[0]), "d%02d/a", d);
 		snprintf(names[2 * d + 1], sizeof(names[0]), "d%02d/b", d);
@@ -149,7 +134,7 @@ int main(int argc, char **argv)
 		else if (kind == 2)
 			memset(f->data, 'a' + i % 26, f->len);
 		else
-			fill_text(&g, f->data, f->len);
+			tu_fill_text(&g, f->data, f->len);
 		total += f->len;
 	}
 	CHECK(total < (2u << 20));

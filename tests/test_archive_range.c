@@ -38,19 +38,6 @@ static void check_range(struct zn_reader *r, uint64_t i, const uint8_t *data, ui
 	CHECK(c.at == want);
 }
 
-static void fill_text(struct tu_rng *g, uint8_t *p, size_t n)
-{
-	static const char *const words[] = {"range", "block", "offset", "length", "the", "of", "a"};
-	size_t i = 0;
-	while (i < n) {
-		const char *w = words[tu_rng_below(g, sizeof(words) / sizeof(words[0]))];
-		for (size_t k = 0; w[k] && i < n; k++)
-			p[i++] = (uint8_t)w[k];
-		if (i < n)
-			p[i++] = ' ';
-	}
-}
-
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_archive_range");
@@ -62,10 +49,10 @@ int main(int argc, char **argv)
 	enum { SMALL = 3000, BIG = (1 << 20) + (512 << 10) + 300000 };
 	uint8_t *small = malloc(SMALL), *big = malloc(BIG);
 	CHECK(small && big);
-	fill_text(&g, small, SMALL);
-	fill_text(&g, big, 1 << 20);
+	tu_fill_text(&g, small, SMALL);
+	tu_fill_text(&g, big, 1 << 20);
 	tu_rng_fill(&g, big + (1 << 20), 512 << 10);
-	fill_text(&g, big + (1 << 20) + (512 << 10), 300000);
+	tu_fill_text(&g, big + (1 << 20) + (512 << 10), 300000);
 	struct tu_file tf[] = {{"a/small", small, SMALL}, {"b/big", big, BIG}};
 	char *out = tu_str("%s/r.zn", dir);
 	struct zn_create_options o = tu_small_blocks(1);

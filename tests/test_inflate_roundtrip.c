@@ -4,6 +4,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "gzip_test_util.h"
 #include "test_util.h"
 
 const char *zn_inflater_kernel_name(const struct zn_inflater *d);
@@ -60,22 +61,6 @@ static void gen_data(struct tu_rng *g, uint8_t *buf, size_t len)
 		}
 		i += n;
 	}
-}
-
-static size_t compress_zlib(const uint8_t *src, size_t len, uint8_t *dst, size_t cap, int level,
-                            int wbits, int strategy)
-{
-	z_stream s;
-	memset(&s, 0, sizeof(s));
-	CHECK(deflateInit2(&s, level, Z_DEFLATED, wbits, 8, strategy) == Z_OK);
-	s.next_in = (Bytef *)src;
-	s.avail_in = (uInt)len;
-	s.next_out = dst;
-	s.avail_out = (uInt)cap;
-	CHECK(deflate(&s, Z_FINISH) == Z_STREAM_END);
-	size_t n = s.total_out;
-	deflateEnd(&s);
-	return n;
 }
 
 static void check_whole(struct zn_inflater *d, const uint8_t *comp, size_t clen,

@@ -9,23 +9,6 @@
 #include "gzip_test_util.h"
 #include "test_util.h"
 
-/* zlib's stream of data[0..n) in the given format (wbits -15 raw, 15 zlib, 31 gzip). */
-static size_t zcompress(uint8_t *out, size_t cap, const uint8_t *data, size_t n, int wbits,
-                        int level)
-{
-	z_stream z;
-	memset(&z, 0, sizeof(z));
-	CHECK(deflateInit2(&z, level, Z_DEFLATED, wbits, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-	z.next_in = (uint8_t *)data;
-	z.avail_in = (uInt)n;
-	z.next_out = out;
-	z.avail_out = (uInt)cap;
-	CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
-	size_t len = z.total_out;
-	deflateEnd(&z);
-	return len;
-}
-
 /* zn_inflate_size against zn_inflate on the same input. */
 static void same(struct zn_inflater *d, const uint8_t *in, size_t len, size_t cap_hint,
                  const char *what)
@@ -71,7 +54,8 @@ int main(int argc, char **argv)
 		CHECK_OK(zn_inflater_new(&d, formats[f]));
 		for (int k = 0; k < 6; k++) {
 			size_t n = k == 0 ? 0 : k == 1 ? 1 : (size_t)tu_rng_below(&g, N);
-			size_t len = zcompress(z, 2 * N + 4096, data, n, wbits[f], 1 + k);
+			size_t len = compress_zlib(data, n, z, 2 * N + 4096, 1 + k, wbits[f],
+			                           Z_DEFAULT_STRATEGY);
 			char what[64];
 			snprintf(what, sizeof(what), "format %d, %zu bytes", f, n);
 			same(d, z, len, n, what);

@@ -108,6 +108,20 @@ void tu_rng_fill(struct tu_rng *g, void *buf, size_t len)
 	}
 }
 
+void tu_fill_text(struct tu_rng *g, uint8_t *p, size_t n)
+{
+	static const char *const words[] = {"block",   "frame", "zstd",    "window", "the",   "of",
+	                                    "archive", "index", "decoder", "prefix", "cache", "a"};
+	size_t i = 0;
+	while (i < n) {
+		const char *w = words[tu_rng_below(g, sizeof(words) / sizeof(words[0]))];
+		for (size_t k = 0; w[k] && i < n; k++)
+			p[i++] = (uint8_t)w[k];
+		if (i < n)
+			p[i++] = tu_rng_below(g, 9) ? ' ' : '\n';
+	}
+}
+
 static size_t page_size(void)
 {
 	return (size_t)sysconf(_SC_PAGESIZE);

@@ -56,6 +56,9 @@ void tu_rng_seed(struct tu_rng *g, uint64_t seed);
 uint64_t tu_rng_next(struct tu_rng *g);
 uint64_t tu_rng_below(struct tu_rng *g, uint64_t n);
 void tu_rng_fill(struct tu_rng *g, void *buf, size_t len);
+/* Text-like bytes: random words of a small vocabulary, a space or now and then a newline after
+ * each (zstd and DEFLATE compress them about 3:1). */
+void tu_fill_text(struct tu_rng *g, uint8_t *p, size_t n);
 
 /* A buffer of `len` bytes whose end touches an unmapped page (and whose start follows one), so any
  * overread or overwrite faults at once. Free with tu_guard_free. */

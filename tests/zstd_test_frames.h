@@ -71,8 +71,8 @@ static inline void zf_bits_end(struct zf *f)
 
 /* A frame header: fcs_bytes 0 (absent, or 1 byte when single), 1, 2, 4 or 8; wd the window
  * descriptor (ignored when single); did_bytes 0, 1, 2 or 4. */
-static inline void zf_header(struct zf *f, int single, uint64_t fcs, unsigned fcs_bytes, unsigned wd,
-                      uint32_t dict_id, unsigned did_bytes, int checksum)
+static inline void zf_header(struct zf *f, int single, uint64_t fcs, unsigned fcs_bytes,
+                             unsigned wd, uint32_t dict_id, unsigned did_bytes, int checksum)
 {
 	zf_le(f, 0xFD2FB528u, 4);
 	unsigned flag = fcs_bytes == 8 ? 3 : fcs_bytes == 4 ? 2 : fcs_bytes == 2 ? 1 : 0;
@@ -171,7 +171,7 @@ struct zf_seq {
  * layout: ll << 6 | of << 4 | ml << 2 (0x54: all RLE). All sequences share the first one's
  * codes: the caller picks values accordingly. */
 static inline void zf_seq_block_modes(struct zf *f, int last, const void *lit, uint32_t nlit,
-                               const struct zf_seq *s, uint32_t n, unsigned modes)
+                                      const struct zf_seq *s, uint32_t n, unsigned modes)
 {
 	struct zf body = {0};
 	zf_raw_literals(&body, lit, nlit);
@@ -208,7 +208,7 @@ static inline void zf_seq_block_modes(struct zf *f, int last, const void *lit, u
 }
 
 static inline void zf_seq_block(struct zf *f, int last, const void *lit, uint32_t nlit,
-                         const struct zf_seq *s, uint32_t n)
+                                const struct zf_seq *s, uint32_t n)
 {
 	zf_seq_block_modes(f, last, lit, nlit, s, n, 0x54);
 }
