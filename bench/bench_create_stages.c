@@ -34,7 +34,8 @@ int main(int argc, char **argv)
 			o.digest = ZN_DIGEST_NONE;
 	}
 	if (argc - i != 2) {
-		fprintf(stderr, "usage: bench_create_stages [-T N] [-l L] [--digest none] DIR OUT\n");
+		fprintf(stderr,
+		        "usage: bench_create_stages [-T N] [-l L] [--digest none] DIR OUT\n");
 		return 2;
 	}
 	int fd = open(argv[i + 1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -58,8 +59,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_create_stages: %s\n", zn_result_message(r));
 		return 1;
 	}
-	double rd = st.cpu_read_ns / 1e9, cz = st.cpu_compress_ns / 1e9,
-	       sp = st.cpu_span_ns / 1e9, out = st.cpu_output_ns / 1e9, ix = st.cpu_index_ns / 1e9;
+	double rd = st.cpu_read_ns / 1e9, cz = st.cpu_compress_ns / 1e9, sp = st.cpu_span_ns / 1e9,
+	       out = st.cpu_output_ns / 1e9, ix = st.cpu_index_ns / 1e9;
 	double cpu = rd + cz + sp + out + ix;
 	printf("T=%u wall %.3f s, cpu %.3f s (%.2f cores): read %.3f compress %.3f span %.3f "
 	       "output %.3f index %.3f\n",
