@@ -22,10 +22,11 @@ zn_result zn_inflate_size(struct zn_inflater *d, const void *in, size_t in_len, 
 		r = zn_inflate_stream(d, p, left, 1, &used, &out, &n, &done);
 		p += used;
 		left -= used;
+		/* Each call makes progress (zn_inflate_stream); should one not, this ends rather
+		 * than spins. */
 		idle = used || n ? 0 : idle + 1;
 		if (idle > 2 && !done && r == ZN_OK)
-			r = ZN_ERR_TRUNCATED; /* no progress with all input given (never expected)
-			                       */
+			r = ZN_ERR_TRUNCATED;
 	}
 	zn_inflate_stream_position(d, NULL, size);
 	return r;
