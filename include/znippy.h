@@ -635,7 +635,10 @@ ZN_API zn_result zn_pkg_from_path(int kind, const char *path, size_t len, struct
 /* The coordinates of the package file at `path` (its stored form, as above) whose whole content
  * is data[0, size): what create stores (see lib/pkg/pkg_detect.c). A ZIP's metadata member is
  * found through its central directory, a gzip'd tar's by decoding it from the start (64 MiB of
- * tar at most), a .pom is parsed as it is; failing that, zn_pkg_from_path(). ZN_OK with
+ * tar at most), a .pom is parsed as it is; failing that, for a jar, pom, wheel or crate (not a
+ * .tar.gz, .zip or .tgz, names any archive may have), zn_pkg_from_path(); a jar in a repository
+ * layout holding only other artifacts' pom.properties (bundled dependencies) takes its path's
+ * too. ZN_OK with
  * out->type set; ZN_ERR_NOT_FOUND (*out empty) for a file that is no package or tells nothing;
  * ZN_ERR_INVALID_ARG for *out's struct_size as zn_pkg_parse(); ZN_ERR_NOMEM. Never fails on the
  * content. Allocates a decoder per call (about 300 KiB). Thread-safe. */

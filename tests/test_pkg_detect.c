@@ -186,7 +186,11 @@ static void truncations(const char *path, const struct buf *b)
 	struct zn_pkg_coord full = {.struct_size = sizeof(full)}, fb = {.struct_size = sizeof(fb)};
 	CHECK(zn_pkg_detect(path, strlen(path), b->p, b->n, &full) == ZN_OK);
 	int kind = zn_pkg_file_kind(path, strlen(path));
-	zn_result fr = zn_pkg_from_path(kind, path, strlen(path), &fb);
+	/* the path's, for the kinds whose name alone tells (not .tar.gz, .zip, .tgz) */
+	zn_result fr =
+	        kind == ZN_PKGF_NPM_TGZ || kind == ZN_PKGF_SDIST_TGZ || kind == ZN_PKGF_SDIST_ZIP
+	                ? ZN_ERR_NOT_FOUND
+	                : zn_pkg_from_path(kind, path, strlen(path), &fb);
 	for (size_t n = 0; n < b->n; n += 1 + n / 64) {
 		uint8_t *p = tu_guard_alloc(n);
 		memcpy(p, b->p, n);
@@ -213,7 +217,7 @@ static void views(const char *path, const struct buf *b, uint64_t head, uint64_t
 	};
 	struct zn_pkg_coord c = {.struct_size = sizeof(c)};
 	int kind = zn_pkg_file_kind(path, strlen(path));
-	pkg_detect_view(&w, kind, path, strlen(path), &v, &c);
+	pkg_detect_view(&w, kind, path, strlen(path), &v, &c, NULL);
 	if (strcmp(c.version, want_version)) {
 		fprintf(stderr, "%s head %llu tail %llu: version [%s], want [%s]\n", path,
 		        (unsigned long long)head, (unsigned long long)tail, c.version,
@@ -259,6 +263,13 @@ static void test_zip(void)
 				      "debian");
 				free(b.p);
 			}
+	/* Only a bundled dependency's pom.properties: in a repository layout the path says what the
+	 * jar is; elsewhere they are all there is. */
+	struct buf d = make_zip(m + 1, 1, 1, 0, 0);
+	expect_coord("org/example/lib/1.0/lib-1.0.jar", d.p, d.n, ZN_OK, "org.example", "lib",
+	             "1.0");
+	expect_coord("lib/x.jar", d.p, d.n, ZN_OK, "other.group", "dep", "9.9");
+	free(d.p);
 	/* A corrupt member (its CRC) falls back to the path; a wheel's METADATA. */
 	struct buf b = make_zip(m + 3, 1, 0, 0, 0);
 	b.p[30 + strlen(m[3].name)] ^= 1;
@@ -294,7 +305,8 @@ static void test_tgz(void)
 		expect_coord("npm/demo-0.0.1.tgz", b.p, b.n, ZN_OK, "scope", "demo", "1.0.0");
 		truncations("npm/demo-0.0.1.tgz", &b);
 		views("npm/demo-0.0.1.tgz", &b, b.n, 0, "1.0.0"); /* a head is all it needs */
-		views("npm/demo-0.0.1.tgz", &b, 40, 0, "0.0.1");  /* too short: the path's */
+		views("npm/demo-0.0.1.tgz", &b, 40, 0, ""); /* too short, and a .tgz's name says
+		                                                nothing */
 		free(b.p);
 	}
 	const struct member crate[] = {
@@ -311,6 +323,10 @@ static void test_tgz(void)
 	};
 	b = make_tgz(sdist, 1, 'x');
 	expect_coord("demo-0.5.tar.gz", b.p, b.n, ZN_OK, "", "demo", "1.0");
+	/* A tarball, zip or .tgz that is no package: its name proves nothing. */
+	expect_coord("demo-0.5.tar.gz", "plain text", 10, ZN_ERR_NOT_FOUND, "", "", "");
+	expect_coord("demo-0.5.zip", "plain text", 10, ZN_ERR_NOT_FOUND, "", "", "");
+	expect_coord("npm/demo-0.0.1.tgz", "plain text", 10, ZN_ERR_NOT_FOUND, "", "", "");
 	free(b.p);
 }
 

@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct zn_pkg_coord c = {.struct_size = sizeof(c)};
 	int kind = zn_pkg_file_kind(path, len);
 	struct pkg_view v = {.head = data, .head_len = size, .size = size};
-	zn_result r = pkg_detect_view(&w, kind, path, len, &v, &c);
+	zn_result r = pkg_detect_view(&w, kind, path, len, &v, &c, NULL);
 	check(&c, r);
 	if ((split & 15) == 1) {
 		struct zn_pkg_coord whole = {.struct_size = sizeof(whole)};
@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		                      .tail = data + size - tail,
 		                      .tail_off = size - tail,
 		                      .size = size};
-		check(&c, pkg_detect_view(&w, kind, path, len, &v, &c));
+		check(&c, pkg_detect_view(&w, kind, path, len, &v, &c, NULL));
 	}
 	return 0;
 }

@@ -11,25 +11,37 @@
  *     detects once the last piece has passed. Those copies, 512 KiB at most, are made only for
  *     package files larger than a block.
  * Either way the result lands on the file's last seg, and harvest moves it to the entry. Files
- * stored once for several paths and hardlinks take their original's at finish (wr_pkg_finish),
- * where a jar that told only its path also takes the coordinates of the .pom beside it.
+ * stored once for several paths and hardlinks take their original's at finish (wr_pkg_finish)
+ * where its content gave them, else their own path's; a jar that told only its path takes the
+ * coordinates of the .pom beside it.
  * Whatever a file holds, detection only leaves its coordinates empty.
  */
 #include "archive_writer.h"
 
-/* The coordinates as the writer keeps them: one allocation, the type's byte then group, name and
- * version, each NUL-terminated. NULL for none, or when memory ran out (they are then left out). */
-static char *pkg_pack(const struct zn_pkg_coord *c)
+/* The coordinates as the writer keeps them: one allocation, the type's byte, whether they are the
+ * metadata's (1) or the path's (0), then group, name and version, each NUL-terminated. NULL for
+ * none, or when memory ran out (they are then left out). */
+static char *pkg_pack(const struct zn_pkg_coord *c, int from_meta)
 {
 	size_t g = strlen(c->group), n = strlen(c->name), v = strlen(c->version);
-	char *s = malloc(1 + g + 1 + n + 1 + v + 1);
+	char *s = malloc(2 + g + 1 + n + 1 + v + 1);
 	if (!s)
 		return NULL;
 	s[0] = (char)c->type;
-	memcpy(s + 1, c->group, g + 1);
-	memcpy(s + 2 + g, c->name, n + 1);
-	memcpy(s + 3 + g + n, c->version, v + 1);
+	s[1] = (char)from_meta;
+	memcpy(s + 2, c->group, g + 1);
+	memcpy(s + 3 + g, c->name, n + 1);
+	memcpy(s + 4 + g + n, c->version, v + 1);
 	return s;
+}
+
+void wr_pkg_unpack(const char *s, struct wr_pkg_fields *f)
+{
+	f->type = (uint8_t)s[0];
+	f->from_meta = (uint8_t)s[1];
+	f->group = s + 2;
+	f->name = f->group + strlen(f->group) + 1;
+	f->version = f->name + strlen(f->name) + 1;
 }
 
 /* A copy of pkg_pack's string (NULs inside: not strdup). */
@@ -42,20 +54,13 @@ static char *pkg_copy(const char *s)
 	return c ? memcpy(c, s, n) : NULL;
 }
 
-void wr_pkg_unpack(const char *s, struct wr_pkg_fields *f)
-{
-	f->type = (uint8_t)s[0];
-	f->group = s + 1;
-	f->name = f->group + strlen(f->group) + 1;
-	f->version = f->name + strlen(f->name) + 1;
-}
-
 static char *detect(struct pkg_work *pw, const struct seg *g, const struct pkg_view *v)
 {
 	struct zn_pkg_coord c = {.struct_size = sizeof(c)};
-	if (pkg_detect_view(pw, g->pkg_kind, g->path, g->path_len, v, &c) != ZN_OK)
+	int from_meta;
+	if (pkg_detect_view(pw, g->pkg_kind, g->path, g->path_len, v, &c, &from_meta) != ZN_OK)
 		return NULL;
-	return pkg_pack(&c);
+	return pkg_pack(&c, from_meta);
 }
 
 void wr_pkg_whole(struct slot *s, struct pkg_work *pw)
@@ -139,31 +144,40 @@ static const char *sibling_pom(struct zn_writer *w, const struct went *e)
 	return pom->type == ZN_TYPE_FILE && !pom->dropped && pom->pkg ? pom->pkg : NULL;
 }
 
-/* Whether a jar's coordinates are what its path alone says (it held no pom.properties). */
-static int from_path_only(const struct went *e)
+/* Entry e's coordinates from its own path. */
+static char *from_own_path(const struct went *e)
 {
 	struct zn_pkg_coord c = {.struct_size = sizeof(c)};
-	struct wr_pkg_fields f;
-	if (zn_pkg_from_path(ZN_PKGF_JAR, e->path, e->path_len, &c) != ZN_OK)
-		return 0;
-	wr_pkg_unpack(e->pkg, &f);
-	return !strcmp(c.group, f.group) && !strcmp(c.name, f.name) &&
-	       !strcmp(c.version, f.version);
+	if (e->pkg_kind == ZN_PKGF_SDIST_TGZ || e->pkg_kind == ZN_PKGF_SDIST_ZIP ||
+	    e->pkg_kind == ZN_PKGF_NPM_TGZ ||
+	    zn_pkg_from_path(e->pkg_kind, e->path, e->path_len, &c) != ZN_OK)
+		return NULL; /* as pkg_detect_view: these names alone say nothing */
+	return pkg_pack(&c, 0);
 }
 
 void wr_pkg_finish(struct zn_writer *w)
 {
+	/* A copy stored once, or a hardlink: the original's coordinates where its content gave
+	 * them, else those of its own path (a jar without pom.properties under two versions). */
 	for (uint64_t i = 0; i < w->nents; i++) {
 		struct went *e = &w->ents[i];
 		if (e->pkg || !e->pkg_kind || e->dropped)
 			continue;
 		const struct went *o = &w->ents[content_of(w, i)];
-		if (o != e && o->pkg)
+		struct wr_pkg_fields f;
+		if (o == e)
+			continue;
+		if (o->pkg && (wr_pkg_unpack(o->pkg, &f), f.from_meta))
 			e->pkg = pkg_copy(o->pkg); /* NULL on no memory: left out */
+		else
+			e->pkg = from_own_path(e);
 	}
+	/* A jar that told only its path: the coordinates of the .pom beside it, if it has them. */
 	for (uint64_t i = 0; i < w->nents; i++) {
 		struct went *e = &w->ents[i];
-		if (!e->pkg || e->pkg_kind != ZN_PKGF_JAR || !from_path_only(e))
+		struct wr_pkg_fields f;
+		if (!e->pkg || e->pkg_kind != ZN_PKGF_JAR ||
+		    (wr_pkg_unpack(e->pkg, &f), f.from_meta))
 			continue;
 		const char *pom = sibling_pom(w, e);
 		char *c = pom ? pkg_copy(pom) : NULL;

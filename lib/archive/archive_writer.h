@@ -410,7 +410,8 @@ void wr_harvest(struct zn_writer *w, struct slot *s);
 
 /* Package detection (archive_pkg.c). */
 struct wr_pkg_fields {
-	uint8_t type; /* enum zn_pkg_type */
+	uint8_t type;      /* enum zn_pkg_type */
+	uint8_t from_meta; /* 1: from the file's metadata, 0: from its path */
 	const char *group, *name, *version;
 };
 void wr_pkg_unpack(const char *s, struct wr_pkg_fields *f);

@@ -12,7 +12,8 @@
  * The bytes are untrusted. Every offset is checked against the view, sizes against
  * ZN_PKG_META_MAX, the directory walk against its declared size and the tar decode against
  * TAR_OUT_MAX, so the work is bounded by the bytes the file has and never fails the caller: what
- * cannot be read falls back to the path's coordinates, or none.
+ * cannot be read falls back to the path's coordinates where the name alone says what the file is
+ * (a jar, pom, wheel or crate: not a .tar.gz, .zip or .tgz, names any archive may have), or none.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +132,8 @@ static void zip64_extra(const uint8_t *x, uint32_t n, struct zip_member *m)
 	}
 }
 
-/* The best-ranked metadata member of the directory (the first among equals); 0 if none. */
+/* The best-ranked metadata member of the directory (the first among equals): its rank, 0 if
+ * none. */
 static int zip_best(const struct pkg_view *v, const struct zip_dir *d, int kind, const char *path,
                     size_t len, struct zip_member *best)
 {
@@ -165,7 +167,7 @@ static int zip_best(const struct pkg_view *v, const struct zip_dir *d, int kind,
 		}
 		at += rec;
 	}
-	return best_rank > 0;
+	return best_rank;
 }
 
 /* The member's bytes, decoded into w->buf; its length in *n. */
@@ -208,7 +210,15 @@ static zn_result from_zip(struct pkg_work *w, const struct pkg_view *v, int kind
 {
 	struct zip_dir d;
 	struct zip_member m;
-	if (!zip_end(v, &d) || !zip_best(v, &d, kind, path, len, &m))
+	int rank = zip_end(v, &d) ? zip_best(v, &d, kind, path, len, &m) : 0;
+	/* A jar in a repository layout whose pom.properties name neither its artifact directory
+	 * nor its file (rank 1) holds only those of dependencies bundled into it (guice's holds
+	 * cglib's): they are not its own, and its path says what it is. */
+	struct zn_pkg_coord by_path = {.struct_size = sizeof(by_path)};
+	if (rank == 1 && kind == ZN_PKGF_JAR &&
+	    zn_pkg_from_path(kind, path, len, &by_path) == ZN_OK)
+		rank = 0;
+	if (!rank)
 		return ZN_ERR_NOT_FOUND;
 	size_t n;
 	zn_result r = zip_read(w, v, &d, &m, &n);
@@ -417,8 +427,16 @@ static zn_result from_tgz(struct pkg_work *w, const struct pkg_view *v, int kind
  * Either, and the path
  * ---------------------------------------------------------------------------------------------- */
 
+/* Whether a kind's file name alone says it is a package: not a .tar.gz, .zip or .tgz, which any
+ * tarball or archive may be named (an sdist or npm tarball is told by its metadata). */
+static int name_is_enough(int kind)
+{
+	return kind == ZN_PKGF_JAR || kind == ZN_PKGF_POM || kind == ZN_PKGF_WHEEL ||
+	       kind == ZN_PKGF_CRATE;
+}
+
 zn_result pkg_detect_view(struct pkg_work *w, int kind, const char *path, size_t len,
-                          const struct pkg_view *v, struct zn_pkg_coord *out)
+                          const struct pkg_view *v, struct zn_pkg_coord *out, int *from_meta)
 {
 	struct zn_pkg_coord c = {.struct_size = sizeof(c)};
 	zn_result r = ZN_ERR_NOT_FOUND;
@@ -439,12 +457,14 @@ zn_result pkg_detect_view(struct pkg_work *w, int kind, const char *path, size_t
 			r = zn_pkg_parse(ZN_PKGM_POM_XML, v->head, (size_t)v->size, &c);
 		break;
 	default:
-		return ZN_ERR_NOT_FOUND;
+		break;
 	}
 	if (r == ZN_ERR_NOMEM)
 		return r;
-	if (r != ZN_OK && zn_pkg_from_path(kind, path, len, &c) != ZN_OK)
-		c.type = ZN_PKG_NONE;
+	if (from_meta)
+		*from_meta = r == ZN_OK;
+	if (r != ZN_OK && (!name_is_enough(kind) || zn_pkg_from_path(kind, path, len, &c) != ZN_OK))
+		memset((char *)&c + sizeof(c.struct_size), 0, sizeof(c) - sizeof(c.struct_size));
 	memcpy((char *)out + sizeof(out->struct_size), (char *)&c + sizeof(c.struct_size),
 	       sizeof(c) - sizeof(c.struct_size));
 	return c.type != ZN_PKG_NONE ? ZN_OK : ZN_ERR_NOT_FOUND;
@@ -463,7 +483,7 @@ zn_result zn_pkg_detect(const char *path, size_t len, const void *data, uint64_t
 	}
 	struct pkg_work w = {0};
 	struct pkg_view v = {.head = data, .head_len = size, .size = size};
-	zn_result r = pkg_detect_view(&w, kind, path, len, &v, out);
+	zn_result r = pkg_detect_view(&w, kind, path, len, &v, out, NULL);
 	pkg_work_release(&w);
 	return r;
 }

@@ -32,9 +32,11 @@ struct pkg_work {
 void pkg_work_release(struct pkg_work *w);
 
 /* The coordinates of the package file at `path` (of kind zn_pkg_file_kind(path)) from its bytes
- * in *v: its metadata member's, else its path's (zn_pkg_from_path). ZN_OK with out->type set, or
- * ZN_ERR_NOT_FOUND with *out empty; ZN_ERR_NOMEM only when w's buffers cannot be had. */
+ * in *v: its metadata member's, else, for a jar, pom, wheel or crate, its path's
+ * (zn_pkg_from_path). ZN_OK with out->type set, or ZN_ERR_NOT_FOUND with *out empty; ZN_ERR_NOMEM
+ * only when w's buffers cannot be had. *from_meta (may be NULL): 1 when they are the metadata's,
+ * which depend on the content alone but for a jar's choice among several pom.properties. */
 zn_result pkg_detect_view(struct pkg_work *w, int kind, const char *path, size_t len,
-                          const struct pkg_view *v, struct zn_pkg_coord *out);
+                          const struct pkg_view *v, struct zn_pkg_coord *out, int *from_meta);
 
 #endif
