@@ -94,7 +94,6 @@ put("README.md", b"# not a package\n")
 put("docs/commons-lang3-3.12.0.txt", b"a file named like a package\n")
 put("m2/org/apache/commons/commons-lang3/3.12.0/commons-lang3-3.12.0.jar.sha1", b"0" * 40)
 PY
-[ -n "${KEEP:-}" ] && cp -r "$S" "$KEEP"
 A=$T/a.zn B=$T/b.zn
 code 0 "create --repo central" "$Z" create -q -o "$A" --repo central-2024 -C "$S" .
 code 0 "create --repo npmjs (of npm/ alone)" "$Z" create -q -o "$B" --repo npmjs -C "$S" npm
