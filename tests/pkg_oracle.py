@@ -246,7 +246,8 @@ def oracle(root, maven_root):
 
 
 def pkg_keys(row):
-    return {k: row[k] for k in row if k.startswith("package_")}
+    """The package fields of a row that have a value (the index export writes null ones)."""
+    return {k: row[k] for k in row if k.startswith("package_") and row[k] not in (None, "")}
 
 
 def compare(root, listing, repo, no_packages, maven_root):
