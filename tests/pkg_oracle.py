@@ -19,8 +19,9 @@
 #                    ("A-...") or is the artifact directory's, else the first in the central
 #                    directory. With none, or with only ones that match neither (a shaded
 #                    dependency's: guice's jar holds only cglib's), the repository layout
-#                    G/R/O/U/P/A/VERSION/A-VERSION[-CLASSIFIER].EXT below the Maven root; a jar
-#                    outside that layout takes its first pom.properties all the same.
+#                    G/R/O/U/P/A/VERSION/A-VERSION[-CLASSIFIER].EXT below the Maven root, and
+#                    then the coordinates of the A-VERSION.pom beside the jar, if it has any; a
+#                    jar outside that layout takes its first pom.properties all the same.
 #   pom              the project's groupId, artifactId and version, the parent's groupId and
 #                    version when the project has none.
 #   whl              NAME-VERSION.dist-info/METADATA: Name, Version.
@@ -116,7 +117,7 @@ def maven_from_path(rel_parts):
     return coord("maven", ".".join(g), a, v)
 
 
-def jar_coords(data, parts, root_parts):
+def jar_coords(data, parts, root_parts, full):
     z = zipfile.ZipFile(io.BytesIO(data))
     cands = []
     for name in z.namelist():
@@ -125,8 +126,24 @@ def jar_coords(data, parts, root_parts):
                 p[4] == "pom.properties":
             cands.append((p[2], p[3], name))
     below = parts[len(root_parts):] if parts[:len(root_parts)] == root_parts else parts
+
+    def from_layout(why):
+        """The repository layout's coordinates, or the .pom's beside the jar that they name."""
+        c = maven_from_path(below)
+        if c is None:
+            return None, why
+        pom = os.path.join(os.path.dirname(full), f"{c['package_name']}-{c['package_version']}.pom")
+        if os.path.isfile(pom):
+            try:
+                p = pom_coords(open(pom, "rb").read())
+            except ET.ParseError:
+                p = None
+            if p:
+                return p, why + ", the .pom beside it"
+        return c, why
+
     if not cands:
-        return maven_from_path(below), "path"
+        return from_layout("path")
 
     def score(c):
         g, a, _ = c
@@ -137,10 +154,12 @@ def jar_coords(data, parts, root_parts):
     if score(best) == 0 and maven_from_path(below):
         # Only a shaded dependency's pom.properties (guice's jar holds cglib's): the file is
         # what the repository layout says it is.
-        return maven_from_path(below), "path, shaded pom.properties only"
+        return from_layout("path (shaded pom.properties only)")
     props = java_properties(z.read(best[2]).decode("utf-8", "replace"))
     g, a, v = props.get("groupId"), props.get("artifactId"), props.get("version")
-    return (coord("maven", g, a, v) if g and a and v else None), "pom.properties"
+    if g and a and v:
+        return coord("maven", g, a, v), "pom.properties"
+    return from_layout("path (pom.properties without coordinates)")
 
 
 def pom_coords(data):
@@ -237,7 +256,7 @@ def oracle(root, maven_root):
             data = open(full, "rb").read()
             src = "metadata"
             if k == "jar":
-                c, src = jar_coords(data, rel.split("/"), root_parts)
+                c, src = jar_coords(data, rel.split("/"), root_parts, full)
             else:
                 c = {"pom": pom_coords, "wheel": wheel_coords, "sdist": sdist_coords,
                      "crate": crate_coords, "npm": npm_coords}[k](data)
