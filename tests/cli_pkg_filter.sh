@@ -111,7 +111,7 @@ sel() { # description, want, command (list|extract), args...
 		got=$(cd "$T/x" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | tr '\n' ' ')
 		for f in $got; do cmp -s "$T/x/$f" "$S/$f" || got="$got(differs:$f) "; done
 	fi
-	want=$(printf '%s\n' $want | LC_ALL=C sort | tr '\n' ' ')
+	[ -z "$want" ] || want=$(printf '%s\n' $want | LC_ALL=C sort | tr '\n' ' ')
 	if [ "$got" = "$want" ]; then pass "$cmd $d"; else
 		fail "$cmd $d"
 		echo "  got:  $got"
@@ -164,6 +164,9 @@ for c in list extract; do
 	sel "--repo not matching the archive's" "" $c "$B" --repo 'central*'
 	sel "--repo with --package" "$LP" $c "$B" --repo npmjs --package 'left-*'
 done
+code 0 "list: filters that select nothing are no error (as --exclude)" "$Z" list "$A" --package-type npm --package requests
+code 0 "extract: the same" "$Z" extract -q "$A" -C "$T/none" --repo 'none*'
+check "...and extract nothing" test -z "$(find "$T/none" -type f 2>/dev/null)"
 sel "--repo matching: every entry, directories too" "$("$Z" list "$B" | tr '\n' ' ')" list "$B" --repo npmjs
 "$Z" list --json "$A" --package-type npm >"$T/npm.jsonl"
 check "list --json --package-type npm: three rows, their coordinates and repo" python3 -c '

@@ -105,7 +105,7 @@ python3 "$ORACLE" coords "$R" >"$T/oracle.jsonl" || fail "the oracle reads every
 for t in maven pypi cargo npm; do
 	printf '%s: %s files   ' "$t" "$(grep -c "\"package_type\": \"$t\"" "$T/oracle.jsonl")"
 done
-echo "(the oracle's count; $(grep -c '"from": "path"' "$T/oracle.jsonl") jars from the repository layout)"
+echo "(the oracle's count; $(grep -c '"from": "path' "$T/oracle.jsonl") jars by the repository layout)"
 # The oracle itself, on the cases that tell rules apart (those of them this system has).
 check "the oracle tells the rules apart (debian versions, shaded jars, scopes)" python3 -c '
 import json, sys
