@@ -6,7 +6,7 @@
 # small made-up repository of jars, POMs, wheels, an sdist, crates and npm tarballs (scoped too)
 # whose metadata disagrees with their file names where it can (so a filter on names taken from
 # paths would select the wrong ones); extract writes exactly the selected files, byte-identical;
-# usage errors name the option.
+# the index export of both shards gives each row its archive's repo; usage errors name the option.
 . "$(dirname "$0")/clitest_lib.sh"
 
 S=$T/src
@@ -178,6 +178,21 @@ want = sorted([("npm/babel-core-7.22.0.tgz", "npm", "babel", "core", "7.22.0", "
                ("npm/left-pad-1.3.0.tgz", "npm", "", "left-pad", "1.3.0", "central-2024"),
                ("npm/types-node-20.1.0.tgz", "npm", "types", "node", "20.1.0", "central-2024")])
 assert got == want, got' "$T/npm.jsonl"
+
+# The index export over both shards: each row has its archive's repo and its coordinates.
+code 0 "index of both archives" "$Z" index "$A" "$B" --format jsonl -o "$T/both.jsonl"
+check "...each row with its archive's repo, package rows with the coordinates list --json gives" python3 -c '
+import json, subprocess, sys
+z, a, b, rows = sys.argv[1], sys.argv[2], sys.argv[3], [json.loads(l) for l in open(sys.argv[4])]
+keys = ("path", "package_type", "package_group", "package_name", "package_version", "repo")
+for arc, repo in ((a, "central-2024"), (b, "npmjs")):
+    mine = [r for r in rows if r["archive"] == arc]
+    listed = [json.loads(l) for l in subprocess.run([z, "list", "--json", arc], check=True,
+              capture_output=True, text=True).stdout.splitlines()]
+    assert len(mine) == len(listed) and all(r["repo"] == repo for r in mine), (arc, len(mine))
+    norm = lambda r: tuple(r.get(k) or "" for k in keys)
+    assert sorted(map(norm, mine)) == sorted(map(norm, listed)), arc
+' "$Z" "$A" "$B" "$T/both.jsonl"
 
 # An archive without package columns (--no-packages): the package filters select nothing.
 code 0 "create --no-packages" "$Z" create -q -o "$T/n.zn" --no-packages -C "$S" .
