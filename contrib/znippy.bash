@@ -19,8 +19,8 @@ _znippy() {
 	fi
 	case ${COMP_WORDS[1]} in
 	create|c)
-		opts='-o -l -T -C -X -v -q -h --output --level --threads --chunk-size --memory --no-skip --digest --digest-min-size --exclude --directory --progress --quiet --help --no-dedup --one-file-system --files-from --null --exclude-from --no-recursion --owner --group --numeric-owner --mode --mtime --clamp-mtime --verbose --exclude-vcs --ultra'
-		argopts='-o -l -T -C -X --output --level --threads --chunk-size --memory --digest --digest-min-size --exclude --directory --files-from --exclude-from --owner --group --mode --mtime'
+		opts='-o -l -T -C -X -v -q -h --output --level --threads --chunk-size --memory --no-skip --digest --digest-min-size --exclude --directory --progress --quiet --help --no-dedup --no-packages --repo --one-file-system --files-from --null --exclude-from --no-recursion --owner --group --numeric-owner --mode --mtime --clamp-mtime --verbose --exclude-vcs --ultra'
+		argopts='-o -l -T -C -X --output --level --threads --chunk-size --memory --digest --digest-min-size --exclude --directory --repo --files-from --exclude-from --owner --group --mode --mtime'
 		case $prev in
 		-o | --output | --output=) values="-f" ;;
 		--digest | --digest=) values="-W 'sha256 none'" ;;
@@ -33,16 +33,16 @@ _znippy() {
 		esac
 		;;
 	extract|x)
-		opts='-C -T -X -O -p -k -m -v -q -h --directory --threads --overwrite --progress --check-digest --numeric-owner --no-sparse --strip-components --skip-old-files --preserve-permissions --same-permissions --no-same-permissions --verbose --same-owner --no-same-owner --keep-old-files --exclude --exclude-from --to-stdout --touch --no-overwrite-dir --force --quiet --help'
-		argopts='-C -T -X --directory --threads --strip-components --exclude --exclude-from'
+		opts='-C -T -X -O -p -k -m -v -q -h --directory --threads --overwrite --progress --check-digest --numeric-owner --no-sparse --strip-components --skip-old-files --preserve-permissions --same-permissions --no-same-permissions --verbose --same-owner --no-same-owner --keep-old-files --exclude --exclude-from --package-type --package --repo --to-stdout --touch --no-overwrite-dir --force --quiet --help'
+		argopts='-C -T -X --directory --threads --strip-components --exclude --exclude-from --package-type --package --repo'
 		case $prev in
 		-C | --directory | --directory=) values="-d" ;;
 		-X | --exclude-from | --exclude-from=) values="-f" ;;
 		esac
 		;;
 	list|ls|t)
-		opts='-l -v -X -h --long --json --verbose --exclude --exclude-from --help'
-		argopts='-X --exclude --exclude-from'
+		opts='-l -v -X -h --long --json --verbose --exclude --exclude-from --package-type --package --repo --help'
+		argopts='-X --exclude --exclude-from --package-type --package --repo'
 		case $prev in
 		--json=) values="-W 'lines array'" ;;
 		-X | --exclude-from | --exclude-from=) values="-f" ;;

@@ -179,6 +179,11 @@ struct zn_create_options {
 	                          archive is format version 1, as written before version 2
 	                          (else 2, which older readers refuse; its index is smaller,
 	                          with ZN_DIGEST_NONE too) */
+	int no_packages;          /* 1: store no package coordinates. By default each package file
+	                             (zn_pkg_file_kind) gets zn_pkg_detect()'s, read from the bytes
+	                             being archived, and the index holds them (zn_reader_package) */
+	const char *repo; /* a repository name stored with the archive (zn_reader_repo), at most
+	                     255 bytes, no NUL; NULL or "": none */
 };
 #define ZN_DIGEST_MIN_SIZE_DEFAULT 1024
 
@@ -351,6 +356,7 @@ ZN_API void zn_writer_skip_inode(struct zn_writer *w, uint64_t dev, uint64_t ino
  * Reading archives
  * ---------------------------------------------------------------------------------------------- */
 struct zn_reader;
+struct zn_pkg_coord; /* package coordinates (below) */
 
 /* Open an archive file: read and check the footer and the index (memory-mapped where possible).
  * Content is read lazily, block by block. On failure *out is NULL and, when `err` is not NULL,
@@ -423,6 +429,14 @@ ZN_API zn_result zn_reader_entry_lost(struct zn_reader *r, uint64_t i, struct zn
 /* Entry i's type (ZN_TYPE_*) alone: one row of one column, where zn_reader_entry reads every
  * column of the row (and decodes those stored compressed, whole). */
 ZN_API zn_result zn_reader_entry_type(struct zn_reader *r, uint64_t i, int *type);
+/* Entry i's package coordinates, as create found them (zn_pkg_detect): out->type ZN_PKG_NONE
+ * (fields empty) for an entry that is no package file, and for every entry of an archive made
+ * with no_packages or before package columns existed. ZN_ERR_CORRUPT when those rows are
+ * damaged; ZN_ERR_INVALID_ARG for i out of range or *out's struct_size as zn_pkg_parse(). */
+ZN_API zn_result zn_reader_package(struct zn_reader *r, uint64_t i, struct zn_pkg_coord *out);
+/* The repository name the archive was made with (zn_create_options.repo) into out,
+ * NUL-terminated; its length, 0 when it has none (or it cannot be read). */
+ZN_API size_t zn_reader_repo(struct zn_reader *r, char out[256]);
 /* "index damaged: its mode and time cannot be read", for the ZN_LOST_* bits in lost (not 0). */
 ZN_API void zn_lost_message(unsigned lost, char out[96]);
 /* Whether `p` (len bytes) is a path an archive may hold: relative, non-empty, without NUL, and
@@ -618,6 +632,16 @@ ZN_API zn_result zn_pkg_parse(int meta, const void *data, size_t len, struct zn_
  * ZN_ERR_INVALID_ARG. Results and *out as for zn_pkg_parse(). */
 ZN_API zn_result zn_pkg_from_path(int kind, const char *path, size_t len, struct zn_pkg_coord *out);
 
+/* The coordinates of the package file at `path` (its stored form, as above) whose whole content
+ * is data[0, size): what create stores (see lib/pkg/pkg_detect.c). A ZIP's metadata member is
+ * found through its central directory, a gzip'd tar's by decoding it from the start (64 MiB of
+ * tar at most), a .pom is parsed as it is; failing that, zn_pkg_from_path(). ZN_OK with
+ * out->type set; ZN_ERR_NOT_FOUND (*out empty) for a file that is no package or tells nothing;
+ * ZN_ERR_INVALID_ARG for *out's struct_size as zn_pkg_parse(); ZN_ERR_NOMEM. Never fails on the
+ * content. Allocates a decoder per call (about 300 KiB). Thread-safe. */
+ZN_API zn_result zn_pkg_detect(const char *path, size_t len, const void *data, uint64_t size,
+                               struct zn_pkg_coord *out);
+
 /* ------------------------------------------------------------------------------------------------
  * Index export (see lib/archive/archive_export.c): one table over the entries of one or many
  * archives, as an Arrow IPC file, JSON Lines or CSV. Columns, in this order: path, type, size,
@@ -632,8 +656,9 @@ struct zn_exporter;
  * row plus the distinct strings) and written by zn_exporter_finish(). */
 ZN_API zn_result zn_exporter_open(struct zn_exporter **out, int fd, int format);
 /* Adds every entry of `r`, in path order, with column archive = `archive` and repo = `repo`
- * (either may be NULL: null). The package columns come from zn_pkg_from_path() for package files
- * (the archive's own package columns once it holds them). A row that cannot be read is left out
+ * (NULL: the archive's own, zn_reader_repo, else null; archive NULL: null). The package columns
+ * are the archive's own (zn_reader_package); for an archive made before it held them,
+ * zn_pkg_from_path() of package files. A row that cannot be read is left out
  * and the call goes on, returning ZN_ERR_DAMAGED at the end; fields the index lost are null. */
 ZN_API zn_result zn_exporter_add(struct zn_exporter *x, struct zn_reader *r, const char *archive,
                                  const char *repo);

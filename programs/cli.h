@@ -26,6 +26,16 @@ enum {
 	"worker threads (default or 0: one per CPU, as nproc;\n" indent                            \
 	"more than " CLI_STR(ZN_THREADS_MAX) " count as " CLI_STR(ZN_THREADS_MAX) ")\n"
 
+/* list's and extract's package filters (cli_pkg.c), `indent` the help's column. */
+#define PACKAGE_FILTER_HELP(indent)                                                                \
+	"      --package-type TYPE\n" indent                                                       \
+	"only package files of TYPE: maven, pypi, cargo or npm\n"                                  \
+	"      --package GROUP:NAME:VERSION\n" indent                                              \
+	"only package files whose coordinates match these globs\n" indent                          \
+	"(NAME:VERSION or NAME: any group), e.g. 'org.apache.*:commons-*:3.*'\n"                   \
+	"      --repo GLOB\n" indent                                                               \
+	"only if the archive's repository name (create --repo) matches\n"
+
 #define EXIT_CODES_HELP                                                                            \
 	"Exit status: 0 success, 1 damaged or invalid input, 2 usage error, 3 I/O or system "      \
 	"error.\n"
@@ -256,7 +266,20 @@ struct cli_exclude;
 struct cli_excludes {
 	struct cli_exclude *pats;
 	int n, cap;
+	/* The package filters (cli_pkg.c): 0 and NULL for none. */
+	unsigned pkg_type; /* enum zn_pkg_type */
+	int has_pkg;       /* --package: globs of group, name, version (NULL: any) */
+	const char *pkg[3];
+	char *pkg_text;   /* what they point into */
+	const char *repo; /* --repo GLOB */
 };
+/* --package-type TYPE, --package GROUP:NAME:VERSION (globs; NAME:VERSION, NAME) or --repo GLOB
+ * (which: a CLI_PKG_*); 0 or the exit status (said). */
+enum { CLI_PKG_TYPE, CLI_PKG_COORD, CLI_PKG_REPO };
+int cli_package_option(struct cli_excludes *x, const char *cmd, int which, const char *arg);
+/* Takes out of *sel (made if NULL) the entries the package filters leave out; 0 or the exit
+ * status (said). */
+int cli_package_filter(struct zn_reader *r, const struct cli_excludes *x, uint8_t **sel);
 /* Adds one --exclude GLOB; -1 when out of memory. */
 int cli_exclude_add(struct cli_excludes *x, const char *glob);
 /* --exclude GLOB, or with from_file -X FILE (a pattern a line); 0 or the exit status (said). */

@@ -248,7 +248,7 @@ int cli_select_kept(struct zn_reader *r, struct cli_excludes *x, char **pats, in
 {
 	uint8_t *kept = NULL;
 	*sel = NULL;
-	if (x->n && apply_excludes(r, x, &kept)) {
+	if ((x->n && apply_excludes(r, x, &kept)) || cli_package_filter(r, x, &kept)) {
 		free(kept);
 		return -1;
 	}

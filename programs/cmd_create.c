@@ -21,6 +21,8 @@ enum {
 	OPT_EXCLUDE,
 	OPT_PROGRESS,
 	OPT_NO_DEDUP,
+	OPT_NO_PACKAGES,
+	OPT_REPO,
 	OPT_ONE_FS,
 	OPT_FILES_FROM,
 	OPT_NULL,
@@ -80,6 +82,13 @@ static const char create_help[] =
 	"      --no-dedup        store every file's bytes; by default a file whose content\n"
 	"                        equals an earlier one's is stored once (compared byte for byte\n"
 	"                        or by SHA-256; not with --digest none)\n"
+	"      --no-packages     store no package coordinates; by default each package file\n"
+	"                        (.jar .war .ear .aar .pom .whl .crate .tgz, sdists) gets\n"
+	"                        them from its own metadata (pom.properties, METADATA,\n"
+	"                        PKG-INFO, Cargo.toml, package.json), read from the bytes\n"
+	"                        being archived, else from its path (list --json shows them)\n"
+	"      --repo NAME       store NAME as the archive's repository name (at most 255\n"
+	"                        bytes), for list --repo and the index export\n"
 	"      --exclude GLOB    leave out what GLOB matches: the stored path or any tail of it\n"
 	"                        from a '/' on (\"b\", \"*.o\", \"a/b\"), with its contents if a\n"
 	"                        directory, as tar does; a leading '/' or './' anchors it to\n"
@@ -251,6 +260,8 @@ static const struct option create_options[] = {
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {"no-dedup", no_argument, 0, OPT_NO_DEDUP},
+        {"no-packages", no_argument, 0, OPT_NO_PACKAGES},
+        {"repo", required_argument, 0, OPT_REPO},
         {"one-file-system", no_argument, 0, OPT_ONE_FS},
         {"files-from", required_argument, 0, OPT_FILES_FROM},
         {"null", no_argument, 0, OPT_NULL},
@@ -357,6 +368,14 @@ static int create_pack_option(struct create_args *a, int c, const char *arg)
 		return 0;
 	case OPT_NO_DEDUP:
 		a->opt.no_dedup = 1;
+		return 0;
+	case OPT_NO_PACKAGES:
+		a->opt.no_packages = 1;
+		return 0;
+	case OPT_REPO:
+		if (strlen(arg) > 255)
+			return cli_usage_error("create", "--repo NAME longer than 255 bytes");
+		a->opt.repo = arg;
 		return 0;
 	case OPT_DIGEST:
 		if (!strcmp(arg, "sha256"))

@@ -24,6 +24,9 @@ enum {
 	OPT_NO_SAME_OWNER,
 	OPT_NO_OVERWRITE_DIR,
 	OPT_FORCE,
+	OPT_PKG_TYPE,
+	OPT_PACKAGE,
+	OPT_REPO,
 };
 
 /* clang-format off */
@@ -80,6 +83,7 @@ static const char extract_help[] =
 	"      --exclude GLOB    leave out what GLOB matches, and what is below a directory it\n"
 	"                        matches, as create's --exclude (and tar's); repeatable\n"
 	"  -X, --exclude-from FILE  --exclude each line of FILE\n"
+	PACKAGE_FILTER_HELP("                        ")
 	"  -O, --to-stdout       write the selected files' contents to standard output, in\n"
 	"                        path order, instead of extracting (as tar -xO; checked as cat\n"
 	"                        checks them); with -v their names go to stderr\n"
@@ -190,6 +194,9 @@ static const struct option extract_options[] = {
         {"keep-old-files", no_argument, 0, 'k'},
         {"exclude", required_argument, 0, OPT_EXCLUDE},
         {"exclude-from", required_argument, 0, 'X'},
+        {"package-type", required_argument, 0, OPT_PKG_TYPE},
+        {"package", required_argument, 0, OPT_PACKAGE},
+        {"repo", required_argument, 0, OPT_REPO},
         {"to-stdout", no_argument, 0, 'O'},
         {"touch", no_argument, 0, 'm'},
         {"no-overwrite-dir", no_argument, 0, OPT_NO_OVERWRITE_DIR},
@@ -275,6 +282,12 @@ static int extract_option(struct extract_args *a, int c, const char *arg, char *
 	case OPT_EXCLUDE:
 	case 'X':
 		return cli_exclude_option(&a->ex, "extract", c == 'X', arg);
+	case OPT_PKG_TYPE:
+		return cli_package_option(&a->ex, "extract", CLI_PKG_TYPE, arg);
+	case OPT_PACKAGE:
+		return cli_package_option(&a->ex, "extract", CLI_PKG_COORD, arg);
+	case OPT_REPO:
+		return cli_package_option(&a->ex, "extract", CLI_PKG_REPO, arg);
 	case OPT_STRIP:
 		if (cli_parse_uint(arg, 0, 4096, &v))
 			return cli_usage_error(

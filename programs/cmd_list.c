@@ -8,7 +8,7 @@
 
 #include "cli.h"
 
-enum { OPT_EXCLUDE = 1000, OPT_JSON };
+enum { OPT_EXCLUDE = 1000, OPT_JSON, OPT_PKG_TYPE, OPT_PACKAGE, OPT_REPO };
 
 /* clang-format off */
 static const char list_help[] =
@@ -36,6 +36,7 @@ static const char list_help[] =
 	"      --exclude GLOB\n"
 	"  -X, --exclude-from FILE\n"
 	"               leave out what GLOB (each line of FILE) matches, as extract's\n"
+	PACKAGE_FILTER_HELP("               ")
 	"  -h, --help   this help\n"
 	"\n" STDIN_HELP EXIT_CODES_HELP;
 /* clang-format on */
@@ -121,7 +122,8 @@ static void mode_string(const struct zn_entry *e, char out[11])
 }
 
 /* One row of --json: every field the index holds. */
-static void print_json_row(FILE *f, const struct zn_entry *e, unsigned lost)
+static void print_json_row(FILE *f, const struct zn_entry *e, unsigned lost,
+                           const struct zn_pkg_coord *pc, const char *repo)
 {
 	fputc('{', f);
 	put_json_str(f, "path", e->path, e->path_len);
@@ -161,6 +163,22 @@ static void print_json_row(FILE *f, const struct zn_entry *e, unsigned lost)
 		for (int k = 0; k < 32; k++)
 			fprintf(f, "%02x", e->sha256[k]);
 		fputc('"', f);
+	}
+	if (pc->type != ZN_PKG_NONE) {
+		fputc(',', f);
+		put_json_str(f, "package_type", zn_pkg_type_name(pc->type),
+		             strlen(zn_pkg_type_name(pc->type)));
+		const char *const key[3] = {"package_group", "package_name", "package_version"};
+		const char *const val[3] = {pc->group, pc->name, pc->version};
+		for (int k = 0; k < 3; k++)
+			if (val[k][0]) {
+				fputc(',', f);
+				put_json_str(f, key[k], val[k], strlen(val[k]));
+			}
+	}
+	if (repo[0]) {
+		fputc(',', f);
+		put_json_str(f, "repo", repo, strlen(repo));
 	}
 	fputc('}', f);
 }
@@ -259,8 +277,11 @@ static int list_rows(struct zn_reader *r, const char *path, const uint8_t *sel,
 	 * block, the others none, so the column adds up to the archive's data. */
 	uint8_t *copy = fmt != LIST_NAMES ? malloc(n + 1) : NULL;
 	struct zn_archive_info info = {.struct_size = sizeof(info)};
-	if (fmt >= LIST_JSON)
+	char repo[256] = "";
+	if (fmt >= LIST_JSON) {
 		zn_reader_info(r, &info);
+		zn_reader_repo(r, repo);
+	}
 	/* Every file's SHA-256 in --json: from the index, or from the content of those the
 	 * index holds none for. */
 	const int digests = info.digest == ZN_DIGEST_SHA256;
@@ -292,8 +313,14 @@ static int list_rows(struct zn_reader *r, const char *path, const uint8_t *sel,
 			bad |= small_digest(r, path, i, &e);
 		if (fmt == LIST_JSON_ARRAY) /* "[\n{...},\n{...}\n]" */
 			fputs(rows ? ",\n" : "[\n", f);
+		struct zn_pkg_coord pc = {.struct_size = sizeof(pc)};
+		if (fmt >= LIST_JSON && zn_reader_package(r, i, &pc) != ZN_OK) {
+			cli_error("%s: entry %llu: its package columns cannot be read", path,
+			          (unsigned long long)i);
+			bad = 1;
+		}
 		if (fmt == LIST_JSON || fmt == LIST_JSON_ARRAY)
-			print_json_row(f, &e, lost);
+			print_json_row(f, &e, lost, &pc, repo);
 		else if (fmt == LIST_LONG)
 			print_long_row(f, &e, lost);
 		else
@@ -328,6 +355,9 @@ static const struct option list_options[] = {
         {"verbose", no_argument, 0, 'v'},
         {"exclude", required_argument, 0, OPT_EXCLUDE},
         {"exclude-from", required_argument, 0, 'X'},
+        {"package-type", required_argument, 0, OPT_PKG_TYPE},
+        {"package", required_argument, 0, OPT_PACKAGE},
+        {"repo", required_argument, 0, OPT_REPO},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
 };
@@ -351,6 +381,15 @@ static int cmd_list(int argc, char **argv)
 		case OPT_EXCLUDE:
 		case 'X':
 			rc = cli_exclude_option(&ex, "list", c == 'X', optarg);
+			break;
+		case OPT_PKG_TYPE:
+		case OPT_PACKAGE:
+		case OPT_REPO:
+			rc = cli_package_option(&ex, "list",
+			                        c == OPT_PKG_TYPE  ? CLI_PKG_TYPE
+			                        : c == OPT_PACKAGE ? CLI_PKG_COORD
+			                                           : CLI_PKG_REPO,
+			                        optarg);
 			break;
 		case 'h':
 			fputs(list_help, stdout);

@@ -176,6 +176,8 @@ zn_result wr_new_entry(struct zn_writer *w, const char *path, size_t path_len, i
 		return ZN_ERR_NOMEM;
 	e->path_len = (uint32_t)path_len;
 	e->type = (uint8_t)type;
+	if (!w->opt.no_packages && (type == ZN_TYPE_FILE || type == ZN_TYPE_HARDLINK))
+		e->pkg_kind = (uint8_t)zn_pkg_file_kind(path, path_len);
 	e->link_entry = -1;
 	e->dup_of = -1;
 	*idx = w->nents++;

@@ -5,9 +5,9 @@
  * each in path order. JSON Lines and CSV are written as they come through a 64 KiB buffer; an
  * Arrow file needs its dictionaries before its batches, so its rows are held in a
  * struct zn_arrow_table (lib/arrow) and written by zn_exporter_finish(). The package columns are
- * the path-only fallbacks of lib/pkg for files whose names are package files: an archive holds no
- * package columns of its own yet, and reading each package's members here would decode content
- * (create is where that belongs, from bytes it has in memory anyway).
+ * the archive's own (create found them in each package's metadata); an archive made before they
+ * existed gets the path-only fallbacks of lib/pkg for files whose names are package files, as
+ * reading each package's members here would decode content.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "archive_internal.h"
 #include "arrow/arrow_ipc.h"
 #include "common/common.h"
 
@@ -344,6 +345,12 @@ zn_result zn_exporter_add(struct zn_exporter *x, struct zn_reader *r, const char
 {
 	uint64_t n = zn_reader_count(r);
 	int damaged = 0;
+	/* The archive's own package columns, if it has them, and its repository name unless one
+	 * is given. */
+	const int stored = r->cols[ZN_COL_PKG_TYPE].present;
+	char own_repo[256];
+	if (!repo && zn_reader_repo(r, own_repo))
+		repo = own_repo;
 	for (uint64_t i = 0; i < n && x->err == ZN_OK; i++) {
 		struct zn_entry e;
 		unsigned lost = 0;
@@ -373,7 +380,10 @@ zn_result zn_exporter_add(struct zn_exporter *x, struct zn_reader *r, const char
 		                archive};
 		struct zn_pkg_coord pc = {.struct_size = sizeof(pc)};
 		int kind = e.type == ZN_TYPE_FILE ? zn_pkg_file_kind(e.path, e.path_len) : 0;
-		if (kind && zn_pkg_from_path(kind, e.path, e.path_len, &pc) == ZN_OK) {
+		if (stored ? zn_reader_package(r, i, &pc) != ZN_OK
+		           : kind && zn_pkg_from_path(kind, e.path, e.path_len, &pc) != ZN_OK)
+			damaged |= stored;
+		else if (pc.type != ZN_PKG_NONE) {
 			w.pkg[0] = zn_pkg_type_name(pc.type);
 			w.pkg[1] = pc.group[0] ? pc.group : NULL;
 			w.pkg[2] = pc.name;

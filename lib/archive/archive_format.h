@@ -95,6 +95,14 @@ enum zn_col_filter { ZN_FILTER_NONE = 0, ZN_FILTER_DELTA = 1 };
 	X(BLOCK_OFFSET, 17, 4)                                                                     \
 	X(FENCE_OFFSETS, 18, 8)                                                                    \
 	X(FENCE_BYTES, 19, 1)                                                                      \
+	X(PKG_TYPE, 20, 1)                                                                         \
+	X(PKG_GROUP_OFFSETS, 21, 8)                                                                \
+	X(PKG_GROUP_BYTES, 22, 1)                                                                  \
+	X(PKG_NAME_OFFSETS, 23, 8)                                                                 \
+	X(PKG_NAME_BYTES, 24, 1)                                                                   \
+	X(PKG_VERSION_OFFSETS, 25, 8)                                                              \
+	X(PKG_VERSION_BYTES, 26, 1)                                                                \
+	X(REPO, 27, 1)                                                                             \
 	X(BLK_OFFSET, 32, 8)                                                                       \
 	X(BLK_CSIZE, 33, 8)                                                                        \
 	X(BLK_USIZE, 34, 8)                                                                        \

@@ -175,11 +175,14 @@ struct colspec {
  * switch there took a quarter of the time of opening a 100,000-entry archive for extraction. */
 #define IS_BYTES_COL(id)                                                                           \
 	((id) == ZN_COL_PATH_BYTES || (id) == ZN_COL_UNAME_BYTES || (id) == ZN_COL_GNAME_BYTES ||  \
-	 (id) == ZN_COL_LINK_BYTES || (id) == ZN_COL_FENCE_BYTES)
+	 (id) == ZN_COL_LINK_BYTES || (id) == ZN_COL_FENCE_BYTES ||                                \
+	 (id) == ZN_COL_PKG_GROUP_BYTES || (id) == ZN_COL_PKG_NAME_BYTES ||                        \
+	 (id) == ZN_COL_PKG_VERSION_BYTES || (id) == ZN_COL_REPO)
 #define IS_OFFSETS_COL(id)                                                                         \
 	((id) == ZN_COL_PATH_OFFSETS || (id) == ZN_COL_UNAME_OFFSETS ||                            \
 	 (id) == ZN_COL_GNAME_OFFSETS || (id) == ZN_COL_LINK_OFFSETS ||                            \
-	 (id) == ZN_COL_FENCE_OFFSETS)
+	 (id) == ZN_COL_FENCE_OFFSETS || (id) == ZN_COL_PKG_GROUP_OFFSETS ||                       \
+	 (id) == ZN_COL_PKG_NAME_OFFSETS || (id) == ZN_COL_PKG_VERSION_OFFSETS)
 static const struct colspec col_specs[ZN_COL_MAX_ID + 1] = {
 #define ZN_COL_SPEC_(name, cid, w)                                                                 \
 	[cid] = {IS_BYTES_COL(cid) ? 0 : (w), 0, IS_OFFSETS_COL(cid) ? (cid) + 1 : 0, 1},
@@ -260,7 +263,7 @@ static const struct zn_index_row *index_row(const struct zn_index_input *in, uin
 	return row;
 }
 
-enum { NCOLS = 25 };
+enum { NCOLS = 33 };
 
 /* An index being built: its columns, raw, then compressed where that is worth it. */
 struct index_build {
@@ -276,18 +279,61 @@ struct index_build {
 	ZSTD_CCtx *cc;
 };
 
+/* Columns are filled in four passes over the rows, each group compressed before the next is
+ * made, so that the raw index is never held whole beside the writer's entries. */
+static const uint8_t group_of[ZN_COL_MAX_ID + 1] = {
+        [ZN_COL_PATH_OFFSETS] = 1,
+        [ZN_COL_PATH_BYTES] = 1,
+        [ZN_COL_FENCE_OFFSETS] = 1,
+        [ZN_COL_FENCE_BYTES] = 1,
+        [ZN_COL_SHA256] = 2,
+        [ZN_COL_PKG_TYPE] = 3,
+        [ZN_COL_PKG_GROUP_OFFSETS] = 3,
+        [ZN_COL_PKG_GROUP_BYTES] = 3,
+        [ZN_COL_PKG_NAME_OFFSETS] = 3,
+        [ZN_COL_PKG_NAME_BYTES] = 3,
+        [ZN_COL_PKG_VERSION_OFFSETS] = 3,
+        [ZN_COL_PKG_VERSION_BYTES] = 3,
+}; /* the others, the repository's name and the block columns, 0 */
+
 /* The columns this index has: the digests with SHA-256, the path fence only where a lookup's
  * search is long enough to gain from it. */
 static void choose_columns(struct index_build *b)
 {
 	static const int all_ids[NCOLS] = {
-	        ZN_COL_PATH_OFFSETS,  ZN_COL_PATH_BYTES,  ZN_COL_TYPE,          ZN_COL_MODE,
-	        ZN_COL_UID,           ZN_COL_GID,         ZN_COL_UNAME_OFFSETS, ZN_COL_UNAME_BYTES,
-	        ZN_COL_GNAME_OFFSETS, ZN_COL_GNAME_BYTES, ZN_COL_MTIME_NS,      ZN_COL_SIZE,
-	        ZN_COL_LINK_OFFSETS,  ZN_COL_LINK_BYTES,  ZN_COL_FIRST_BLOCK,   ZN_COL_BLOCK_OFFSET,
-	        ZN_COL_BLK_OFFSET,    ZN_COL_BLK_CSIZE,   ZN_COL_BLK_USIZE,     ZN_COL_BLK_CODEC,
-	        ZN_COL_BLK_XXH3,      ZN_COL_BLK_CXXH3,   ZN_COL_FENCE_OFFSETS, ZN_COL_FENCE_BYTES,
+	        ZN_COL_PATH_OFFSETS,
+	        ZN_COL_PATH_BYTES,
+	        ZN_COL_TYPE,
+	        ZN_COL_MODE,
+	        ZN_COL_UID,
+	        ZN_COL_GID,
+	        ZN_COL_UNAME_OFFSETS,
+	        ZN_COL_UNAME_BYTES,
+	        ZN_COL_GNAME_OFFSETS,
+	        ZN_COL_GNAME_BYTES,
+	        ZN_COL_MTIME_NS,
+	        ZN_COL_SIZE,
+	        ZN_COL_LINK_OFFSETS,
+	        ZN_COL_LINK_BYTES,
+	        ZN_COL_FIRST_BLOCK,
+	        ZN_COL_BLOCK_OFFSET,
+	        ZN_COL_BLK_OFFSET,
+	        ZN_COL_BLK_CSIZE,
+	        ZN_COL_BLK_USIZE,
+	        ZN_COL_BLK_CODEC,
+	        ZN_COL_BLK_XXH3,
+	        ZN_COL_BLK_CXXH3,
+	        ZN_COL_FENCE_OFFSETS,
+	        ZN_COL_FENCE_BYTES,
 	        ZN_COL_SHA256,
+	        ZN_COL_PKG_TYPE,
+	        ZN_COL_PKG_GROUP_OFFSETS,
+	        ZN_COL_PKG_GROUP_BYTES,
+	        ZN_COL_PKG_NAME_OFFSETS,
+	        ZN_COL_PKG_NAME_BYTES,
+	        ZN_COL_PKG_VERSION_OFFSETS,
+	        ZN_COL_PKG_VERSION_BYTES,
+	        ZN_COL_REPO,
 	};
 	const struct zn_index_input *in = b->in;
 	const int fence = in->nrows > ZN_FENCE_STEP && in->layout == ZN_IX_CHOSEN;
@@ -295,7 +341,9 @@ static void choose_columns(struct index_build *b)
 	for (int i = 0; i < NCOLS; i++)
 		if ((all_ids[i] != ZN_COL_SHA256 || in->digest == ZN_DIGEST_SHA256) &&
 		    (fence ||
-		     (all_ids[i] != ZN_COL_FENCE_OFFSETS && all_ids[i] != ZN_COL_FENCE_BYTES)))
+		     (all_ids[i] != ZN_COL_FENCE_OFFSETS && all_ids[i] != ZN_COL_FENCE_BYTES)) &&
+		    (in->packages || group_of[all_ids[i]] != 3) &&
+		    (in->repo || all_ids[i] != ZN_COL_REPO))
 			b->ids[b->ncols++] = all_ids[i];
 	for (int i = 0; i < b->ncols; i++) {
 		b->c[i].id = b->ids[i];
@@ -312,15 +360,15 @@ static void choose_columns(struct index_build *b)
 		b->bytes_of[ZN_COL_LINK_BYTES] += e->link ? e->link_len : 0;
 		if (i % ZN_FENCE_STEP == 0)
 			b->bytes_of[ZN_COL_FENCE_BYTES] += e->path_len;
+		if (in->packages) {
+			b->bytes_of[ZN_COL_PKG_GROUP_BYTES] += strlen(e->pkg_group);
+			b->bytes_of[ZN_COL_PKG_NAME_BYTES] += strlen(e->pkg_name);
+			b->bytes_of[ZN_COL_PKG_VERSION_BYTES] += strlen(e->pkg_version);
+		}
 	}
+	if (in->repo)
+		b->bytes_of[ZN_COL_REPO] = strlen(in->repo);
 }
-
-/* Columns are filled in three passes over the rows, each group compressed before the next is
- * made, so that the raw index is never held whole beside the writer's entries. */
-static const uint8_t group_of[ZN_COL_MAX_ID + 1] = {
-        [ZN_COL_PATH_OFFSETS] = 1, [ZN_COL_PATH_BYTES] = 1, [ZN_COL_FENCE_OFFSETS] = 1,
-        [ZN_COL_FENCE_BYTES] = 1,  [ZN_COL_SHA256] = 2,
-}; /* the others, and the block columns, 0 */
 
 /* Room for group g's columns, each at its final size; on[id] set for them. -1 without memory. */
 static int alloc_group(struct index_build *b, int g, int *on)
@@ -365,6 +413,15 @@ static int put_row(struct index_build *b, const int *on, uint64_t i, const struc
 		            t == ZN_TYPE_FILE && e->size < b->in->digest_min_size ? zero_sha
 		                                                                  : e->sha,
 		            32);
+	if (on[ZN_COL_PKG_TYPE]) {
+		fail |= put(col[ZN_COL_PKG_TYPE], &e->pkg_type, 1);
+		fail |= put_str(col[ZN_COL_PKG_GROUP_OFFSETS], col[ZN_COL_PKG_GROUP_BYTES],
+		                e->pkg_group, strlen(e->pkg_group));
+		fail |= put_str(col[ZN_COL_PKG_NAME_OFFSETS], col[ZN_COL_PKG_NAME_BYTES],
+		                e->pkg_name, strlen(e->pkg_name));
+		fail |= put_str(col[ZN_COL_PKG_VERSION_OFFSETS], col[ZN_COL_PKG_VERSION_BYTES],
+		                e->pkg_version, strlen(e->pkg_version));
+	}
 	if (!on[ZN_COL_TYPE])
 		return fail;
 	fail |= put(col[ZN_COL_TYPE], &t, 1);
@@ -393,6 +450,8 @@ static int fill_group(struct index_build *b, int g, const int *on)
 		struct zn_index_row row;
 		fail |= put_row(b, on, i, index_row(in, i, &row));
 	}
+	if (g == 0 && on[ZN_COL_REPO])
+		fail |= put(b->col[ZN_COL_REPO], in->repo, strlen(in->repo));
 	for (uint64_t i = 0; g == 0 && i < in->nblocks && !fail; i++) {
 		const struct zn_blockinfo *bl = &in->blocks[i];
 		fail |= put_u64(b->col[ZN_COL_BLK_OFFSET], bl->offset);
@@ -518,7 +577,7 @@ zn_result zn_index_emit(const struct zn_index_input *in, const struct zn_index_s
 	zn_result r = ZN_ERR_NOMEM;
 	if (!(b->cc = ZSTD_createCCtx()))
 		goto out;
-	for (int g = 0; g < 3; g++) {
+	for (int g = 0; g < 4; g++) {
 		int on[ZN_COL_MAX_ID + 1] = {0};
 		if (alloc_group(b, g, on) || fill_group(b, g, on) || compress_group(b, on))
 			goto out;

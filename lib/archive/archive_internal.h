@@ -36,6 +36,9 @@ struct zn_index_row {
 	int64_t mtime_ns;
 	uint64_t size, first_block, block_offset;
 	const uint8_t *sha;
+	uint8_t pkg_type; /* enum zn_pkg_type; with packages, group, name and version ("" if none)
+	                   */
+	const char *pkg_group, *pkg_name, *pkg_version;
 };
 
 /* How the index's columns are stored: as the writer chooses (paged lookup columns, the others
@@ -54,6 +57,8 @@ struct zn_index_input {
 	uint8_t layout;           /* a ZN_IX_* above */
 	uint64_t digest_min_size; /* files smaller than this: an all-zero sha256 row */
 	uint8_t filters;          /* 1: columns may be filtered (version 2) */
+	uint8_t packages;         /* 1: the package columns (rows' pkg_*) */
+	const char *repo;         /* the repository name (column REPO), or NULL: none */
 };
 
 /* Where the index goes, piece by piece: begin() once with its total size, then put() with

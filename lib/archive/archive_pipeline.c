@@ -210,7 +210,7 @@ static void slot_through(struct wr_pipe *p, struct slot *s)
  * Compression jobs
  * ---------------------------------------------------------------------------------------------- */
 
-static void compress_slot(struct zn_writer *w, struct slot *s, const struct wr_cctx *c)
+static void compress_slot(struct zn_writer *w, struct slot *s, struct wr_cctx *c)
 {
 	int digest = w->opt.digest == ZN_DIGEST_SHA256;
 	s->xxh3 = zn_xxh3(s->in, s->usize);
@@ -220,6 +220,7 @@ static void compress_slot(struct zn_writer *w, struct slot *s, const struct wr_c
 			if (g->first && g->last)
 				zn_sha256(s->in + g->off, g->len, g->sha);
 		}
+	wr_pkg_whole(s, &c->pkg);
 
 	s->codec = ZN_BLOCK_STORED;
 	s->csize = s->usize;
@@ -459,6 +460,8 @@ static void output_job(void *arg)
 	for (struct slot *s; (s = next_to_write(p));) {
 		pthread_mutex_unlock(&p->mu);
 		write_block(w, s);
+		if (!canceled(w))
+			wr_pkg_pieces(w, s);
 		if (w->hook.progress && !canceled(w))
 			w->hook.progress(w->hook.ctx,
 			                 p->written_content + atomic_load(&p->shared_bytes), 0);
@@ -527,9 +530,17 @@ void wr_harvest(struct zn_writer *w, struct slot *s)
 {
 	if (s->rfd >= 0 && s->nsegs)
 		settle_read(w, s);
-	for (size_t i = 0; i < s->nsegs; i++)
-		if (s->segs[i].last && w->opt.digest == ZN_DIGEST_SHA256)
-			memcpy(w->ents[s->segs[i].entry].sha, s->segs[i].sha, 32);
+	for (size_t i = 0; i < s->nsegs; i++) {
+		struct seg *g = &s->segs[i];
+		struct went *e = &w->ents[g->entry];
+		if (g->last && w->opt.digest == ZN_DIGEST_SHA256)
+			memcpy(e->sha, g->sha, 32);
+		if (g->pkg) {
+			free(e->pkg);
+			e->pkg = g->pkg;
+			g->pkg = NULL;
+		}
+	}
 	s->nsegs = 0;
 }
 
@@ -657,6 +668,12 @@ zn_result wr_add_seg(struct zn_writer *w, struct slot *s, uint64_t entry, uint64
 	g->len = len;
 	g->first = (uint8_t)first;
 	g->last = (uint8_t)last;
+	const struct went *e = &w->ents[entry];
+	g->pkg_kind = e->pkg_kind;
+	g->path = e->path;
+	g->path_len = e->path_len;
+	g->fsize = e->size;
+	g->pkg = NULL;
 	return ZN_OK;
 }
 
@@ -715,6 +732,8 @@ void wr_pipe_drop_buffers(struct zn_writer *w)
 		s->rfd = -1;
 		zn_big_free(s->in, w->opt.chunk_size);
 		free(s->out);
+		for (size_t k = 0; k < s->nsegs; k++)
+			free(s->segs[k].pkg); /* not harvested: the create failed */
 		free(s->segs);
 		s->in = s->out = NULL;
 		s->segs = NULL;
@@ -723,8 +742,13 @@ void wr_pipe_drop_buffers(struct zn_writer *w)
 	for (unsigned i = 0; p->cctx && i < p->ncctx; i++) {
 		ZSTD_freeCCtx(p->cctx[i].cctx);
 		free(p->cctx[i].tmp);
+		pkg_work_release(&p->cctx[i].pkg);
 		p->cctx[i] = (struct wr_cctx){0};
 	}
+	pkg_work_release(&p->pkg_work);
+	free(p->pkg_head);
+	free(p->pkg_tail);
+	p->pkg_head = p->pkg_tail = NULL;
 	ZSTD_freeCCtx(p->sample_cctx);
 	free(p->sample_buf);
 	p->sample_cctx = NULL;

@@ -385,8 +385,10 @@ static zn_result offsets_scan(struct zn_reader *r)
 	int st = atomic_load_explicit(&r->offsets_state, memory_order_acquire);
 	if (st)
 		return st > 0 ? ZN_OK : ZN_ERR_CORRUPT;
-	static const int ids[] = {ZN_COL_PATH_OFFSETS, ZN_COL_UNAME_OFFSETS, ZN_COL_GNAME_OFFSETS,
-	                          ZN_COL_LINK_OFFSETS};
+	static const int ids[] = {ZN_COL_PATH_OFFSETS,       ZN_COL_UNAME_OFFSETS,
+	                          ZN_COL_GNAME_OFFSETS,      ZN_COL_LINK_OFFSETS,
+	                          ZN_COL_PKG_GROUP_OFFSETS,  ZN_COL_PKG_NAME_OFFSETS,
+	                          ZN_COL_PKG_VERSION_OFFSETS};
 	bool ok = true;
 	for (size_t k = 0; k < ZN_ARRAY_LEN(ids) && ok; k++) {
 		if (zn_col(r, ids[k]))
@@ -468,6 +470,53 @@ zn_result zn_reader_entry_type(struct zn_reader *r, uint64_t i, int *type)
 	SAFETY_CHECK(t && *t <= ZN_TYPE_HARDLINK, ZN_ERR_CORRUPT);
 	*type = *t;
 	return ZN_OK;
+}
+
+/* String i of an offsets+bytes pair into a field of struct zn_pkg_coord. */
+static zn_result pkg_field(struct zn_reader *r, int off_id, uint64_t i, char *dst)
+{
+	const char *s;
+	size_t n;
+	RETURN_IF_ERROR(get_str(r, off_id, i, &s, &n));
+	SAFETY_CHECK(n < ZN_PKG_FIELD_MAX && !memchr(s, 0, n), ZN_ERR_CORRUPT);
+	memcpy(dst, s, n);
+	dst[n] = 0;
+	return ZN_OK;
+}
+
+zn_result zn_reader_package(struct zn_reader *r, uint64_t i, struct zn_pkg_coord *out)
+{
+	/* One layout so far: the caller's must hold all of it. */
+	if (!r || !out || zn_sized_len(out, ZN_FIRST_SIZE_pkg_coord) < sizeof(*out) ||
+	    i >= r->nentries)
+		return ZN_ERR_INVALID_ARG;
+	struct zn_pkg_coord c = {.struct_size = out->struct_size};
+	*out = c;
+	if (!r->cols[ZN_COL_PKG_TYPE].present)
+		return ZN_OK;
+	RETURN_IF_ERROR(offsets_scan(r));
+	const uint8_t *t = zn_row(r, ZN_COL_PKG_TYPE, i);
+	SAFETY_CHECK(t, ZN_ERR_CORRUPT);
+	c.type = *t;
+	RETURN_IF_ERROR(pkg_field(r, ZN_COL_PKG_GROUP_OFFSETS, i, c.group));
+	RETURN_IF_ERROR(pkg_field(r, ZN_COL_PKG_NAME_OFFSETS, i, c.name));
+	RETURN_IF_ERROR(pkg_field(r, ZN_COL_PKG_VERSION_OFFSETS, i, c.version));
+	*out = c;
+	return ZN_OK;
+}
+
+size_t zn_reader_repo(struct zn_reader *r, char out[256])
+{
+	struct zn_column *c = r ? &r->cols[ZN_COL_REPO] : NULL;
+	out[0] = 0;
+	if (!c || !c->present || c->raw_size > 255)
+		return 0;
+	const uint8_t *b = zn_bytes(r, ZN_COL_REPO, 0, c->raw_size);
+	if (!b || memchr(b, 0, c->raw_size))
+		return 0;
+	memcpy(out, b, c->raw_size);
+	out[c->raw_size] = 0;
+	return c->raw_size;
 }
 
 void zn_lost_message(unsigned lost, char out[96])

@@ -203,6 +203,8 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 		opt.no_dedup = 1; /* copies are confirmed by their digests */
 	if (opt.memory_limit < zn_create_memory_min(opt.chunk_size))
 		return ZN_ERR_INVALID_ARG; /* a smaller bound could not be kept */
+	if (opt.repo && strlen(opt.repo) > 255)
+		return ZN_ERR_INVALID_ARG;
 
 	struct stat ost;
 	int regular = !fstat(fd, &ost) && S_ISREG(ost.st_mode);
@@ -221,6 +223,10 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	w->opt = opt;
 	w->hook = hook;
 	w->fd = fd;
+	if (opt.repo && opt.repo[0] && !(w->opt.repo = w->repo = strdup(opt.repo))) {
+		free(w);
+		return ZN_ERR_NOMEM;
+	}
 	/* A quarter of the open-file limit for the directories a walk keeps open, at most 64: deep
 	 * trees under `ulimit -n 1024` as tar, and under much lower limits too. */
 	struct rlimit nofile;
@@ -506,7 +512,18 @@ static void index_row_of(const void *ctx, uint64_t i, struct zn_index_row *r)
 	        .sha = e->sha,
 	        .first_block = e->size ? e->first_block : 0,
 	        .block_offset = e->size ? e->block_offset : 0,
+	        .pkg_group = "",
+	        .pkg_name = "",
+	        .pkg_version = "",
 	};
+	if (e->pkg) {
+		struct wr_pkg_fields f;
+		wr_pkg_unpack(e->pkg, &f);
+		r->pkg_type = f.type;
+		r->pkg_group = f.group;
+		r->pkg_name = f.name;
+		r->pkg_version = f.version;
+	}
 }
 
 /* A name the meta hook gave, as an id in the name table. */
@@ -768,7 +785,10 @@ static zn_result write_index(struct zn_writer *w, uint64_t *order, size_t m)
 		w->stats.symlinks += e->type == ZN_TYPE_SYMLINK;
 		w->stats.hardlinks += e->type == ZN_TYPE_HARDLINK;
 		w->stats.duplicates += e->dup_of >= 0;
+		in.packages |= e->pkg != NULL;
 	}
+	if (w->opt.repo && w->opt.repo[0])
+		in.repo = w->opt.repo;
 	struct row_source rs = {w, order};
 	in.get_row = index_row_of;
 	in.row_ctx = &rs;
@@ -828,6 +848,7 @@ zn_result zn_writer_finish(struct zn_writer *w)
 	RETURN_IF_ERROR(r);
 	clock = wr_clock_start();
 	settle_entries(w);
+	wr_pkg_finish(w);
 	drop_work_memory(w);
 	uint64_t *order;
 	size_t m;
@@ -876,7 +897,10 @@ void zn_writer_free(struct zn_writer *w)
 	for (uint32_t i = 0; i < w->nnames; i++)
 		free(w->names[i]);
 	free(w->names);
+	for (size_t i = 0; i < w->nents; i++)
+		free(w->ents[i].pkg);
 	free(w->ents);
+	free(w->repo);
 	free(w->walk.pathbuf);
 	free(w->walk.roots);
 	free(w);

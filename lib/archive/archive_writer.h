@@ -25,6 +25,7 @@
 #include "common/sized.h"
 #include "common/sha256.h"
 #include "common/xxh3.h"
+#include "pkg/pkg_internal.h"
 
 /* A slot's states. FREE -> FILLING (the producer) -> QUEUED (its compression job and, for pieces
  * of multi-block files, the span job) -> DONE (the output job) -> FREE. A chunk the output job
@@ -39,9 +40,17 @@ struct seg {
 	uint64_t entry; /* index into the entry table */
 	uint64_t off;   /* offset in the block */
 	uint64_t len;
-	uint8_t first;   /* first piece of the file */
-	uint8_t last;    /* last piece: the digest is final after it */
+	uint8_t first;    /* first piece of the file */
+	uint8_t last;     /* last piece: the digest is final after it */
+	uint8_t pkg_kind; /* a package file's kind (zn_pkg_file_kind), 0 for any other */
 	uint8_t sha[32]; /* set by the compression job (whole files) or the span job (last piece) */
+	/* Package files only, set by the producer: the entry's path and size. */
+	const char *path;
+	uint32_t path_len;
+	uint64_t fsize;
+	char *pkg; /* the coordinates found (wr_pkg_pack), set on the last piece by the compression
+	              job (a whole file) or the output job (a file of several blocks); harvest
+	              moves it to the entry */
 };
 
 /* One block in the making (see archive_pipeline.c). */
@@ -91,8 +100,9 @@ struct went {
 	uint8_t type;
 	uint8_t dropped; /* left out: 1, or DROPPED_REMOVED */
 	uint8_t has_digest;
-	uint8_t shrunk; /* ended early while read: said so once (store_shrunk, emit_content) */
-	uint8_t walked; /* a directory whose contents were walked (walked_before) */
+	uint8_t shrunk;   /* ended early while read: said so once (store_shrunk, emit_content) */
+	uint8_t walked;   /* a directory whose contents were walked (walked_before) */
+	uint8_t pkg_kind; /* zn_pkg_file_kind of a regular file's path, unless no_packages */
 	uint32_t mode, uid, gid;
 	uint32_t uname, gname; /* ids in the name table */
 	uint32_t first_block;  /* a u32 in the index too (finish refuses more blocks) */
@@ -102,6 +112,7 @@ struct went {
 	int64_t link_entry; /* hardlinks found on disk: the entry holding the content, else -1 */
 	int64_t dup_of;     /* a file identical to this earlier one, stored once; else -1 */
 	uint8_t sha[32];
+	char *pkg; /* its package coordinates (wr_pkg_pack), or NULL */
 };
 
 /* Which directory a walk went through (walked_before). */
@@ -182,7 +193,8 @@ struct read_res {
  * for its run, so that there are never more than threads of them. */
 struct wr_cctx {
 	ZSTD_CCtx *cctx;
-	uint8_t *tmp; /* the compressed samples */
+	struct pkg_work pkg; /* package detection in whole files */
+	uint8_t *tmp;        /* the compressed samples */
 	size_t tmp_cap;
 };
 
@@ -218,6 +230,10 @@ struct wr_pipe {
 	size_t blocks_cap;
 	int out_errno;   /* the first failed write of the archive */
 	uint64_t eio_at; /* ZN_TEST_HOOKS: its reads of files fail from this offset on */
+	/* A package file of several blocks, as the output job passes its pieces (archive_pkg.c). */
+	struct pkg_work pkg_work;
+	uint8_t *pkg_head, *pkg_tail; /* PKG_HEAD_MAX, PKG_TAIL_MAX bytes, made on first use */
+	uint64_t pkg_pos;             /* bytes of the file passed so far */
 	/* The span job's (one at a time: hashing). */
 	SHA256_CTX span_ctx;
 	/* CPU time per stage (zn_write_stats): jobs add theirs; the caller's own (read) is its
@@ -318,6 +334,7 @@ struct zn_writer {
 	dev_t skip_dev; /* zn_writer_skip_inode(): e.g. the file the archive will replace */
 	ino_t skip_ino;
 	struct zn_hooks hook; /* problem, filter, progress (by the output job) and meta */
+	char *repo;           /* opt.repo's copy, which opt.repo then points at, or NULL */
 
 	/* The entry table (archive_entries.c): the producer's. */
 	struct went *ents;
@@ -390,6 +407,16 @@ int wr_pread_upto(int fd, uint8_t *dst, uint64_t n, uint64_t off, uint64_t *got)
 int wr_changed(const struct went *e, uint64_t size, const struct timespec *before, int64_t sec,
                int64_t nsec);
 void wr_harvest(struct zn_writer *w, struct slot *s);
+
+/* Package detection (archive_pkg.c). */
+struct wr_pkg_fields {
+	uint8_t type; /* enum zn_pkg_type */
+	const char *group, *name, *version;
+};
+void wr_pkg_unpack(const char *s, struct wr_pkg_fields *f);
+void wr_pkg_whole(struct slot *s, struct pkg_work *pw);
+void wr_pkg_pieces(struct zn_writer *w, struct slot *s);
+void wr_pkg_finish(struct zn_writer *w);
 void wr_wait_for(struct zn_writer *w, int (*done)(const struct wr_pipe *, const void *),
                  const void *ctx);
 zn_result wr_acquire_slot(struct zn_writer *w, int klass, struct slot **out);
