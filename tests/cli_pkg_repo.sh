@@ -7,10 +7,11 @@
 # too) is archived, and every package file's row of `list --json` must equal what
 # tests/pkg_oracle.py reads from the file's own metadata member (Python's zipfile, tarfile,
 # tomllib, json, ElementTree): exactly, with counts per type. Several chunk sizes (64K: the
-# wheels and guava are many chunks; dedup on and off, Debian's repository holds each jar twice:
-# at its version and at "debian"), --repo on every row, --no-packages with none, and the index
-# export with the same columns. A Debian file set that is absent (scripts/install_deps.sh test
-# installs them) is skipped with a message; with none present the test is skipped.
+# wheels and guava are many chunks), dedup on and off (Debian's repository holds each jar twice,
+# at its version and at "debian", some under two groups: a file's coordinates must not depend on
+# whether its bytes were stored once), --repo on every row, --no-packages with none, and the
+# index export with the same columns. A Debian file set that is absent (scripts/install_deps.sh
+# test installs them) is skipped with a message; with none present the test is skipped.
 . "$(dirname "$0")/clitest_lib.sh"
 HERE=$(realpath "$(dirname "$0")")
 ORACLE=$HERE/pkg_oracle.py
@@ -138,10 +139,12 @@ round() { # description, create options..., --, compare options...
 	code 0 "create $d" "$Z" create -q -o "$T/a.zn" "${copts[@]}" -C "$R" .
 	[ -f "$T/a.zn" ] || return
 	"$Z" list --json "$T/a.zn" >"$T/list.jsonl" || fail "list --json ($d)"
+	cp "$T/list.jsonl" "$T/list-$((++nround)).jsonl"
 	echo "$d:"
 	check "every package file's coordinates equal its metadata's ($d)" \
 		python3 "$ORACLE" compare "$R" "$T/list.jsonl" "${cmp[@]}"
 }
+nround=0
 round "(default options)" -T 2
 round "--chunk-size 64K --repo NAME" --chunk-size 64K --repo debian-bookworm -T 2 -- --repo debian-bookworm
 code 0 "verify it" "$Z" verify "$T/a.zn"
@@ -156,9 +159,19 @@ check "...lists the oracle's Maven files, each once" test \
 for l in open(sys.argv[1]):
     j = json.loads(l)
     if j.get("package_type") == "maven": print(j["path"])' "$T/oracle.jsonl" | LC_ALL=C sort)"
-if [ "$QUICK" -eq 0 ]; then
-	round "--no-dedup --chunk-size 128K -T 1" --no-dedup --chunk-size 128K -T 1
-	round "--level 1 --no-skip --chunk-size 64K" --level 1 --no-skip --chunk-size 64K
-fi
+round "--no-dedup --chunk-size 128K -T 1" --no-dedup --chunk-size 128K -T 1
+# Whatever the rules, a file's coordinates cannot depend on whether its bytes were stored once
+# for several paths (Debian's repository holds most jars twice, and some under two groups).
+check "the coordinates with dedup (one copy of each jar) equal those without, row for row" python3 -c '
+import json, sys
+def pkg(f):
+    return {r["path"]: tuple(r.get(k) or "" for k in ("package_type", "package_group",
+            "package_name", "package_version")) for r in map(json.loads, open(f))}
+a, b = pkg(sys.argv[1]), pkg(sys.argv[2])
+bad = sorted(p for p in a if a[p] != b.get(p))
+for p in bad[:20]:
+    print(f"  {p}: with dedup {a[p]}, without {b.get(p)}")
+sys.exit(1 if bad else 0)' "$T/list-1.jsonl" "$T/list-3.jsonl"
+[ "$QUICK" -eq 0 ] && round "--level 1 --no-skip --chunk-size 64K" --level 1 --no-skip --chunk-size 64K
 round "--no-packages" --no-packages -- --no-packages
 finish
