@@ -180,11 +180,12 @@ run() { # description, create options...
 	rm -rf "$T/x"
 	code 0 "extract all but the big POM ($d)" timeout 120 "$Z" extract -q "$T/a.zn" -C "$T/x" --exclude big.pom
 	check "...byte-identical ($d)" diff -r -x big.pom "$S" "$T/x"
-	check "the $BIG POM's content, byte-identical ($d)" \
-		sh -c 'timeout 120 "$1" cat "$2" hostile/big.pom | cmp -s - "$3"' - "$Z" "$T/a.zn" "$H/big.pom"
+	[[ " $* " == *" --exclude big.pom "* ]] ||
+		check "the $BIG POM's content, byte-identical ($d)" \
+			sh -c 'timeout 120 "$1" cat "$2" hostile/big.pom | cmp -s - "$3"' - "$Z" "$T/a.zn" "$H/big.pom"
 }
 run "--chunk-size 64K -T 2" --chunk-size 64K -T 2
-if [ "$QUICK" -eq 0 ]; then
-	run "-T 1 --no-dedup" -T 1 --no-dedup
-fi
+# Whole files (all but the big POM are under the default 1M chunk), one thread; the big POM once
+# is enough (it goes the same way, in pieces).
+[ "$QUICK" -eq 0 ] && run "-T 1 --no-dedup" -T 1 --no-dedup --exclude big.pom
 finish
