@@ -10,7 +10,7 @@
 # wheels and guava are many chunks), dedup on and off (Debian's repository holds each jar twice,
 # at its version and at "debian", some under two groups: a file's coordinates must not depend on
 # whether its bytes were stored once), --repo on every row, --no-packages with none, and the
-# index export with the same columns. A Debian file set that is absent (scripts/install_deps.sh
+# index export with the same columns; hard links to jars under other paths. A Debian file set that is absent (scripts/install_deps.sh
 # test installs them) is skipped with a message; with none present the test is skipped.
 . "$(dirname "$0")/clitest_lib.sh"
 HERE=$(realpath "$(dirname "$0")")
@@ -97,6 +97,15 @@ for pj in sorted(glob.glob("/usr/share/nodejs/*/package.json") +
     fname = j["name"].lstrip("@").replace("/", "-")
     pack_dir(f"{R}/npm/{fname}-{j['version']}.tgz", os.path.dirname(pj), "package")
 PY
+# Hard links to jars under other paths (stored as links): one whose coordinates come from its
+# pom.properties, the same as its target's, and one without, whose path tells its own.
+for j in "$R"/maven-repo/org/apache/commons/commons-lang3/3.*/commons-lang3-3.*.jar; do
+	[ -f "$j" ] && mkdir -p "$R/libs" && ln "$j" "$R/libs/commons-lang3.jar" && break
+done
+for j in "$R"/maven-repo/javax/inject/javax.inject/1/javax.inject-1.jar; do
+	[ -f "$j" ] && mkdir -p "$R/maven-repo/org/example/inject-copy/3.0" &&
+		ln "$j" "$R/maven-repo/org/example/inject-copy/3.0/inject-copy-3.0.jar"
+done
 # Files that are no package, beside them.
 printf 'a repository made of Debian files\n' >"$R/README.txt"
 seq 1 50000 >"$R/notes/numbers.txt"
