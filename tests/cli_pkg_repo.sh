@@ -9,9 +9,10 @@
 # tomllib, json, ElementTree): exactly, with counts per type. Several chunk sizes (64K: the
 # wheels and guava are many chunks), dedup on and off (Debian's repository holds each jar twice,
 # at its version and at "debian", some under two groups: a file's coordinates must not depend on
-# whether its bytes were stored once), --repo on every row, --no-packages with none, and the
-# index export with the same columns; hard links to jars under other paths. A Debian file set that is absent (scripts/install_deps.sh
-# test installs them) is skipped with a message; with none present the test is skipped.
+# whether its bytes were stored once; nor may a hard link's on its target's path), --repo on
+# every row, --no-packages with none, and the index export with the same columns. A Debian file
+# set that is absent (scripts/install_deps.sh test installs them) is skipped with a message; with
+# none present the test is skipped.
 . "$(dirname "$0")/clitest_lib.sh"
 HERE=$(realpath "$(dirname "$0")")
 ORACLE=$HERE/pkg_oracle.py
