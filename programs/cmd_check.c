@@ -86,7 +86,8 @@ static int cmd_verify(int argc, char **argv)
 /* clang-format off */
 static const char info_help[] =
 	"Usage: znippy info ARCHIVE\n"
-	"Entry counts, sizes, ratio, codec and level, chunk size, index size. Every page of the\n"
+	"Entry counts, sizes, ratio, codec and level, chunk size, index size, the repository name\n"
+	"and the package files of each type (create --repo, --no-packages). Every page of the\n"
 	"index is checked (not the data blocks: that is verify's work); a damaged one is named on\n"
 	"stderr, after the summary, and leaves exit status 1.\n"
 	"\n"
@@ -109,6 +110,16 @@ static int cmd_info(int argc, char **argv)
 	zn_reader_info(r, &in);
 	const uint64_t digest_min = zn_reader_digest_min_size(r);
 	uint64_t bad_pages = zn_reader_index_damage(r);
+	char repo[256];
+	uint64_t pkgs[5] = {0}; /* by enum zn_pkg_type; [0]: rows that could not be read */
+	zn_reader_repo(r, repo);
+	for (uint64_t i = 0; i < in.entries; i++) {
+		struct zn_pkg_coord c = {.struct_size = sizeof(c)};
+		if (zn_reader_package(r, i, &c) != ZN_OK)
+			pkgs[0]++;
+		else if (c.type >= 1 && c.type <= 4)
+			pkgs[c.type]++;
+	}
 	zn_reader_free(r);
 	printf("format version:   %u\n", in.format_version);
 	printf("entries:          %llu (%llu file%s, %llu director%s, %llu symlink%s, %llu "
@@ -141,6 +152,12 @@ static int cmd_info(int argc, char **argv)
 		       (unsigned long long)digest_min);
 	else
 		printf("digest:           %s\n", in.digest == ZN_DIGEST_SHA256 ? "sha256" : "none");
+	if (repo[0])
+		printf("repository:       %s\n", repo);
+	if (pkgs[1] + pkgs[2] + pkgs[3] + pkgs[4])
+		printf("packages:         %llu maven, %llu pypi, %llu cargo, %llu npm\n",
+		       (unsigned long long)pkgs[1], (unsigned long long)pkgs[2],
+		       (unsigned long long)pkgs[3], (unsigned long long)pkgs[4]);
 	if (bad_pages) {
 		cli_error("%s: index damaged: %llu of its %llu pages do not match their checksums; "
 		          "the counts above are of the rows that can be read (run verify)",

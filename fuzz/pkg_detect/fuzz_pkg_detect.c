@@ -4,7 +4,8 @@
  * crate, npm tarball, sdist or pom, in a Maven-like directory or not), the second how much of it
  * the view holds (all of it; or a head and a tail, as for a file larger than a block); the rest
  * is the content. Whatever it holds, detection must leave bounded, NUL-terminated fields, and
- * the whole view must give what zn_pkg_detect() gives. */
+ * the whole view must give what zn_pkg_detect() gives. The detector's state lives on between runs,
+ * as it does in create. */
 #include <stdint.h>
 #include <string.h>
 
@@ -49,19 +50,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data += 2;
 	size -= 2;
 
-	struct zn_pkg_coord whole = {.struct_size = sizeof(whole)};
-	zn_result rw = zn_pkg_detect(path, len, data, size, &whole);
-	check(&whole, rw);
-
-	struct pkg_work w = {0};
+	/* One detector for every run, as create keeps one per thread (a fresh one costs most of a
+	 * small input's time); the public call, which makes its own, on a sixteenth of them. */
+	static struct pkg_work w;
 	struct zn_pkg_coord c = {.struct_size = sizeof(c)};
 	int kind = zn_pkg_file_kind(path, len);
-	/* The same through the internal view, whole, and then with a hole in the middle. */
 	struct pkg_view v = {.head = data, .head_len = size, .size = size};
 	zn_result r = pkg_detect_view(&w, kind, path, len, &v, &c);
 	check(&c, r);
-	if (kind && (r != rw || memcmp(&c, &whole, sizeof(c))))
-		__builtin_trap();
+	if ((split & 15) == 1) {
+		struct zn_pkg_coord whole = {.struct_size = sizeof(whole)};
+		zn_result rw = zn_pkg_detect(path, len, data, size, &whole);
+		check(&whole, rw);
+		if (kind && (r != rw || memcmp(&c, &whole, sizeof(c))))
+			__builtin_trap();
+	}
+	/* The same file with a hole in the middle: a head and a tail, as for a file of several
+	 * blocks. */
 	if (split && size > 2) {
 		uint64_t head = size * (split & 15) / 16, tail = size * (split >> 4) / 16;
 		v = (struct pkg_view){.head = data,
@@ -71,6 +76,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		                      .size = size};
 		check(&c, pkg_detect_view(&w, kind, path, len, &v, &c));
 	}
-	pkg_work_release(&w);
 	return 0;
 }

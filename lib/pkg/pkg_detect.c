@@ -6,7 +6,8 @@
  * member's data is taken from where its local header says, stored or inflated, and checked by
  * its CRC-32. A gzip'd tar (crate, npm tarball, sdist) has no directory: it is decoded from its
  * start, its headers walked (ustar, GNU long names, pax paths) until a member of the best rank
- * there can be (or the decode budget, TAR_OUT_MAX) is reached. A .pom is its own metadata.
+ * there can be (or the decode budget, TAR_OUT_MAX and TAR_RATIO) is reached. A .pom is its own
+ * metadata.
  *
  * The bytes are untrusted. Every offset is checked against the view, sizes against
  * ZN_PKG_META_MAX, the directory walk against its declared size and the tar decode against
@@ -19,8 +20,11 @@
 #include "common/sized.h"
 #include "pkg_internal.h"
 
-/* Decoded tar bytes a detector reads at most before it gives up on finding the member. */
+/* Decoded tar bytes a detector reads at most before it gives up on finding the member: 64 MiB,
+ * and no more than TAR_RATIO times the compressed bytes (1 MiB at least), so that a small gzip
+ * bomb named .tgz costs no more than a real package of its size. */
 #define TAR_OUT_MAX ((uint64_t)64 << 20)
+#define TAR_RATIO   32
 
 void pkg_work_release(struct pkg_work *w)
 {
@@ -386,8 +390,9 @@ static zn_result from_tgz(struct pkg_work *w, const struct pkg_view *v, int kind
 	zn_inflate_stream_reset(w->gz);
 	const uint8_t *in = v->head;
 	size_t left = (size_t)v->head_len;
-	uint64_t total = 0;
-	while (!t.done && total < TAR_OUT_MAX) {
+	uint64_t total = 0,
+	         most = ZN_MIN(TAR_OUT_MAX, ZN_MAX((uint64_t)1 << 20, v->size * TAR_RATIO));
+	while (!t.done && total < most) {
 		size_t used, n;
 		const void *o;
 		int end;
