@@ -21,10 +21,12 @@ if [ "$level" != build ]; then
 	pkgs+=(zlib1g-dev libdeflate-dev libbz2-dev clang libclang-rt-14-dev zstd gzip pigz isal
 	       libdeflate-tools zopfli tabix 7zip zip unzip libarchive-tools valgrind python3)
 	# The index export is read back by apache-arrow (npm, installed into the build tree by
-	# tests/cli_index_arrow.sh); test_pkg_meta reads Debian's own package metadata: a Maven
-	# repository, pip's wheels, Rust crates and node modules.
-	pkgs+=(libcommons-lang3-java python3-pip-whl librust-libc-dev librust-cfg-if-dev node-semver
-	       node-ms)
+	# tests/cli_index_arrow.sh); test_pkg_meta and tests/cli_pkg_repo.sh read Debian's own
+	# package metadata: a Maven repository (Maven's libraries make it ~145 jars: guava's is larger
+	# than a block, guice's holds only a shaded dependency's pom.properties, wagon-http's shaded
+	# jar five), pip's wheels, Rust crates and node modules (scoped ones: @types/*).
+	pkgs+=(libcommons-lang3-java libmaven3-core-java libwagon-http-shaded-java libguava-java
+	       libguice-java python3-pip-whl librust-libc-dev librust-cfg-if-dev node-semver node-ms)
 	# Debian's node and npm, unless a node with its own npm is installed (NodeSource's nodejs
 	# bundles npm and conflicts with Debian's).
 	command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm)
