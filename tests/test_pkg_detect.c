@@ -311,10 +311,13 @@ static void test_tgz(void)
 	}
 	const struct member crate[] = {
 	        {"demo-0.1.0/.cargo_vcs_info.json", "{}", 0},
-	        {"demo-0.1.0/Cargo.toml", "[package]\nname = \"demo\"\nversion = \"0.1.0\"\n", 0},
+	        {"demo-0.1.0/Cargo.toml", "[package]\nname = \"demo-real\"\nversion = \"0.1.0\"\n",
+	         0},
 	};
 	struct buf b = make_tgz(crate, 2, 'x');
-	expect_coord("crates/demo-0.0.9.crate", b.p, b.n, ZN_OK, "", "demo", "0.1.0");
+	expect_coord("crates/demo-0.1.0.crate", b.p, b.n, ZN_OK, "", "demo-real", "0.1.0");
+	/* a top directory that is not the file's name: no crate's, so its path's */
+	expect_coord("crates/demo-0.0.9.crate", b.p, b.n, ZN_OK, "", "demo", "0.0.9");
 	/* not gzip at all, and not a tar inside */
 	expect_coord("crates/demo-0.0.9.crate", "plain text", 10, ZN_OK, "", "demo", "0.0.9");
 	free(b.p);
@@ -322,7 +325,8 @@ static void test_tgz(void)
 	        {"demo-1.0/PKG-INFO", "Metadata-Version: 1.1\nName: demo\nVersion: 1.0\n", 0},
 	};
 	b = make_tgz(sdist, 1, 'x');
-	expect_coord("demo-0.5.tar.gz", b.p, b.n, ZN_OK, "", "demo", "1.0");
+	expect_coord("demo-1.0.tar.gz", b.p, b.n, ZN_OK, "", "demo", "1.0");
+	expect_coord("demo-0.5.tar.gz", b.p, b.n, ZN_ERR_NOT_FOUND, "", "", "");
 	/* A tarball, zip or .tgz that is no package: its name proves nothing. */
 	expect_coord("demo-0.5.tar.gz", "plain text", 10, ZN_ERR_NOT_FOUND, "", "", "");
 	expect_coord("demo-0.5.zip", "plain text", 10, ZN_ERR_NOT_FOUND, "", "", "");
