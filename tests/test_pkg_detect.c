@@ -13,40 +13,6 @@
 #include "pkg/pkg_internal.h"
 #include "test_util.h"
 
-struct buf {
-	uint8_t *p;
-	size_t n, cap;
-};
-
-static void put(struct buf *b, const void *p, size_t n)
-{
-	if (b->n + n > b->cap) {
-		b->cap = (b->n + n) * 2 + 4096;
-		b->p = realloc(b->p, b->cap);
-		CHECK(b->p);
-	}
-	memcpy(b->p + b->n, p, n);
-	b->n += n;
-}
-
-static void put16(struct buf *b, uint32_t v)
-{
-	uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
-	put(b, x, 2);
-}
-
-static void put32(struct buf *b, uint32_t v)
-{
-	put16(b, v & 0xffff);
-	put16(b, v >> 16);
-}
-
-static void put64(struct buf *b, uint64_t v)
-{
-	put32(b, (uint32_t)v);
-	put32(b, (uint32_t)(v >> 32));
-}
-
 struct member {
 	const char *name;
 	const char *data;
@@ -55,11 +21,11 @@ struct member {
 
 /* A ZIP of the members after `prefix` bytes of junk; deflated where `deflate`, with ZIP64 end
  * records where `zip64`. */
-static struct buf make_zip(const struct member *m, int n, int deflate, int zip64, size_t prefix)
+static struct tu_buf make_zip(const struct member *m, int n, int deflate, int zip64, size_t prefix)
 {
-	struct buf b = {0}, cd = {0};
+	struct tu_buf b = {0}, cd = {0};
 	for (size_t i = 0; i < prefix; i++)
-		put(&b, "J", 1);
+		tu_put(&b, "J", 1);
 	for (int i = 0; i < n; i++) {
 		size_t len = m[i].len ? m[i].len : strlen(m[i].data);
 		uint8_t *z = malloc(len * 2 + 64);
@@ -68,44 +34,48 @@ static struct buf make_zip(const struct member *m, int n, int deflate, int zip64
 		                    : len;
 		if (!deflate)
 			memcpy(z, m[i].data, len);
-		uint32_t crc = zn_crc32(0, m[i].data, len), off = (uint32_t)(b.n - prefix);
+		uint32_t crc = zn_crc32(0, m[i].data, len), off = (uint32_t)(b.len - prefix);
 		size_t nl = strlen(m[i].name);
-		put32(&b, 0x04034b50);
-		put16(&b, 20), put16(&b, 0), put16(&b, deflate ? 8 : 0), put32(&b, 0);
-		put32(&b, crc), put32(&b, (uint32_t)zn), put32(&b, (uint32_t)len);
-		put16(&b, (uint32_t)nl), put16(&b, 0);
-		put(&b, m[i].name, nl);
-		put(&b, z, zn);
-		put32(&cd, 0x02014b50);
-		put16(&cd, 20), put16(&cd, 20), put16(&cd, 0), put16(&cd, deflate ? 8 : 0);
-		put32(&cd, 0), put32(&cd, crc), put32(&cd, (uint32_t)zn), put32(&cd, (uint32_t)len);
-		put16(&cd, (uint32_t)nl), put16(&cd, 0), put16(&cd, 0), put16(&cd, 0),
-		        put16(&cd, 0);
-		put32(&cd, 0), put32(&cd, off);
-		put(&cd, m[i].name, nl);
+		tu_put32(&b, 0x04034b50);
+		tu_put16(&b, 20), tu_put16(&b, 0), tu_put16(&b, deflate ? 8 : 0), tu_put32(&b, 0);
+		tu_put32(&b, crc), tu_put32(&b, (uint32_t)zn), tu_put32(&b, (uint32_t)len);
+		tu_put16(&b, (uint32_t)nl), tu_put16(&b, 0);
+		tu_put(&b, m[i].name, nl);
+		tu_put(&b, z, zn);
+		tu_put32(&cd, 0x02014b50);
+		tu_put16(&cd, 20), tu_put16(&cd, 20), tu_put16(&cd, 0),
+		        tu_put16(&cd, deflate ? 8 : 0);
+		tu_put32(&cd, 0), tu_put32(&cd, crc), tu_put32(&cd, (uint32_t)zn),
+		        tu_put32(&cd, (uint32_t)len);
+		tu_put16(&cd, (uint32_t)nl), tu_put16(&cd, 0), tu_put16(&cd, 0), tu_put16(&cd, 0),
+		        tu_put16(&cd, 0);
+		tu_put32(&cd, 0), tu_put32(&cd, off);
+		tu_put(&cd, m[i].name, nl);
 		free(z);
 	}
-	uint64_t cd_off = b.n - prefix;
-	put(&b, cd.p, cd.n);
+	uint64_t cd_off = b.len - prefix;
+	tu_put(&b, cd.p, cd.len);
 	if (zip64) {
-		uint64_t at = b.n - prefix;
-		put32(&b, 0x06064b50), put64(&b, 44), put16(&b, 45), put16(&b, 45);
-		put32(&b, 0), put32(&b, 0), put64(&b, (uint64_t)n), put64(&b, (uint64_t)n);
-		put64(&b, cd.n), put64(&b, cd_off);
-		put32(&b, 0x07064b50), put32(&b, 0), put64(&b, at + prefix), put32(&b, 1);
+		uint64_t at = b.len - prefix;
+		tu_put32(&b, 0x06064b50), tu_put64(&b, 44), tu_put16(&b, 45), tu_put16(&b, 45);
+		tu_put32(&b, 0), tu_put32(&b, 0), tu_put64(&b, (uint64_t)n),
+		        tu_put64(&b, (uint64_t)n);
+		tu_put64(&b, cd.len), tu_put64(&b, cd_off);
+		tu_put32(&b, 0x07064b50), tu_put32(&b, 0), tu_put64(&b, at + prefix),
+		        tu_put32(&b, 1);
 	}
-	put32(&b, 0x06054b50), put16(&b, 0), put16(&b, 0);
-	put16(&b, zip64 ? 0xffff : (uint32_t)n), put16(&b, zip64 ? 0xffff : (uint32_t)n);
-	put32(&b, zip64 ? 0xffffffffu : (uint32_t)cd.n);
-	put32(&b, zip64 ? 0xffffffffu : (uint32_t)cd_off);
-	put16(&b, 0);
+	tu_put32(&b, 0x06054b50), tu_put16(&b, 0), tu_put16(&b, 0);
+	tu_put16(&b, zip64 ? 0xffff : (uint32_t)n), tu_put16(&b, zip64 ? 0xffff : (uint32_t)n);
+	tu_put32(&b, zip64 ? 0xffffffffu : (uint32_t)cd.len);
+	tu_put32(&b, zip64 ? 0xffffffffu : (uint32_t)cd_off);
+	tu_put16(&b, 0);
 	free(cd.p);
 	return b;
 }
 
 /* A ustar header for `name` (with a GNU 'L' record or a pax 'x' record before it when longer
  * than 100 bytes: how = 'L' or 'x'). */
-static void tar_header(struct buf *b, const char *name, size_t size, char type)
+static void tar_header(struct tu_buf *b, const char *name, size_t size, char type)
 {
 	uint8_t h[512] = {0};
 	memcpy(h, name, strnlen(name, 100));
@@ -121,17 +91,17 @@ static void tar_header(struct buf *b, const char *name, size_t size, char type)
 	for (int i = 0; i < 512; i++)
 		sum += h[i];
 	snprintf((char *)h + 148, 8, "%06o", sum);
-	put(b, h, 512);
+	tu_put(b, h, 512);
 }
 
-static void tar_data(struct buf *b, const void *p, size_t n)
+static void tar_data(struct tu_buf *b, const void *p, size_t n)
 {
 	static const uint8_t zeros[512];
-	put(b, p, n);
-	put(b, zeros, (512 - n % 512) % 512);
+	tu_put(b, p, n);
+	tu_put(b, zeros, (512 - n % 512) % 512);
 }
 
-static void tar_member(struct buf *b, const char *name, const char *data, char how)
+static void tar_member(struct tu_buf *b, const char *name, const char *data, char how)
 {
 	size_t nl = strlen(name);
 	if (nl >= 100 && how == 'L') {
@@ -152,17 +122,17 @@ static void tar_member(struct buf *b, const char *name, const char *data, char h
 	tar_data(b, data, strlen(data));
 }
 
-static struct buf make_tgz(const struct member *m, int n, char how)
+static struct tu_buf make_tgz(const struct member *m, int n, char how)
 {
-	struct buf t = {0};
+	struct tu_buf t = {0};
 	for (int i = 0; i < n; i++)
 		tar_member(&t, m[i].name, m[i].data, how);
 	static const uint8_t end[1024];
-	put(&t, end, sizeof(end));
-	struct buf g = {0};
-	g.cap = t.n + t.n / 2 + 1024;
+	tu_put(&t, end, sizeof(end));
+	struct tu_buf g = {0};
+	g.cap = t.len + t.len / 2 + 1024;
 	g.p = malloc(g.cap);
-	g.n = compress_zlib(t.p, t.n, g.p, g.cap, 6, 31, 0);
+	g.len = compress_zlib(t.p, t.len, g.p, g.cap, 6, 31, 0);
 	free(t.p);
 	return g;
 }
@@ -181,17 +151,17 @@ static void expect_coord(const char *path, const void *data, size_t n, zn_result
 }
 
 /* Every prefix of the file: never a crash, and always either the full answer or the path's. */
-static void truncations(const char *path, const struct buf *b)
+static void truncations(const char *path, const struct tu_buf *b)
 {
 	struct zn_pkg_coord full = {.struct_size = sizeof(full)}, fb = {.struct_size = sizeof(fb)};
-	CHECK(zn_pkg_detect(path, strlen(path), b->p, b->n, &full) == ZN_OK);
+	CHECK(zn_pkg_detect(path, strlen(path), b->p, b->len, &full) == ZN_OK);
 	int kind = zn_pkg_file_kind(path, strlen(path));
 	/* the path's, for the kinds whose name alone tells (not .tar.gz, .zip, .tgz) */
 	zn_result fr =
 	        kind == ZN_PKGF_NPM_TGZ || kind == ZN_PKGF_SDIST_TGZ || kind == ZN_PKGF_SDIST_ZIP
 	                ? ZN_ERR_NOT_FOUND
 	                : zn_pkg_from_path(kind, path, strlen(path), &fb);
-	for (size_t n = 0; n < b->n; n += 1 + n / 64) {
+	for (size_t n = 0; n < b->len; n += 1 + n / 64) {
 		uint8_t *p = tu_guard_alloc(n);
 		memcpy(p, b->p, n);
 		struct zn_pkg_coord c = {.struct_size = sizeof(c)};
@@ -204,16 +174,16 @@ static void truncations(const char *path, const struct buf *b)
 }
 
 /* The views create keeps of a file larger than a block: its head and its tail. */
-static void views(const char *path, const struct buf *b, uint64_t head, uint64_t tail,
+static void views(const char *path, const struct tu_buf *b, uint64_t head, uint64_t tail,
                   const char *want_version)
 {
 	struct pkg_work w = {0};
 	struct pkg_view v = {
 	        .head = b->p,
-	        .head_len = ZN_MIN(head, b->n),
-	        .tail = b->p + (b->n - ZN_MIN(tail, b->n)),
-	        .tail_off = b->n - ZN_MIN(tail, b->n),
-	        .size = b->n,
+	        .head_len = ZN_MIN(head, b->len),
+	        .tail = b->p + (b->len - ZN_MIN(tail, b->len)),
+	        .tail_off = b->len - ZN_MIN(tail, b->len),
+	        .size = b->len,
 	};
 	struct zn_pkg_coord c = {.struct_size = sizeof(c)};
 	int kind = zn_pkg_file_kind(path, strlen(path));
@@ -245,14 +215,15 @@ static void test_zip(void)
 	for (int deflate = 0; deflate < 2; deflate++)
 		for (int zip64 = 0; zip64 < 2; zip64++)
 			for (size_t prefix = 0; prefix < 200; prefix += 150) {
-				struct buf b = make_zip(m, 4, deflate, zip64, prefix);
+				struct tu_buf b = make_zip(m, 4, deflate, zip64, prefix);
 				/* the pom.properties the repository path names wins */
-				expect_coord("org/example/lib/1.0/lib-1.0.jar", b.p, b.n, ZN_OK,
+				expect_coord("org/example/lib/1.0/lib-1.0.jar", b.p, b.len, ZN_OK,
 				             "org.example", "lib", "1.0");
-				expect_coord("other/group/dep/2/dep-2.jar", b.p, b.n, ZN_OK,
+				expect_coord("other/group/dep/2/dep-2.jar", b.p, b.len, ZN_OK,
 				             "other.group", "dep", "9.9");
 				/* none named: the first of the best (equal ranks) */
-				expect_coord("x.jar", b.p, b.n, ZN_OK, "other.group", "dep", "9.9");
+				expect_coord("x.jar", b.p, b.len, ZN_OK, "other.group", "dep",
+				             "9.9");
 				if (!deflate && !zip64 && !prefix)
 					truncations("org/example/lib/1.0/lib-1.0.jar", &b);
 				/* head and tail: the member at the end is in the tail; with
@@ -265,17 +236,17 @@ static void test_zip(void)
 			}
 	/* Only a bundled dependency's pom.properties: in a repository layout the path says what the
 	 * jar is; elsewhere they are all there is. */
-	struct buf d = make_zip(m + 1, 1, 1, 0, 0);
-	expect_coord("org/example/lib/1.0/lib-1.0.jar", d.p, d.n, ZN_OK, "org.example", "lib",
+	struct tu_buf d = make_zip(m + 1, 1, 1, 0, 0);
+	expect_coord("org/example/lib/1.0/lib-1.0.jar", d.p, d.len, ZN_OK, "org.example", "lib",
 	             "1.0");
-	expect_coord("lib/x.jar", d.p, d.n, ZN_OK, "other.group", "dep", "9.9");
+	expect_coord("lib/x.jar", d.p, d.len, ZN_OK, "other.group", "dep", "9.9");
 	free(d.p);
 	/* A corrupt member (its CRC) falls back to the path; a wheel's METADATA. */
-	struct buf b = make_zip(m + 3, 1, 0, 0, 0);
+	struct tu_buf b = make_zip(m + 3, 1, 0, 0, 0);
 	b.p[30 + strlen(m[3].name)] ^= 1;
-	expect_coord("org/example/lib/debian/lib-debian.jar", b.p, b.n, ZN_OK, "org.example", "lib",
-	             "debian");
-	expect_coord("lib.jar", b.p, b.n, ZN_ERR_NOT_FOUND, "", "", "");
+	expect_coord("org/example/lib/debian/lib-debian.jar", b.p, b.len, ZN_OK, "org.example",
+	             "lib", "debian");
+	expect_coord("lib.jar", b.p, b.len, ZN_ERR_NOT_FOUND, "", "", "");
 	free(b.p);
 	const struct member w[] = {
 	        {"demo/__init__.py", "x = 1\n", 0},
@@ -283,7 +254,7 @@ static void test_zip(void)
 	         0},
 	};
 	b = make_zip(w, 2, 1, 0, 0);
-	expect_coord("demo-0.9-py3-none-any.whl", b.p, b.n, ZN_OK, "", "demo", "1.0");
+	expect_coord("demo-0.9-py3-none-any.whl", b.p, b.len, ZN_OK, "", "demo", "1.0");
 	truncations("demo-0.9-py3-none-any.whl", &b);
 	free(b.p);
 }
@@ -301,10 +272,10 @@ static void test_tgz(void)
 	        {"package/lib/package.json", "{\"name\": \"inner\", \"version\": \"0\"}", 0},
 	};
 	for (int how = 0; how < 2; how++) {
-		struct buf b = make_tgz(npm, 4, how ? 'L' : 'x');
-		expect_coord("npm/demo-0.0.1.tgz", b.p, b.n, ZN_OK, "scope", "demo", "1.0.0");
+		struct tu_buf b = make_tgz(npm, 4, how ? 'L' : 'x');
+		expect_coord("npm/demo-0.0.1.tgz", b.p, b.len, ZN_OK, "scope", "demo", "1.0.0");
 		truncations("npm/demo-0.0.1.tgz", &b);
-		views("npm/demo-0.0.1.tgz", &b, b.n, 0, "1.0.0"); /* a head is all it needs */
+		views("npm/demo-0.0.1.tgz", &b, b.len, 0, "1.0.0"); /* a head is all it needs */
 		views("npm/demo-0.0.1.tgz", &b, 40, 0, ""); /* too short, and a .tgz's name says
 		                                                nothing */
 		free(b.p);
@@ -314,10 +285,10 @@ static void test_tgz(void)
 	        {"demo-0.1.0/Cargo.toml", "[package]\nname = \"demo-real\"\nversion = \"0.1.0\"\n",
 	         0},
 	};
-	struct buf b = make_tgz(crate, 2, 'x');
-	expect_coord("crates/demo-0.1.0.crate", b.p, b.n, ZN_OK, "", "demo-real", "0.1.0");
+	struct tu_buf b = make_tgz(crate, 2, 'x');
+	expect_coord("crates/demo-0.1.0.crate", b.p, b.len, ZN_OK, "", "demo-real", "0.1.0");
 	/* a top directory that is not the file's name: no crate's, so its path's */
-	expect_coord("crates/demo-0.0.9.crate", b.p, b.n, ZN_OK, "", "demo", "0.0.9");
+	expect_coord("crates/demo-0.0.9.crate", b.p, b.len, ZN_OK, "", "demo", "0.0.9");
 	/* not gzip at all, and not a tar inside */
 	expect_coord("crates/demo-0.0.9.crate", "plain text", 10, ZN_OK, "", "demo", "0.0.9");
 	free(b.p);
@@ -325,8 +296,8 @@ static void test_tgz(void)
 	        {"demo-1.0/PKG-INFO", "Metadata-Version: 1.1\nName: demo\nVersion: 1.0\n", 0},
 	};
 	b = make_tgz(sdist, 1, 'x');
-	expect_coord("demo-1.0.tar.gz", b.p, b.n, ZN_OK, "", "demo", "1.0");
-	expect_coord("demo-0.5.tar.gz", b.p, b.n, ZN_ERR_NOT_FOUND, "", "", "");
+	expect_coord("demo-1.0.tar.gz", b.p, b.len, ZN_OK, "", "demo", "1.0");
+	expect_coord("demo-0.5.tar.gz", b.p, b.len, ZN_ERR_NOT_FOUND, "", "", "");
 	/* A tarball, zip or .tgz that is no package: its name proves nothing. */
 	expect_coord("demo-0.5.tar.gz", "plain text", 10, ZN_ERR_NOT_FOUND, "", "", "");
 	expect_coord("demo-0.5.zip", "plain text", 10, ZN_ERR_NOT_FOUND, "", "", "");

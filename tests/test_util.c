@@ -342,3 +342,33 @@ struct zn_create_options tu_small_blocks(unsigned threads)
 	o.threads = threads;
 	return o;
 }
+
+void tu_put(struct tu_buf *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2 + 4096;
+		b->p = realloc(b->p, b->cap);
+		CHECK(b->p);
+	}
+	if (n)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+void tu_put16(struct tu_buf *b, uint32_t v)
+{
+	uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+	tu_put(b, x, 2);
+}
+
+void tu_put32(struct tu_buf *b, uint32_t v)
+{
+	tu_put16(b, v & 0xffff);
+	tu_put16(b, v >> 16);
+}
+
+void tu_put64(struct tu_buf *b, uint64_t v)
+{
+	tu_put32(b, (uint32_t)v);
+	tu_put32(b, (uint32_t)(v >> 32));
+}

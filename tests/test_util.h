@@ -75,6 +75,17 @@ int tu_write_file(const char *path, const void *data, size_t len);
 void *tu_read_file(const char *path, size_t *len);
 /* printf into a malloc'd string. */
 char *tu_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growing byte buffer (zeroed: empty; free p), for tests that build files byte by byte; the
+ * numbers little-endian. */
+struct tu_buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+void tu_put(struct tu_buf *b, const void *p, size_t n);
+void tu_put16(struct tu_buf *b, uint32_t v);
+void tu_put32(struct tu_buf *b, uint32_t v);
+void tu_put64(struct tu_buf *b, uint64_t v);
 /* printf into a string owned by test_util and freed at exit (for tests with many paths). */
 char *tu_str(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -12,33 +12,6 @@
 #include "test_util.h"
 #include "znippy.h"
 
-/* A growing byte buffer. */
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void put(struct buf *b, const void *d, size_t n)
-{
-	if (b->len + n > b->cap) {
-		b->cap = (b->len + n) * 2 + 64;
-		b->p = realloc(b->p, b->cap);
-		CHECK(b->p);
-	}
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
-}
-static void put16(struct buf *b, uint32_t v)
-{
-	uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
-	put(b, x, 2);
-}
-static void put32(struct buf *b, uint32_t v)
-{
-	put16(b, v & 0xffff);
-	put16(b, v >> 16);
-}
-
 struct ent {
 	const char *name;
 	const uint8_t *data;
@@ -63,9 +36,9 @@ static size_t deflate_raw(const uint8_t *in, size_t n, uint8_t **out)
 }
 
 /* An archive of the entries, with a comment; local header offsets recorded for the directory. */
-static struct buf build(const struct ent *e, int n, const char *comment, size_t comment_len)
+static struct tu_buf build(const struct ent *e, int n, const char *comment, size_t comment_len)
 {
-	struct buf b = {0}, cd = {0};
+	struct tu_buf b = {0}, cd = {0};
 	for (int i = 0; i < n; i++) {
 		uint8_t *c = NULL;
 		size_t clen = e[i].len;
@@ -74,25 +47,30 @@ static struct buf build(const struct ent *e, int n, const char *comment, size_t 
 		uint32_t crc = (uint32_t)crc32(0, e[i].data, (uInt)e[i].len);
 		uint32_t off = (uint32_t)b.len, nl = (uint32_t)strlen(e[i].name);
 		uint32_t size = e[i].size_as ? e[i].size_as : (uint32_t)e[i].len;
-		put32(&b, 0x04034b50), put16(&b, 20), put16(&b, 0), put16(&b, e[i].deflate ? 8 : 0);
-		put16(&b, 0), put16(&b, 0x21), put32(&b, crc), put32(&b, (uint32_t)clen);
-		put32(&b, size), put16(&b, nl), put16(&b, 0), put(&b, e[i].name, nl);
-		put(&b, e[i].deflate ? c : e[i].data, clen);
+		tu_put32(&b, 0x04034b50), tu_put16(&b, 20), tu_put16(&b, 0),
+		        tu_put16(&b, e[i].deflate ? 8 : 0);
+		tu_put16(&b, 0), tu_put16(&b, 0x21), tu_put32(&b, crc),
+		        tu_put32(&b, (uint32_t)clen);
+		tu_put32(&b, size), tu_put16(&b, nl), tu_put16(&b, 0), tu_put(&b, e[i].name, nl);
+		tu_put(&b, e[i].deflate ? c : e[i].data, clen);
 		free(c);
-		put32(&cd, 0x02014b50), put16(&cd, 0x031e), put16(&cd, 20), put16(&cd, 0);
-		put16(&cd, e[i].deflate ? 8 : 0), put16(&cd, 0), put16(&cd, 0x21), put32(&cd, crc);
-		put32(&cd, (uint32_t)clen), put32(&cd, size), put16(&cd, nl), put16(&cd, 0);
-		put16(&cd, 0), put16(&cd, 0), put16(&cd, 0), put32(&cd, 0100644u << 16);
-		put32(&cd, e[i].offset_as_plus1 ? e[i].offset_as_plus1 - 1 : off);
-		put(&cd, e[i].name, nl);
+		tu_put32(&cd, 0x02014b50), tu_put16(&cd, 0x031e), tu_put16(&cd, 20),
+		        tu_put16(&cd, 0);
+		tu_put16(&cd, e[i].deflate ? 8 : 0), tu_put16(&cd, 0), tu_put16(&cd, 0x21),
+		        tu_put32(&cd, crc);
+		tu_put32(&cd, (uint32_t)clen), tu_put32(&cd, size), tu_put16(&cd, nl),
+		        tu_put16(&cd, 0);
+		tu_put16(&cd, 0), tu_put16(&cd, 0), tu_put16(&cd, 0), tu_put32(&cd, 0100644u << 16);
+		tu_put32(&cd, e[i].offset_as_plus1 ? e[i].offset_as_plus1 - 1 : off);
+		tu_put(&cd, e[i].name, nl);
 	}
 	uint32_t cd_off = (uint32_t)b.len;
-	put(&b, cd.p, cd.len);
-	put32(&b, 0x06054b50), put16(&b, 0), put16(&b, 0), put16(&b, (uint32_t)n);
-	put16(&b, (uint32_t)n), put32(&b, (uint32_t)cd.len), put32(&b, cd_off);
-	put16(&b, (uint32_t)comment_len);
+	tu_put(&b, cd.p, cd.len);
+	tu_put32(&b, 0x06054b50), tu_put16(&b, 0), tu_put16(&b, 0), tu_put16(&b, (uint32_t)n);
+	tu_put16(&b, (uint32_t)n), tu_put32(&b, (uint32_t)cd.len), tu_put32(&b, cd_off);
+	tu_put16(&b, (uint32_t)comment_len);
 	if (comment_len)
-		put(&b, comment, comment_len);
+		tu_put(&b, comment, comment_len);
 	free(cd.p);
 	return b;
 }
@@ -108,7 +86,7 @@ static zn_result count_sink(void *ctx, const void *d, size_t n)
 	return c->len > c->cap ? ZN_ERR_LIMIT : ZN_OK;
 }
 
-static void check_open_fails(const struct buf *b, zn_result want, const char *what)
+static void check_open_fails(const struct tu_buf *b, zn_result want, const char *what)
 {
 	struct zn_zip *z = (void *)1;
 	char why[160] = "";
@@ -136,7 +114,7 @@ int main(int argc, char **argv)
 	        {"empty", (const uint8_t *)"", 0, 1, 0, 0},
 	        {"dir/", (const uint8_t *)"", 0, 0, 0, 0},
 	};
-	struct buf b = build(e, 4, "hello", 5);
+	struct tu_buf b = build(e, 4, "hello", 5);
 
 	/* The archive inside a bigger buffer (a jar in a war): open on the byte range. */
 	uint8_t *outer = malloc(b.len + 1000);
@@ -175,9 +153,9 @@ int main(int argc, char **argv)
 	zn_zip_free(z);
 
 	/* A prefix (a stub) the offsets do not count. */
-	struct buf p = {0};
-	put(&p, "#!/bin/sh stub\n", 15);
-	put(&p, b.p, b.len);
+	struct tu_buf p = {0};
+	tu_put(&p, "#!/bin/sh stub\n", 15);
+	tu_put(&p, b.p, b.len);
 	CHECK_OK(zn_zip_open_memory(&z, p.p, p.len, why));
 	CHECK_EQ_U64(zn_zip_prefix(z), 15);
 	CHECK_OK(zn_zip_read_to(z, 1, got, big_len));
@@ -189,7 +167,7 @@ int main(int argc, char **argv)
 	char *cm = malloc(65535);
 	memset(cm, ' ', 65535);
 	memcpy(cm + 100, "PK\x05\x06", 4);
-	struct buf bc = build(e, 4, cm, 65535);
+	struct tu_buf bc = build(e, 4, cm, 65535);
 	CHECK_OK(zn_zip_open_memory(&z, bc.p, bc.len, why));
 	CHECK_EQ_U64(zn_zip_count(z), 4);
 	zn_zip_free(z);
@@ -197,7 +175,7 @@ int main(int argc, char **argv)
 
 	/* Declared smaller than the data: never more than declared is passed on. */
 	struct ent small[] = {{"t", text, 100000, 1, 5000, 0}};
-	struct buf bs = build(small, 1, "", 0);
+	struct tu_buf bs = build(small, 1, "", 0);
 	CHECK_OK(zn_zip_open_memory(&z, bs.p, bs.len, why));
 	col = (struct collect){0, 5000, 0};
 	CHECK(zn_zip_read(z, 0, count_sink, &col) == ZN_ERR_LENGTH_MISMATCH);
@@ -206,7 +184,7 @@ int main(int argc, char **argv)
 	free(bs.p);
 	/* Declared far larger than deflate can make of the data: damaged, read refused. */
 	struct ent huge[] = {{"t", (const uint8_t *)"aaaa", 4, 1, 0xfffffff0u, 0}};
-	struct buf bh = build(huge, 1, "", 0);
+	struct tu_buf bh = build(huge, 1, "", 0);
 	CHECK_OK(zn_zip_open_memory(&z, bh.p, bh.len, why));
 	CHECK(zn_zip_entry_damage(z, 0, why) == ZN_ERR_LIMIT);
 	CHECK(zn_zip_read_to(z, 0, got, big_len) != ZN_OK);
@@ -215,17 +193,17 @@ int main(int argc, char **argv)
 
 	/* Two entries sharing one local header: the overlap is refused at open. */
 	struct ent ov[] = {{"x", text, 1000, 1, 0, 0}, {"y", text, 1000, 1, 0, 1}};
-	struct buf bo = build(ov, 2, "", 0);
+	struct tu_buf bo = build(ov, 2, "", 0);
 	check_open_fails(&bo, ZN_ERR_CORRUPT, "overlap");
 	free(bo.p);
 	/* More entries claimed than the directory can hold. */
-	struct buf bn = build(e, 1, "", 0);
+	struct tu_buf bn = build(e, 1, "", 0);
 	bn.p[bn.len - 22 + 8] = 0xff, bn.p[bn.len - 22 + 10] = 0xff;
 	check_open_fails(&bn, ZN_ERR_CORRUPT, "count");
 	free(bn.p);
 	/* Not a ZIP, and every truncation of a good one: refused or read, never a crash. */
-	struct buf nz = {0};
-	put(&nz, text, 5000);
+	struct tu_buf nz = {0};
+	tu_put(&nz, text, 5000);
 	check_open_fails(&nz, ZN_ERR_CORRUPT, "not a zip");
 	free(nz.p);
 	for (size_t cut = 0; cut < b.len; cut += 1 + cut / 7) {
@@ -236,7 +214,7 @@ int main(int argc, char **argv)
 		}
 	}
 	/* A local header whose name differs: that entry is damaged, the others read. */
-	struct buf bd = build(e, 4, "", 0);
+	struct tu_buf bd = build(e, 4, "", 0);
 	bd.p[30] ^= 1; /* first entry's local name */
 	CHECK_OK(zn_zip_open_memory(&z, bd.p, bd.len, why));
 	CHECK(zn_zip_entry_damage(z, 0, why) == ZN_ERR_CORRUPT);
