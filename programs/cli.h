@@ -32,9 +32,9 @@ enum {
 	"only package files of TYPE: maven, pypi, cargo or npm\n"                                  \
 	"      --package GROUP:NAME:VERSION\n" indent                                              \
 	"only package files whose coordinates match these globs\n" indent                          \
-	"(NAME:VERSION or NAME: any group), e.g. 'org.apache.*:commons-*:3.*'\n"                   \
+	"(NAME:VERSION or NAME: any group), e.g.\n" indent "'org.apache.*:commons-*:3.*'\n"        \
 	"      --repo GLOB\n" indent                                                               \
-	"only if the archive's repository name (create --repo) matches\n"
+	"only if the archive's repository name (create --repo)\n" indent "matches\n"
 
 #define EXIT_CODES_HELP                                                                            \
 	"Exit status: 0 success, 1 damaged or invalid input, 2 usage error, 3 I/O or system "      \
