@@ -91,8 +91,8 @@ struct slot {
 	size_t nsegs_checked; /* segs before this one are final (duplicates taken out) */
 };
 
-/* An entry: what its row in the index will hold, and what finish needs to make the row (120
- * bytes; a million files take 120 MB of these). What only packing needs is in struct wpack. */
+/* An entry: what its row in the index will hold, and what finish needs to make the row (136
+ * bytes; a million files take 136 MB of these). What only packing needs is in struct wpack. */
 struct went {
 	char *path;
 	char *link;
