@@ -13,7 +13,12 @@ mkdir -p "$S/org/apache/commons/commons-lang3/3.12.0" "$S/wheels" "$S/d,with \"q
 printf 'jar' >"$S/org/apache/commons/commons-lang3/3.12.0/commons-lang3-3.12.0.jar"
 printf 'pom' >"$S/org/apache/commons/commons-lang3/3.12.0/commons-lang3-3.12.0.pom"
 printf 'whl' >"$S/wheels/pip-23.0.1-py3-none-any.whl"
-printf 'npm' >"$S/@types-node-18.0.0.tgz"
+# An npm tarball is known by its package.json (a .tgz's name proves nothing); the wheel and the
+# crate here are only names, which say enough for those kinds.
+python3 -c 'import io, sys, tarfile
+d = b"{\"name\": \"@types/node\", \"version\": \"18.0.0\"}"
+with tarfile.open(sys.argv[1], "w:gz") as t:
+    i = tarfile.TarInfo("package/package.json"); i.size = len(d); t.addfile(i, io.BytesIO(d))' "$S/types-node-18.0.0.tgz"
 printf 'cr' >"$S/rand_core-0.6.4.crate"
 printf 'x' >"$S/d,with \"quotes\"/a"$'\n'"b"
 for i in $(seq 1 300); do printf '%d\n' "$i" >"$S/ü/f$i"; done
@@ -29,9 +34,9 @@ check "paths and digests as list --json gives them" test "$("$Z" list --json "$T
 	sed -n 's/^{"path":\("[^"]*"\).*"sha256":"\([0-9a-f]*\)".*/\1 \2/p')" = "$(head -n "$n_a" "$T/i.jsonl" |
 	sed -n 's/^{"path":\("[^"]*"\).*"sha256":"\([0-9a-f]*\)".*/\1 \2/p')"
 check "Maven coordinates from the repository layout" grep -q '"path":"org/apache/commons/commons-lang3/3.12.0/commons-lang3-3.12.0.jar".*"package_type":"maven","package_group":"org.apache.commons","package_name":"commons-lang3","package_version":"3.12.0"' "$T/i.jsonl"
-check "wheel, crate and npm names" sh -c 'grep -q "\"package_type\":\"pypi\",\"package_group\":null,\"package_name\":\"pip\",\"package_version\":\"23.0.1\"" "$1" &&
+check "wheel and crate names, an npm package.json" sh -c 'grep -q "\"package_type\":\"pypi\",\"package_group\":null,\"package_name\":\"pip\",\"package_version\":\"23.0.1\"" "$1" &&
 	grep -q "\"package_name\":\"rand_core\",\"package_version\":\"0.6.4\"" "$1" &&
-	grep -q "\"package_name\":\"@types-node\",\"package_version\":\"18.0.0\"" "$1"' - "$T/i.jsonl"
+	grep -q "\"package_type\":\"npm\",\"package_group\":\"types\",\"package_name\":\"node\",\"package_version\":\"18.0.0\"" "$1"' - "$T/i.jsonl"
 check "a time before 1970" grep -q '"path":"ü/f1".*"mtime":"1969-12-31T23:59:59.500000000Z"' "$T/i.jsonl"
 code 0 "index -o FILE.csv" "$Z" index "$T/a.zn" -o "$T/i.csv"
 check "CSV: a header and a line per entry (a quoted newline inside one)" \
