@@ -91,8 +91,11 @@ void wr_pkg_pieces(struct zn_writer *w, struct slot *s)
 		struct seg *g = &s->segs[i];
 		if (!g->pkg_kind || (g->first && g->last && s->rfd < 0))
 			continue; /* no package, or its compression job's */
-		if (!p->pkg_head && (!(p->pkg_head = malloc(PKG_HEAD_MAX)) ||
-		                     !(p->pkg_tail = malloc(PKG_TAIL_MAX))))
+		if (!p->pkg_head)
+			p->pkg_head = malloc(PKG_HEAD_MAX);
+		if (!p->pkg_tail)
+			p->pkg_tail = malloc(PKG_TAIL_MAX);
+		if (!p->pkg_head || !p->pkg_tail)
 			return; /* no memory: no coordinates, nothing else lost */
 		if (g->first)
 			p->pkg_pos = 0;
