@@ -379,11 +379,14 @@ zn_result zn_exporter_add(struct zn_exporter *x, struct zn_reader *r, const char
 		                repo,
 		                archive};
 		struct zn_pkg_coord pc = {.struct_size = sizeof(pc)};
-		int kind = e.type == ZN_TYPE_FILE ? zn_pkg_file_kind(e.path, e.path_len) : 0;
-		if (stored ? zn_reader_package(r, i, &pc) != ZN_OK
-		           : kind && zn_pkg_from_path(kind, e.path, e.path_len, &pc) != ZN_OK)
-			damaged |= stored;
-		else if (pc.type != ZN_PKG_NONE) {
+		int kind =
+		        stored || e.type != ZN_TYPE_FILE ? 0 : zn_pkg_file_kind(e.path, e.path_len);
+		if (stored)
+			damaged |= zn_reader_package(r, i, &pc) != ZN_OK;
+		else if (kind)
+			zn_pkg_from_path(kind, e.path, e.path_len,
+			                 &pc); /* *pc empty when it fails */
+		if (pc.type != ZN_PKG_NONE) {
 			w.pkg[0] = zn_pkg_type_name(pc.type);
 			w.pkg[1] = pc.group[0] ? pc.group : NULL;
 			w.pkg[2] = pc.name;

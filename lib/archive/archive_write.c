@@ -223,6 +223,8 @@ zn_result zn_writer_open(struct zn_writer **out, int fd, const struct zn_create_
 	w->opt = opt;
 	w->hook = hook;
 	w->fd = fd;
+	/* The caller's string need not outlive this call: opt.repo is our copy, or NULL. */
+	w->opt.repo = NULL;
 	if (opt.repo && opt.repo[0] && !(w->opt.repo = w->repo = strdup(opt.repo))) {
 		free(w);
 		return ZN_ERR_NOMEM;
@@ -787,8 +789,7 @@ static zn_result write_index(struct zn_writer *w, uint64_t *order, size_t m)
 		w->stats.duplicates += e->dup_of >= 0;
 		in.packages |= e->pkg != NULL;
 	}
-	if (w->opt.repo && w->opt.repo[0])
-		in.repo = w->opt.repo;
+	in.repo = w->repo;
 	struct row_source rs = {w, order};
 	in.get_row = index_row_of;
 	in.row_ctx = &rs;
