@@ -80,29 +80,29 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 		}
 		uint64_t bits = zn_get_le64(bp) << consumed;
 		const unsigned ofx = po->extra, mlx = pm->extra, llx = pl->extra;
+		const uint32_t pl_base = pl->base, pm_base = pm->base, po_base = po->base;
 		const unsigned tx = ofx + mlx + llx;
 		if (likely(tx <= 31 && n > 1)) {
 			/* The six fields in one read, split from the bottom. */
 			const unsigned ofn = po->nb, mln = pm->nb, lln = pl->nb;
-			const unsigned w = tx + lln + mln + ofn;
-			uint64_t v = (bits >> 1) >> (63 - w);
+			const unsigned sl = ofn + mln, sx = sl + lln;
+			const unsigned w = (tx + lln) + (mln + ofn);
+			const struct zs_seq_entry *const nl = pl + pl->next, *const nm = pm + pm->next,
+			                                 *const no = po + po->next;
+			const uint64_t v = (bits >> 1) >> (63 - w);
 			consumed += w;
-			const int32_t o_st = (int32_t)ZS_BZHI(v, ofn);
-			v >>= ofn;
-			const int32_t m_st = (int32_t)ZS_BZHI(v, mln);
-			v >>= mln;
-			const int32_t l_st = (int32_t)ZS_BZHI(v, lln);
-			v >>= lln;
-			ll = pl->base + (uint32_t)ZS_BZHI(v, llx);
-			v >>= llx;
-			ml = pm->base + (uint32_t)ZS_BZHI(v, mlx);
-			ofv = po->base + (uint32_t)(v >> mlx);
-			pl += pl->next + l_st;
-			pm += pm->next + m_st;
-			po += po->next + o_st;
+			/* Each field straight from v: the next states are two steps from it, not
+			 * the end of a chain of shifts (the states are the loop's carried path). */
+			po = no + ZS_BZHI(v, ofn);
+			pm = nm + ZS_BZHI(v >> ofn, mln);
+			pl = nl + ZS_BZHI(v >> sl, lln);
+			const uint64_t x = v >> sx;
+			ll = pl_base + (uint32_t)ZS_BZHI(x, llx);
+			ml = pm_base + (uint32_t)ZS_BZHI(x >> llx, mlx);
+			ofv = po_base + (uint32_t)(x >> (llx + mlx));
 		} else {
-			ofv = po->base + ZS_TOP(&bits, &consumed, ofx);
-			ml = pm->base + ZS_TOP(&bits, &consumed, mlx);
+			ofv = po_base + ZS_TOP(&bits, &consumed, ofx);
+			ml = pm_base + ZS_TOP(&bits, &consumed, mlx);
 			if (tx > 31) {
 				bp -= consumed >> 3;
 				consumed &= 7;
@@ -112,7 +112,7 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 				}
 				bits = zn_get_le64(bp) << consumed;
 			}
-			ll = pl->base + ZS_TOP(&bits, &consumed, llx);
+			ll = pl_base + ZS_TOP(&bits, &consumed, llx);
 			if (n > 1) { /* the block's last sequence updates no state */
 				pl += pl->next + (int32_t)ZS_TOP(&bits, &consumed, pl->nb);
 				pm += pm->next + (int32_t)ZS_TOP(&bits, &consumed, pm->nb);
