@@ -80,29 +80,31 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 		}
 		uint64_t bits = zn_get_le64(bp) << consumed;
 		const unsigned ofx = po->extra, mlx = pm->extra, llx = pl->extra;
-		const uint32_t pl_base = pl->base, pm_base = pm->base, po_base = po->base;
 		const unsigned tx = ofx + mlx + llx;
 		if (likely(tx <= 31 && n > 1)) {
-			/* The six fields in one read, split from the bottom. */
+			/* The six fields in one read. */
+			const struct zs_seq_entry *const el = pl, *const em = pm, *const eo = po;
 			const unsigned ofn = po->nb, mln = pm->nb, lln = pl->nb;
 			const unsigned sl = ofn + mln, sx = sl + lln;
 			const unsigned w = (tx + lln) + (mln + ofn);
-			const struct zs_seq_entry *const nl = pl + pl->next, *const nm = pm + pm->next,
-			                                 *const no = po + po->next;
 			const uint64_t v = (bits >> 1) >> (63 - w);
 			consumed += w;
-			/* Each field straight from v: the next states are two steps from it, not
-			 * the end of a chain of shifts (the states are the loop's carried path). */
-			po = no + ZS_BZHI(v, ofn);
-			pm = nm + ZS_BZHI(v >> ofn, mln);
-			pl = nl + ZS_BZHI(v >> sl, lln);
+			/* Each state's bits straight from v: the next states are two steps from
+			 * it, not the end of a chain of shifts (the states are the loop's carried
+			 * path). */
+			po = eo + eo->next + ZS_BZHI(v, ofn);
+			pm = em + em->next + ZS_BZHI(v >> ofn, mln);
+			pl = el + el->next + ZS_BZHI(v >> sl, lln);
 			const uint64_t x = v >> sx;
-			ll = pl_base + (uint32_t)ZS_BZHI(x, llx);
-			ml = pm_base + (uint32_t)ZS_BZHI(x >> llx, mlx);
-			ofv = po_base + (uint32_t)(x >> (llx + mlx));
+			/* The old entries' extra bits and bases read again here rather than kept
+			 * from above: kept, GCC spilled all six to the stack. */
+			__asm__("" ::: "memory");
+			ll = el->base + (uint32_t)ZS_BZHI(x, el->extra);
+			ml = em->base + (uint32_t)ZS_BZHI(x >> el->extra, em->extra);
+			ofv = eo->base + (uint32_t)(x >> (el->extra + em->extra));
 		} else {
-			ofv = po_base + ZS_TOP(&bits, &consumed, ofx);
-			ml = pm_base + ZS_TOP(&bits, &consumed, mlx);
+			ofv = po->base + ZS_TOP(&bits, &consumed, ofx);
+			ml = pm->base + ZS_TOP(&bits, &consumed, mlx);
 			if (tx > 31) {
 				bp -= consumed >> 3;
 				consumed &= 7;
@@ -112,7 +114,7 @@ static ZS_ATTR zn_result ZS_NAME(struct zs_seq_ctx *c)
 				}
 				bits = zn_get_le64(bp) << consumed;
 			}
-			ll = pl_base + ZS_TOP(&bits, &consumed, llx);
+			ll = pl->base + ZS_TOP(&bits, &consumed, llx);
 			if (n > 1) { /* the block's last sequence updates no state */
 				pl += pl->next + (int32_t)ZS_TOP(&bits, &consumed, pl->nb);
 				pm += pm->next + (int32_t)ZS_TOP(&bits, &consumed, pm->nb);
