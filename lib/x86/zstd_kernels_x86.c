@@ -21,11 +21,11 @@ static ATTR_BMI2 ZN_FORCEINLINE void wild_sse(uint8_t *d, const uint8_t *s, size
 /*
  * Match copies for zstd's mix of matches: most are short (3..16 bytes) at an offset of 16 or
  * more, so that case comes first and is one 16-byte copy; longer ones go on two 16-byte copies
- * per step (32-byte vectors where the offset allows measured no faster). Offsets 8..15 with at most 16 bytes
- * are two 8-byte words (an int64 column: 7 bytes at offset 8). Periods of 1, 2, 4 and 8 bytes (runs
- * of a byte, an int16, int32 or int64 value) divide the vector: the period is broadcast once and
- * stored with no shuffle at all. Everything else -- other offsets below 16 -- is the shared pattern
- * copy (one period in a register, one shuffle per store).
+ * per step (32-byte vectors where the offset allows measured no faster). Offsets 8..15 with at most
+ * 16 bytes are two 8-byte words (an int64 column: 7 bytes at offset 8). Periods of 1, 2, 4 and 8
+ * bytes (runs of a byte, an int16, int32 or int64 value) divide the vector: the period is broadcast
+ * once and stored with no shuffle at all. Everything else -- other offsets below 16 -- is the
+ * shared pattern copy (one period in a register, one shuffle per store).
  */
 static ZN_FORCEINLINE uint64_t period8(const uint8_t *src, uint32_t off)
 {
