@@ -6,6 +6,7 @@
 #include "common/big_alloc.h"
 #include "common/cpu_features.h"
 #include "common/sized.h"
+#include "zstd_frame.h"
 #include "zstd_internal.h"
 
 /*
@@ -72,6 +73,16 @@ struct zn_zstd_decoder {
 	uint64_t produced; /* the current frame's output */
 	uint64_t in_total, out_total, frames, garbage_at;
 	const uint8_t *call_in; /* the current call's input, for positions */
+
+	/* Whole-buffer decoding of one frame (zn_zstd_decompress, zn_zstd_frame_begin): the input
+	 * and output, where the next block starts and where the output has got to. */
+	struct zs_whole {
+		struct zs_frame f;
+		const uint8_t *in, *p, *in_end;
+		uint8_t *out, *op, *ocap, *oend;
+		int last; /* the last block is decoded */
+		int done; /* ...and the frame's end checked (zn_zstd_frame_step) */
+	} whole;
 
 	struct zs_predef predef;
 	struct zs_tables tables;
@@ -293,49 +304,104 @@ static int magic_prefix(const uint8_t *p, size_t n)
 
 /* ---- whole-buffer decoding ----------------------------------------------------------------- */
 
+/* Begin a frame at [in, in_end) into [out, ocap), with memory writable to oend (>= ocap). */
+static zn_result frame_begin(struct zn_zstd_decoder *d, const uint8_t *in, const uint8_t *in_end,
+                             uint8_t *out, uint8_t *ocap, uint8_t *oend)
+{
+	struct zs_whole *w = &d->whole;
+	w->in = w->p = in;
+	w->in_end = in_end;
+	w->out = w->op = out;
+	w->ocap = ocap;
+	w->oend = oend;
+	w->last = 0;
+	RETURN_IF_ERROR(parse_frame_header(in, (size_t)(in_end - in), &w->f));
+	RETURN_IF_ERROR(frame_start(d, &w->f));
+	if (w->f.content_size != ZN_ZSTD_SIZE_UNKNOWN)
+		SAFETY_CHECK(w->f.content_size <= (uint64_t)(ocap - out), ZN_ERR_OUTPUT_FULL);
+	w->p = in + w->f.header_size;
+	return ZN_OK;
+}
+
+/* Decode the begun frame's blocks until `need` bytes are out or the frame ends, then its
+ * checksum and size. w->p stays at the start of a block that fails. */
+static zn_result frame_step(struct zn_zstd_decoder *d, size_t need)
+{
+	struct zs_whole *w = &d->whole;
+	const struct zs_frame *f = &w->f;
+	struct zs_seq_ctx c;
+	history_start(d, f, &c, w->out);
+	while (!w->last && (size_t)(w->op - w->out) < need) {
+		const uint8_t *p = w->p;
+		SAFETY_CHECK(w->in_end - p >= 3, ZN_ERR_TRUNCATED);
+		unsigned type;
+		uint32_t bsize;
+		int last;
+		RETURN_IF_ERROR(parse_block_header(p, f, &last, &type, &bsize));
+		p += 3;
+		size_t n = type == 1 ? 1 : bsize;
+		SAFETY_CHECK((size_t)(w->in_end - p) >= n, ZN_ERR_TRUNCATED);
+		block_limits(&c, f, (uint64_t)(w->op - w->out), w->op, w->ocap, w->oend);
+		RETURN_IF_ERROR(
+		        decode_block(d, f, type, bsize, p, w->in_end - (p + n) >= ZS_WILD, &c));
+		if (f->checksum)
+			XXH64_update(&d->xxh, w->op, (size_t)(c.op - w->op));
+		w->op = c.op;
+		w->p = p + n;
+		w->last = last;
+	}
+	if (!w->last)
+		return ZN_OK;
+	if (f->checksum) {
+		SAFETY_CHECK(w->in_end - w->p >= 4, ZN_ERR_TRUNCATED);
+		SAFETY_CHECK(zn_get_le32(w->p) == (uint32_t)XXH64_digest(&d->xxh), ZN_ERR_CHECKSUM);
+	}
+	if (f->content_size != ZN_ZSTD_SIZE_UNKNOWN)
+		SAFETY_CHECK((uint64_t)(w->op - w->out) == f->content_size, ZN_ERR_CORRUPT);
+	w->p += f->checksum ? 4 : 0;
+	return ZN_OK;
+}
+
 static zn_result decode_frame(struct zn_zstd_decoder *d, const uint8_t *in, const uint8_t *in_end,
                               uint8_t *out, uint8_t *oend, size_t *in_used, uint8_t **op_end)
 {
-	struct zs_frame f;
-	*in_used = 0;
-	*op_end = out;
-	RETURN_IF_ERROR(parse_frame_header(in, (size_t)(in_end - in), &f));
-	RETURN_IF_ERROR(frame_start(d, &f));
-	if (f.content_size != ZN_ZSTD_SIZE_UNKNOWN)
-		SAFETY_CHECK(f.content_size <= (uint64_t)(oend - out), ZN_ERR_OUTPUT_FULL);
-	const uint8_t *p = in + f.header_size;
+	zn_result r = frame_begin(d, in, in_end, out, oend, oend);
+	if (r == ZN_OK)
+		r = frame_step(d, SIZE_MAX);
+	*in_used = (size_t)(d->whole.p - in);
+	*op_end = d->whole.op;
+	return r;
+}
+
+zn_result zn_zstd_frame_begin(struct zn_zstd_decoder *d, const void *in, size_t in_len, void *out,
+                              size_t out_cap, size_t out_writable)
+{
+	const uint8_t *ip = in;
 	uint8_t *op = out;
-	struct zs_seq_ctx c;
-	history_start(d, &f, &c, out);
-	int last;
-	do {
-		*in_used = (size_t)(p - in);
-		SAFETY_CHECK(in_end - p >= 3, ZN_ERR_TRUNCATED);
-		unsigned type;
-		uint32_t bsize;
-		RETURN_IF_ERROR(parse_block_header(p, &f, &last, &type, &bsize));
-		p += 3;
-		size_t need = type == 1 ? 1 : bsize;
-		SAFETY_CHECK((size_t)(in_end - p) >= need, ZN_ERR_TRUNCATED);
-		block_limits(&c, &f, (uint64_t)(op - out), op, oend, oend);
-		RETURN_IF_ERROR(
-		        decode_block(d, &f, type, bsize, p, in_end - (p + need) >= ZS_WILD, &c));
-		if (f.checksum)
-			XXH64_update(&d->xxh, op, (size_t)(c.op - op));
-		op = c.op;
-		*op_end = op;
-		p += need;
-	} while (!last);
-	*in_used = (size_t)(p - in);
-	if (f.checksum) {
-		SAFETY_CHECK(in_end - p >= 4, ZN_ERR_TRUNCATED);
-		SAFETY_CHECK(zn_get_le32(p) == (uint32_t)XXH64_digest(&d->xxh), ZN_ERR_CHECKSUM);
-		p += 4;
+	zn_zstd_stream_reset(d);
+	d->whole.done = 0;
+	d->whole.p = d->whole.in = ip;
+	d->whole.op = d->whole.out = op;
+	d->whole.last = 0;
+	if (in_len < 4 || zn_get_le32(ip) != ZS_MAGIC)
+		return in_len < 4 && magic_prefix(ip, in_len) ? ZN_ERR_TRUNCATED
+		                                              : ZN_ERR_BAD_HEADER;
+	return frame_begin(d, ip, ip + in_len, op, op + out_cap,
+	                   op + ZN_MAX(out_cap, out_writable));
+}
+
+zn_result zn_zstd_frame_step(struct zn_zstd_decoder *d, size_t need, size_t *out_len, int *done)
+{
+	zn_result r = d->whole.done ? ZN_OK : frame_step(d, need);
+	if (r == ZN_OK && d->whole.last) {
+		/* One frame is all there is: what follows it is not ours to skip. */
+		if (!d->whole.done)
+			SAFETY_CHECK(d->whole.p == d->whole.in_end, ZN_ERR_TRAILING_GARBAGE);
+		d->whole.done = 1;
 	}
-	if (f.content_size != ZN_ZSTD_SIZE_UNKNOWN)
-		SAFETY_CHECK((uint64_t)(op - out) == f.content_size, ZN_ERR_CORRUPT);
-	*in_used = (size_t)(p - in);
-	return ZN_OK;
+	*out_len = (size_t)(d->whole.op - d->whole.out);
+	*done = d->whole.done;
+	return r;
 }
 
 zn_result zn_zstd_decompress(struct zn_zstd_decoder *d, const void *in, size_t in_len, void *out,
