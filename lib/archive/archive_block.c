@@ -18,6 +18,7 @@
 
 #include "archive_block.h"
 #include "common/big_alloc.h"
+#include "zstd/zstd_frame.h"
 
 void zn_block_release(struct zn_reader *r, uint64_t i)
 {
@@ -119,8 +120,10 @@ void zn_block_cache_free(struct zn_block_cache *c)
 	for (unsigned k = 0; k < ZN_BCACHE_SLOTS; k++) {
 		zn_big_free(c->slot[k].buf, c->buf_size);
 		ZSTD_freeDCtx(c->slot[k].sdctx);
+		zn_zstd_decoder_free(c->slot[k].zd);
 	}
 	ZSTD_freeDCtx(c->dctx);
+	zn_zstd_decoder_free(c->zd);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -161,6 +164,28 @@ static zn_result get_stored(struct zn_reader *r, const struct zn_blockinfo *bi, 
 	return ZN_OK;
 }
 
+/* Block bi's frame at src decoded by our decoder into buf (buf_size bytes writable) up to at
+ * least `need` bytes, begun afresh or gone on with from where it stopped. Any failure of a
+ * frame whose stored bytes passed their checksum is a corrupt block. */
+static zn_result frame_decode(struct zn_zstd_decoder *zd, const uint8_t *src,
+                              const struct zn_blockinfo *bi, uint8_t *buf, uint64_t buf_size,
+                              uint64_t need, bool begin, uint64_t *out_len)
+{
+	size_t len = 0;
+	int done = 0;
+	zn_result e = ZN_OK;
+	if (begin)
+		e = zn_zstd_frame_begin(zd, src, bi->csize, buf, bi->usize, buf_size);
+	if (e == ZN_OK)
+		e = zn_zstd_frame_step(zd, need, &len, &done);
+	SAFETY_CHECK(e == ZN_OK || e == ZN_ERR_NOMEM, ZN_ERR_CORRUPT);
+	RETURN_IF_ERROR(e);
+	/* The frame ended early, or ended short of the block's size. */
+	SAFETY_CHECK(len >= need && (!done || len == bi->usize), ZN_ERR_CORRUPT);
+	*out_len = len;
+	return ZN_OK;
+}
+
 /* All of compressed block b into slot s, in one call. Checked: the stored bytes before they
  * reach the decoder (every byte of the archive is covered by a checksum, and zstd never sees
  * damaged input), the decoded bytes after. Unchecked, zstd still decodes damaged or crafted
@@ -173,13 +198,21 @@ static zn_result decode_whole(struct zn_reader *r, struct zn_block_cache *c,
 	s->block = UINT64_MAX; /* until it holds this block */
 	/* Made on first use, as a slot's sdctx: creating a context costs ~35 us here (zstd runs
 	 * CPUID for each, a VM exit), and one `cat` needs at most one of them. */
-	if (!c->dctx)
+	if (!r->own_zstd && !c->dctx)
 		SAFETY_CHECK(c->dctx = zn_dctx_new(), ZN_ERR_NOMEM);
+	if (r->own_zstd && !c->zd)
+		RETURN_IF_ERROR(zn_zstd_decoder_new(&c->zd));
 	atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
 	if (!unchecked)
 		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
-	size_t n = ZSTD_decompressDCtx(c->dctx, s->buf, bi->usize, src, bi->csize);
-	SAFETY_CHECK(!ZSTD_isError(n) && n == bi->usize, ZN_ERR_CORRUPT);
+	if (!r->own_zstd) {
+		size_t n = ZSTD_decompressDCtx(c->dctx, s->buf, bi->usize, src, bi->csize);
+		SAFETY_CHECK(!ZSTD_isError(n) && n == bi->usize, ZN_ERR_CORRUPT);
+	} else {
+		uint64_t n;
+		RETURN_IF_ERROR(
+		        frame_decode(c->zd, src, bi, s->buf, c->buf_size, bi->usize, true, &n));
+	}
 	if (!unchecked)
 		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(s->buf, bi->usize) == bi->xxh3), ZN_ERR_CHECKSUM);
 	s->block = b;
@@ -191,14 +224,35 @@ static zn_result decode_whole(struct zn_reader *r, struct zn_block_cache *c,
 /* Bytes [0, need) of compressed block b in slot s, decoding on from where the slot's decoder
  * stopped when it holds the block in part (`resume`). Decoding stops within a zstd block of
  * `need` (next_feed): a file in the middle of a block costs half a block, not all of it. */
-static zn_result decode_prefix(struct zn_reader *r, struct zn_block_slot *s, uint64_t b,
-                               const struct zn_blockinfo *bi, uint64_t need, bool unchecked,
-                               bool resume)
+static zn_result decode_prefix(struct zn_reader *r, struct zn_block_cache *c,
+                               struct zn_block_slot *s, uint64_t b, const struct zn_blockinfo *bi,
+                               uint64_t need, bool unchecked, bool resume)
 {
 	const uint8_t *src = r->map + bi->offset;
 	const bool check = !unchecked && (!resume || s->unchecked);
 	if (check)
 		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
+	if (resume) {
+		if (check) /* what was decoded came from the bytes just checked */
+			s->unchecked = false;
+	} else {
+		atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
+		s->unchecked = unchecked;
+	}
+	/* Not resumable, nor in the cache, until this decoding has succeeded. */
+	s->block = UINT64_MAX;
+	if (r->own_zstd) {
+		/* Ours decodes into the slot in steps of whole zstd blocks, and keeps where it
+		 * stopped. */
+		if (!s->zd)
+			RETURN_IF_ERROR(zn_zstd_decoder_new(&s->zd));
+		uint64_t len;
+		RETURN_IF_ERROR(
+		        frame_decode(s->zd, src, bi, s->buf, c->buf_size, need, !resume, &len));
+		s->block = b;
+		s->len = len;
+		return ZN_OK;
+	}
 	ZSTD_outBuffer out = {s->buf, bi->usize, 0};
 	ZSTD_inBuffer in = {src, 0, 0};
 	size_t walk;
@@ -207,10 +261,7 @@ static zn_result decode_prefix(struct zn_reader *r, struct zn_block_slot *s, uin
 		in.pos = s->stream_in;
 		in.size = s->stream_fed;
 		walk = s->stream_walk;
-		if (check) /* what was decoded came from the bytes just checked */
-			s->unchecked = false;
 	} else {
-		atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
 		if (!s->sdctx) {
 			/* Decode straight into the slot (no window buffer of its own, no copy): the
 			 * output buffer stays the same across calls, and stopping early is done by
@@ -221,10 +272,7 @@ static zn_result decode_prefix(struct zn_reader *r, struct zn_block_slot *s, uin
 		}
 		ZSTD_DCtx_reset(s->sdctx, ZSTD_reset_session_only);
 		walk = frame_blocks_start(src, bi->csize);
-		s->unchecked = unchecked;
 	}
-	/* Not resumable, nor in the cache, until this decoding has succeeded. */
-	s->block = UINT64_MAX;
 	while (out.pos < need) {
 		size_t in0 = in.pos, out0 = out.pos;
 		in.size = next_feed(src, bi->csize, &walk, in.pos, in.size);
@@ -265,7 +313,7 @@ zn_result zn_block_get(struct zn_reader *r, struct zn_block_cache *c, uint64_t b
 		SAFETY_CHECK(s->buf = zn_big_alloc(c->buf_size), ZN_ERR_NOMEM);
 	zn_result res = need == bi->usize && !resume
 	                        ? decode_whole(r, c, s, b, bi, unchecked)
-	                        : decode_prefix(r, s, b, bi, need, unchecked, resume);
+	                        : decode_prefix(r, c, s, b, bi, need, unchecked, resume);
 	if (res == ZN_OK)
 		*data = s->buf;
 	return res;

@@ -41,17 +41,19 @@ struct zn_block_slot {
 	/* Where sdctx stopped in the block when it is here only in part (len below its size), to go
 	 * on from there: the input it consumed and was fed, and the next zstd block header. */
 	size_t stream_in, stream_fed, stream_walk;
-	void *sdctx;   /* its partial (streaming) decoder, made on first use */
-	uint64_t used; /* when it was last used, for the choice of the one to reuse */
+	void *sdctx; /* its partial (streaming) decoder, made on first use (libzstd) */
+	struct zn_zstd_decoder *zd; /* ...or ours, which decodes into buf in steps */
+	uint64_t used;              /* when it was last used, for the choice of the one to reuse */
 };
 
 /* A cache is used by one thread at a time (each worker has its own); it holds no reference to
  * the reader, which must outlive its use. */
 struct zn_block_cache {
-	unsigned nslots;   /* slots in use: slot[0 .. nslots) */
-	uint64_t buf_size; /* bytes of each slot's buffer */
-	uint64_t clock;    /* counts uses, for the least recently used slot */
-	void *dctx;        /* the whole-block decoder, made on first use */
+	unsigned nslots;            /* slots in use: slot[0 .. nslots) */
+	uint64_t buf_size;          /* bytes of each slot's buffer */
+	uint64_t clock;             /* counts uses, for the least recently used slot */
+	void *dctx;                 /* the whole-block decoder, made on first use (libzstd) */
+	struct zn_zstd_decoder *zd; /* ...or ours */
 	struct zn_block_slot slot[ZN_BCACHE_SLOTS];
 };
 

@@ -103,6 +103,10 @@ struct zn_reader {
 	int mapped; /* 1: munmap on close */
 	uint64_t nentries, nblocks, index_offset, index_size, chunk_size, content_bytes;
 	int level, digest;
+	/* Data blocks are decoded by our own zstd decoder rather than libzstd's: ZN_ZSTD_DECODER=
+	 * znippy in the environment when the archive is opened (docs/BENCHMARKS.md has the A/B
+	 * that keeps libzstd the default). */
+	bool own_zstd;
 	struct zn_column cols[ZN_COL_MAX_ID + 1]; /* the fields marked so in zn_column */
 	const uint8_t *ix;                        /* the index */
 	const uint8_t *pagesums;                  /* XXH3 of each ZN_IX_PAGE page of the index */

@@ -236,6 +236,8 @@ static struct zn_reader *reader_new(void)
 	if (!r)
 		return NULL;
 	pthread_mutex_init(&r->mu, NULL);
+	const char *dec = getenv("ZN_ZSTD_DECODER");
+	r->own_zstd = dec && !strcmp(dec, "znippy");
 	return r;
 }
 
