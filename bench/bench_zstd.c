@@ -2,7 +2,8 @@
 /* bench_zstd.c - in-memory zstd decoding speed: znippy's decoder vs libzstd (ZSTD_decompressDCtx).
  */
 /*
- * Usage: bench_zstd [-m MB] [-r REPS] [-l LEVELS] [-c CORPUS,...] [-d DECODERS] [-n] [-j out.json]
+ * Usage: bench_zstd [-m MB] [-r REPS] [-l LEVELS] [-c CORPUS,...] [-d DECODERS] [-n] [-f FILE]
+ *                   [-j out.json]
  *        bench_zstd -w DIR [-m MB] [-c CORPUS,...]
  *   -m  cap on each corpus's size (default 16 MB)
  *   -r  timed runs per decoder; the best is reported (default 9)
@@ -10,6 +11,7 @@
  *   -c  only these corpora (names as printed)
  *   -d  only these decoders (znippy,libzstd), e.g. under callgrind
  *   -n  frames without the content checksum (default: with, as the zstd command writes them)
+ *   -f  one more corpus, "file": FILE's first MB bytes
  *   -w  write each corpus to DIR/CORPUS and time nothing (bench_unzstd.py's files)
  * Each corpus is compressed once by libzstd per level (one frame, content size given), both
  * decoders' outputs are checked against the original, then each decoder decodes the whole frame
@@ -64,6 +66,19 @@ static void gen_random(struct buf *b, struct tu_rng *g)
 	}
 }
 
+/* -f FILE: the file's first bytes, as a corpus named "file". */
+static const char *file_corpus;
+
+static void gen_file(struct buf *b, struct tu_rng *g)
+{
+	(void)g;
+	FILE *f = file_corpus ? fopen(file_corpus, "rb") : NULL;
+	if (!f)
+		return;
+	b->len = fread(b->p, 1, b->cap, f);
+	fclose(f);
+}
+
 static const struct corpus {
 	const char *name;
 	void (*gen)(struct buf *, struct tu_rng *);
@@ -74,6 +89,7 @@ static const struct corpus {
         {"int64-deltas", gen_int64_deltas},
         {"int64-zipf", gen_int64_zipf},
         {"random", gen_random},
+        {"file", gen_file},
 };
 
 /* -w: each corpus (its first `cap` bytes) to DIR/NAME. */
@@ -87,6 +103,8 @@ static int write_corpora(const char *dir, size_t cap, const char *only)
 		tu_rng_seed(&g, 12345 + c);
 		b.len = 0;
 		corpora[c].gen(&b, &g);
+		if (b.len == 0)
+			continue; /* "file" without -f */
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", dir, corpora[c].name);
 		FILE *f = fopen(path, "wb");
@@ -154,10 +172,13 @@ int main(int argc, char **argv)
 			json = argv[++i];
 		else if (!strcmp(argv[i], "-w") && i + 1 < argc)
 			dir = argv[++i];
+		else if (!strcmp(argv[i], "-f") && i + 1 < argc)
+			file_corpus = argv[++i];
 		else {
-			fprintf(stderr, "usage: bench_zstd [-m MB] [-r REPS] [-l LEVELS] "
-			                "[-c CORPUS,...] [-d DECODERS] [-n] [-j out.json] | "
-			                "-w DIR [-m MB] [-c CORPUS,...]\n");
+			fprintf(stderr,
+			        "usage: bench_zstd [-m MB] [-r REPS] [-l LEVELS] "
+			        "[-c CORPUS,...] [-d DECODERS] [-n] [-f FILE] [-j out.json] | "
+			        "-w DIR [-m MB] [-c CORPUS,...]\n");
 			return 2;
 		}
 	}
