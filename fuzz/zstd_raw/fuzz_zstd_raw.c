@@ -14,7 +14,9 @@
  *   3. libzstd (ZSTD_decompressDCtx, the same dictionary) decodes the same input: where it
  *      refuses, znippy refuses; where both decode, the outputs agree. (znippy refuses a few
  *      things libzstd lets through, each a rule of RFC 8878: see tests/test_zstd_edge.c.)
- *   4. zn_zstd_frame_scan() on the input, which must not read past it.
+ *   4. zn_zstd_frame_scan() on the input, which must not read past it;
+ *   5. zn_zstd_frame_begin/step in random steps: where the input is one zstd frame and
+ *      nothing else, success exactly where the whole decode succeeded, with the same bytes.
  * A disagreement aborts, which libFuzzer reports as a crash with the input saved.
  * The seed corpus: frames libzstd wrote (levels -5 to 22, dictionaries, several and skippable
  * frames, small windows, no checksum or size), cut and damaged copies, and frames from
@@ -29,6 +31,7 @@
 #include <zstd_errors.h>
 
 #include "test_util.h"
+#include "zstd/zstd_frame.h"
 
 #define FUZZ_CAP (1u << 20)
 
@@ -176,7 +179,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* 4. Frame scanning. */
 	struct zn_zstd_frame_info fi = {.struct_size = sizeof(fi)};
-	if (zn_zstd_frame_scan(in, size, &fi) == ZN_OK && fi.frame_size > size)
+	zn_result rf = zn_zstd_frame_scan(in, size, &fi);
+	if (rf == ZN_OK && fi.frame_size > size)
 		fail("frame_scan past the input", ZN_OK, (size_t)fi.frame_size, size);
+
+	/* 5. One frame in steps (the archive's partial reads): where the input is one zstd frame
+	 * and nothing else, the same bytes as the whole decode, and success exactly where it
+	 * succeeded. */
+	size_t len = 0, need = 0;
+	done = 0;
+	zn_result rp = zn_zstd_frame_begin(dec, in, size, out, FUZZ_CAP, FUZZ_CAP);
+	while (rp == ZN_OK && !done) {
+		rng = rng * 1103515245u + 12345u;
+		need += (rng >> 16) % (tiny ? 300 : 300000);
+		size_t before = len;
+		rp = zn_zstd_frame_step(dec, need, &len, &done);
+		if (len < before || len > FUZZ_CAP || (rp == ZN_OK && !done && len < need))
+			fail("a step's output out of range", rp, len, need);
+	}
+	const int one_frame = rf == ZN_OK && !fi.skippable && fi.frame_size == size;
+	if (rp == ZN_OK && (r != ZN_OK || !one_frame || len != n || memcmp(out, copy, n)))
+		fail("steps decode what the whole decode did not", r, len, n);
+	if (rp != ZN_OK && r == ZN_OK && one_frame)
+		fail("steps refuse what the whole decode took", rp, len, n);
 	return 0;
 }
