@@ -221,38 +221,11 @@ static zn_result decode_whole(struct zn_reader *r, struct zn_block_cache *c,
 	return ZN_OK;
 }
 
-/* Bytes [0, need) of compressed block b in slot s, decoding on from where the slot's decoder
- * stopped when it holds the block in part (`resume`). Decoding stops within a zstd block of
- * `need` (next_feed): a file in the middle of a block costs half a block, not all of it. */
-static zn_result decode_prefix(struct zn_reader *r, struct zn_block_cache *c,
-                               struct zn_block_slot *s, uint64_t b, const struct zn_blockinfo *bi,
-                               uint64_t need, bool unchecked, bool resume)
+/* libzstd's part of decode_prefix: its streaming decoder straight into the slot, fed a zstd block
+ * at a time. */
+static zn_result prefix_libzstd(struct zn_block_slot *s, const struct zn_blockinfo *bi,
+                                const uint8_t *src, uint64_t need, bool resume)
 {
-	const uint8_t *src = r->map + bi->offset;
-	const bool check = !unchecked && (!resume || s->unchecked);
-	if (check)
-		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
-	if (resume) {
-		if (check) /* what was decoded came from the bytes just checked */
-			s->unchecked = false;
-	} else {
-		atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
-		s->unchecked = unchecked;
-	}
-	/* Not resumable, nor in the cache, until this decoding has succeeded. */
-	s->block = UINT64_MAX;
-	if (r->own_zstd) {
-		/* Ours decodes into the slot in steps of whole zstd blocks, and keeps where it
-		 * stopped. */
-		if (!s->zd)
-			RETURN_IF_ERROR(zn_zstd_decoder_new(&s->zd));
-		uint64_t len;
-		RETURN_IF_ERROR(
-		        frame_decode(s->zd, src, bi, s->buf, c->buf_size, need, !resume, &len));
-		s->block = b;
-		s->len = len;
-		return ZN_OK;
-	}
 	ZSTD_outBuffer out = {s->buf, bi->usize, 0};
 	ZSTD_inBuffer in = {src, 0, 0};
 	size_t walk;
@@ -282,12 +255,46 @@ static zn_result decode_prefix(struct zn_reader *r, struct zn_block_cache *c,
 		if (out.pos < need)
 			SAFETY_CHECK(ret != 0 && (in.pos > in0 || out.pos > out0), ZN_ERR_CORRUPT);
 	}
-	/* Everything decoded is good to hand out, also the rest of the last zstd block. */
-	s->block = b;
 	s->len = out.pos;
 	s->stream_in = in.pos;
 	s->stream_fed = in.size;
 	s->stream_walk = walk;
+	return ZN_OK;
+}
+
+/* Bytes [0, need) of compressed block b in slot s, decoding on from where the slot's decoder
+ * stopped when it holds the block in part (`resume`). Decoding stops within a zstd block of
+ * `need` (libzstd: next_feed; ours: its steps): a file in the middle of a block costs half a
+ * block, not all of it. */
+static zn_result decode_prefix(struct zn_reader *r, struct zn_block_cache *c,
+                               struct zn_block_slot *s, uint64_t b, const struct zn_blockinfo *bi,
+                               uint64_t need, bool unchecked, bool resume)
+{
+	const uint8_t *src = r->map + bi->offset;
+	const bool check = !unchecked && (!resume || s->unchecked);
+	if (check)
+		SAFETY_CHECK(ZN_SUM_OK(zn_xxh3(src, bi->csize) == bi->cxxh3), ZN_ERR_CHECKSUM);
+	if (resume) {
+		if (check) /* what was decoded came from the bytes just checked */
+			s->unchecked = false;
+	} else {
+		atomic_fetch_add_explicit(&r->blocks_loaded, 1, memory_order_relaxed);
+		s->unchecked = unchecked;
+	}
+	/* Not resumable, nor in the cache, until this decoding has succeeded. */
+	s->block = UINT64_MAX;
+	if (!r->own_zstd) {
+		RETURN_IF_ERROR(prefix_libzstd(s, bi, src, need, resume));
+	} else {
+		/* Ours decodes into the slot in steps of whole zstd blocks, and keeps where it
+		 * stopped. */
+		if (!s->zd)
+			RETURN_IF_ERROR(zn_zstd_decoder_new(&s->zd));
+		RETURN_IF_ERROR(
+		        frame_decode(s->zd, src, bi, s->buf, c->buf_size, need, !resume, &s->len));
+	}
+	/* Everything decoded is good to hand out, also the rest of the last zstd block. */
+	s->block = b;
 	return ZN_OK;
 }
 
