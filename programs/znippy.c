@@ -251,9 +251,19 @@ static int asks_version(const struct cli_command *c, int argc, char **argv)
 	return 0;
 }
 
+/* With TZ unset, glibc stats /etc/localtime on every mktime() and localtime() call: one system
+ * call per ZIP entry (their DOS times are local) and per line `list -l` prints. Naming the same
+ * file once makes it read once (no TZ and no /etc/localtime is UTC either way). */
+static void name_local_zone(void)
+{
+	if (!getenv("TZ"))
+		setenv("TZ", ":/etc/localtime", 0);
+}
+
 static int run(int argc, char **argv)
 {
 	reserve_std_fds();
+	name_local_zone();
 	opterr = 0; /* commands name refused options themselves (cli_option_error) */
 	cli_install_signals();
 	cli_raise_fd_limit();
