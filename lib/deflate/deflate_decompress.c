@@ -431,6 +431,10 @@ static int read_trailer(struct zn_inflater *d, struct io *io)
 
 /* ---- DEFLATE blocks ------------------------------------------------------------------------- */
 
+#ifndef PAIR_MIN_ROOM
+#define PAIR_MIN_ROOM (16u << 10) /* output room below which a whole-buffer decode does not pair */
+#endif
+
 static zn_result read_dynamic_header(struct zn_inflater *d, struct io *io)
 {
 	static const uint8_t order[19] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
@@ -476,7 +480,11 @@ static zn_result read_dynamic_header(struct zn_inflater *d, struct io *io)
 		i += rep;
 	}
 	SAFETY_CHECK(lens[256] != 0, ZN_ERR_BAD_CODE_LENGTHS); /* no end-of-block code */
-	RETURN_IF_ERROR(zn_build_decode_table(d->litlen_dyn, lens, hlit, ZN_CODE_LITLEN, d->pair));
+	/* Pairing literals (deflate_tables.c) costs about 14,000 instructions a table, which a
+	 * block that cannot write much does not earn back: a small member decoded whole. */
+	const zn_pair_fn pair =
+	        io->exact && (size_t)(io->out_end - io->out) < PAIR_MIN_ROOM ? NULL : d->pair;
+	RETURN_IF_ERROR(zn_build_decode_table(d->litlen_dyn, lens, hlit, ZN_CODE_LITLEN, pair));
 	RETURN_IF_ERROR(zn_build_decode_table(d->dist_dyn, lens + hlit, hdist, ZN_CODE_DIST, NULL));
 	d->litlen = d->litlen_dyn;
 	d->dist = d->dist_dyn;
