@@ -432,7 +432,8 @@ static int read_trailer(struct zn_inflater *d, struct io *io)
 /* ---- DEFLATE blocks ------------------------------------------------------------------------- */
 
 #ifndef PAIR_MIN_ROOM
-#define PAIR_MIN_ROOM (16u << 10) /* output room below which a whole-buffer decode does not pair */
+#define PAIR_MIN_ROOM (16u << 10) /* output room below which a whole-buffer decode does not pair   \
+	                           */
 #endif
 
 static zn_result read_dynamic_header(struct zn_inflater *d, struct io *io)
