@@ -431,10 +431,8 @@ static int read_trailer(struct zn_inflater *d, struct io *io)
 
 /* ---- DEFLATE blocks ------------------------------------------------------------------------- */
 
-#ifndef PAIR_MIN_ROOM
-#define PAIR_MIN_ROOM (16u << 10) /* output room below which a whole-buffer decode does not pair   \
-	                           */
-#endif
+/* Output room below which a whole-buffer decode does not pair literals (read_dynamic_header). */
+#define PAIR_MIN_ROOM (16u << 10)
 
 static zn_result read_dynamic_header(struct zn_inflater *d, struct io *io)
 {
