@@ -27,6 +27,36 @@ static int step(int fd, const char *comp, int create)
 	return nfd;
 }
 
+/* Where openat2 found `rel` missing, most often only its last component is (an extractor makes
+ * directories parents first): the parent beneath rootfd, then that one made and opened. Four
+ * system calls where the walk from the root below takes two or three per component (a jar's
+ * package directories are five or six deep). -1 where it is not so, for the walk to decide. */
+static int last_missing(int rootfd, const char *rel)
+{
+	const char *last = strrchr(rel, '/');
+	if (!last || !last[1] || strlen(last + 1) >= 256 || (size_t)(last - rel) >= 4096)
+		return -1;
+	char parent[4096];
+	memcpy(parent, rel, (size_t)(last - rel));
+	parent[last - rel] = 0;
+	struct open_how how = {
+	        .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long pfd = syscall(SYS_openat2, rootfd, parent, &how, sizeof(how));
+	if (pfd < 0)
+		return -1;
+	/* Made straight away (openat2 said it was missing; EEXIST if it came meanwhile), then
+	 * opened as step() opens: no symlink followed, a directory or nothing. */
+	int fd = -1;
+	if (mkdirat((int)pfd, last + 1, 0777) == 0 || errno == EEXIST)
+		fd = openat((int)pfd, last + 1, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int e = errno;
+	close((int)pfd);
+	errno = e;
+	return fd;
+}
+
 int zn_open_dir_beneath(int rootfd, const char *rel, int create)
 {
 	if (!*rel)
@@ -43,6 +73,8 @@ int zn_open_dir_beneath(int rootfd, const char *rel, int create)
 			atomic_store(&have_openat2, 0);
 		else if (errno != ENAMETOOLONG && (errno != ENOENT || !create))
 			return -1;
+		else if (errno == ENOENT && (fd = last_missing(rootfd, rel)) >= 0)
+			return (int)fd;
 	}
 	int fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
 	char comp[256];
