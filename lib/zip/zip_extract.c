@@ -249,24 +249,80 @@ static void entry_times(const struct zip_ent *e, struct timespec ts[2])
 }
 
 /* A worker's parent-directory cache. */
+/* A worker's open parent directories: entries of a jar come in no order of directory (a class
+ * of one package, then of another, then the first again), so one kept descriptor was opened and
+ * closed again for most files; eight, the least recently used replaced, keep a package tree's
+ * working set. */
+#define DIRCACHE_SLOTS 8
 struct dircache {
-	char path[65536 + 1];
-	int fd;
+	struct {
+		char *path; /* NULL: a free slot */
+		size_t len;
+		int fd; /* -1 where the directory could not be opened */
+		uint64_t used;
+	} slot[DIRCACHE_SLOTS];
+	uint64_t clock;
 };
 
+static struct dircache *dircache_new(void)
+{
+	struct dircache *c = calloc(1, sizeof(*c));
+	for (unsigned k = 0; c && k < DIRCACHE_SLOTS; k++)
+		c->slot[k].fd = -1;
+	return c;
+}
+
+static void dircache_free(struct dircache *c)
+{
+	for (unsigned k = 0; c && k < DIRCACHE_SLOTS; k++) {
+		if (c->slot[k].fd >= 0)
+			close(c->slot[k].fd);
+		free(c->slot[k].path);
+	}
+	free(c);
+}
+
+/* The descriptor of it's parent directory below the root (-1 with errno set if it cannot be
+ * opened), *base the name within it. */
 static int parent_of(struct xjob *j, struct dircache *c, const struct xitem *it, const char **base)
 {
 	const char *slash = strrchr(it->path, '/');
 	size_t plen = slash ? (size_t)(slash - it->path) : 0;
 	*base = slash ? slash + 1 : it->path;
-	if (c->fd >= 0 && strlen(c->path) == plen && !memcmp(c->path, it->path, plen))
-		return c->fd;
-	if (c->fd >= 0)
-		close(c->fd);
-	memcpy(c->path, it->path, plen);
-	c->path[plen] = 0;
-	c->fd = zn_open_dir_beneath(j->rootfd, c->path, 0);
-	return c->fd;
+	unsigned victim = 0;
+	for (unsigned k = 0; k < DIRCACHE_SLOTS; k++) {
+		if (c->slot[k].path && c->slot[k].fd >= 0 && c->slot[k].len == plen &&
+		    !memcmp(c->slot[k].path, it->path, plen)) {
+			c->slot[k].used = ++c->clock;
+			return c->slot[k].fd;
+		}
+		if (!c->slot[k].path || c->slot[k].used < c->slot[victim].used)
+			victim = k; /* a free slot, else the least recently used */
+		if (!c->slot[k].path)
+			break;
+	}
+	char *path = malloc(plen + 1);
+	if (!path) {
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(path, it->path, plen);
+	path[plen] = 0;
+	int fd = zn_open_dir_beneath(j->rootfd, path, 0);
+	if (fd < 0) {
+		int e = errno;
+		free(path);
+		errno = e;
+		return -1;
+	}
+	if (c->slot[victim].fd >= 0)
+		close(c->slot[victim].fd);
+	free(c->slot[victim].path);
+	c->slot[victim].path = path;
+	c->slot[victim].len = plen;
+	c->slot[victim].fd = fd;
+	c->slot[victim].used = ++c->clock;
+	return fd;
 }
 
 struct fd_sink {
@@ -373,9 +429,7 @@ static void worker(void *arg, unsigned t)
 {
 	struct xjob *j = arg;
 	struct zip_work w = {0};
-	struct dircache *c = j->testing ? NULL : malloc(sizeof(*c));
-	if (c)
-		c->fd = -1;
+	struct dircache *c = j->testing ? NULL : dircache_new();
 	(void)t;
 	for (;;) {
 		uint64_t k = atomic_fetch_add(&j->next, 1);
@@ -399,9 +453,7 @@ static void worker(void *arg, unsigned t)
 			atomic_store(&j->io, 1);
 		}
 	}
-	if (c && c->fd >= 0)
-		close(c->fd);
-	free(c);
+	dircache_free(c);
 	zn_zip_work_release(&w);
 }
 
@@ -463,14 +515,13 @@ static int cmp_depth(const void *a, const void *b, void *ctx)
 /* Links, then directories' modes and times, deepest (longest path) first. */
 static void finish_tree(struct xjob *j)
 {
-	struct dircache *c = malloc(sizeof(*c));
+	struct dircache *c = dircache_new();
 	uint64_t *dirs = malloc((j->n ? j->n : 1) * sizeof(*dirs)), nd = 0;
 	if (!c || !dirs) {
-		free(c), free(dirs);
+		dircache_free(c), free(dirs);
 		atomic_store(&j->io, 1);
 		return;
 	}
-	c->fd = -1;
 	struct zip_work w = {0};
 	for (uint64_t k = 0; k < j->n && !stopped(j); k++) {
 		const struct zip_ent *e = j->z->ents + j->items[k].i;
@@ -499,9 +550,7 @@ static void finish_tree(struct xjob *j)
 		}
 		close(fd);
 	}
-	if (c->fd >= 0)
-		close(c->fd);
-	free(c), free(dirs);
+	dircache_free(c), free(dirs);
 	zn_zip_work_release(&w);
 }
 
