@@ -332,6 +332,16 @@ static void tables(struct zf *f)
 	zf_byte(f, 0);
 	zf_byte(f, 0);
 	expect(f, ZN_ERR_CORRUPT, 0, "bytes after an empty sequences section");
+	/* No sequences counted in the 2-byte form, 0x80 0x00 (a fuzzer's find: libzstd then
+	 * wants a modes byte, and refuses the block without one). */
+	reset(f);
+	zf_header(f, 0, ZF_NO_SIZE, 0, 0, 0, 0, 0);
+	zf_block_header(f, 1, 2, 4);
+	zf_byte(f, 1 << 3); /* raw literals, 1 byte */
+	zf_byte(f, 'q');
+	zf_byte(f, 0x80);
+	zf_byte(f, 0);
+	expect(f, ZN_ERR_CORRUPT, 0, "no sequences in the 2-byte count");
 	/* Treeless literals with no Huffman table yet. */
 	reset(f);
 	zf_header(f, 0, ZF_NO_SIZE, 0, 0, 0, 0, 0);

@@ -136,7 +136,10 @@ static zn_result read_sequences_header(struct zs_block_env *env, const uint8_t *
 	}
 	*nseq = n;
 	if (n == 0) {
-		/* No sequences: the section ends here, and the tables are left as they are. */
+		/* No sequences: the section ends here, and the tables are left as they are. A count
+		 * of 0 in the 2-byte form (0x80 0x00) is refused: RFC 8878 reads it as 0 too, but
+		 * libzstd (1.5.4) then wants the modes byte, and no encoder writes it so. */
+		SAFETY_CHECK(p == *pp + 1, ZN_ERR_CORRUPT);
 		SAFETY_CHECK(p == end, ZN_ERR_CORRUPT);
 		*pp = p;
 		return ZN_OK;
