@@ -248,7 +248,6 @@ static void entry_times(const struct zip_ent *e, struct timespec ts[2])
 	ts[0].tv_nsec = ts[1].tv_nsec = 0;
 }
 
-/* A worker's parent-directory cache. */
 /* A worker's open parent directories: entries of a jar come in no order of directory (a class
  * of one package, then of another, then the first again), so one kept descriptor was opened and
  * closed again for most files; eight, the least recently used replaced, keep a package tree's
@@ -256,9 +255,9 @@ static void entry_times(const struct zip_ent *e, struct timespec ts[2])
 #define DIRCACHE_SLOTS 8
 struct dircache {
 	struct {
-		char *path; /* NULL: a free slot */
+		char *path; /* NULL: a free slot; else fd is its directory's descriptor */
 		size_t len;
-		int fd; /* -1 where the directory could not be opened */
+		int fd;
 		uint64_t used;
 	} slot[DIRCACHE_SLOTS];
 	uint64_t clock;
@@ -266,23 +265,20 @@ struct dircache {
 
 static struct dircache *dircache_new(void)
 {
-	struct dircache *c = calloc(1, sizeof(*c));
-	for (unsigned k = 0; c && k < DIRCACHE_SLOTS; k++)
-		c->slot[k].fd = -1;
-	return c;
+	return calloc(1, sizeof(struct dircache));
 }
 
 static void dircache_free(struct dircache *c)
 {
 	for (unsigned k = 0; c && k < DIRCACHE_SLOTS; k++) {
-		if (c->slot[k].fd >= 0)
+		if (c->slot[k].path)
 			close(c->slot[k].fd);
 		free(c->slot[k].path);
 	}
 	free(c);
 }
 
-/* The descriptor of it's parent directory below the root (-1 with errno set if it cannot be
+/* The descriptor of its parent directory below the root (-1 with errno set if it cannot be
  * opened), *base the name within it. */
 static int parent_of(struct xjob *j, struct dircache *c, const struct xitem *it, const char **base)
 {
@@ -291,7 +287,7 @@ static int parent_of(struct xjob *j, struct dircache *c, const struct xitem *it,
 	*base = slash ? slash + 1 : it->path;
 	unsigned victim = 0;
 	for (unsigned k = 0; k < DIRCACHE_SLOTS; k++) {
-		if (c->slot[k].path && c->slot[k].fd >= 0 && c->slot[k].len == plen &&
+		if (c->slot[k].path && c->slot[k].len == plen &&
 		    !memcmp(c->slot[k].path, it->path, plen)) {
 			c->slot[k].used = ++c->clock;
 			return c->slot[k].fd;
@@ -315,7 +311,7 @@ static int parent_of(struct xjob *j, struct dircache *c, const struct xitem *it,
 		errno = e;
 		return -1;
 	}
-	if (c->slot[victim].fd >= 0)
+	if (c->slot[victim].path)
 		close(c->slot[victim].fd);
 	free(c->slot[victim].path);
 	c->slot[victim].path = path;
