@@ -383,9 +383,8 @@ zn_result zn_exporter_add(struct zn_exporter *x, struct zn_reader *r, const char
 		        stored || e.type != ZN_TYPE_FILE ? 0 : zn_pkg_file_kind(e.path, e.path_len);
 		if (stored)
 			damaged |= zn_reader_package(r, i, &pc) != ZN_OK;
-		else if (kind)
-			zn_pkg_from_path(kind, e.path, e.path_len,
-			                 &pc); /* *pc empty when it fails */
+		else if (kind) /* pc stays empty where it fails */
+			zn_pkg_from_path(kind, e.path, e.path_len, &pc);
 		if (pc.type != ZN_PKG_NONE) {
 			w.pkg[0] = zn_pkg_type_name(pc.type);
 			w.pkg[1] = pc.group[0] ? pc.group : NULL;
