@@ -109,41 +109,54 @@ zn_result zs_fse_read_counts(const uint8_t *p, size_t n, int16_t *norm, unsigned
  * Spread the symbols over the states (RFC 8878 4.1.1, "from normalized distribution to decoding
  * tables"): "less than 1" symbols take the last states, one each; the others are placed with
  * the stride (5/8 of the table + 3, odd, so it visits every state once), skipping those.
- * Then each state's next-state rule: the k-th state of a symbol (in state order) reads nb bits
- * where nb makes the count of states, starting at `count`, reach the table size.
- * sym_at[] gets each state's symbol, next_of[] its (next base, nb).
+ * The symbols are first laid out in order, each as often as its count, eight bytes at a time;
+ * without "less than 1" symbols nothing is skipped and the i-th of them goes to state
+ * (i * stride) mod size, so the placement is a loop with no branch and no carried position.
+ * counter[s] becomes the first of symbol s's next-state numbers (see state_rule()).
  */
-static void spread(uint8_t *sym_at, uint16_t *next_base, uint8_t *nbits, const int16_t *norm,
-                   unsigned max_sym, unsigned log)
+static void spread(uint8_t *sym_at, uint16_t *counter, const int16_t *norm, unsigned max_sym,
+                   unsigned log)
 {
 	const uint32_t size = 1u << log, mask = size - 1;
-	uint32_t high = size - 1;
-	uint16_t counter[256];
+	uint8_t lin[(1u << ZS_FSE_LOG_MAX) + 8];
+	uint32_t high = size - 1, n = 0;
 	for (unsigned s = 0; s <= max_sym; s++) {
 		if (norm[s] == -1) {
 			sym_at[high--] = (uint8_t)s;
 			counter[s] = 1;
-		} else {
-			counter[s] = (uint16_t)norm[s];
+			continue;
 		}
+		counter[s] = (uint16_t)norm[s];
+		const uint64_t v = s * 0x0101010101010101ull;
+		for (int i = 0; i < norm[s]; i += 8)
+			zn_put_le64(lin + n + (uint32_t)i, v);
+		n += (uint32_t)norm[s];
 	}
 	const uint32_t step = (size >> 1) + (size >> 3) + 3;
+	if (high == size - 1) {
+		for (uint32_t i = 0; i < size; i++)
+			sym_at[(i * step) & mask] = lin[i];
+		return;
+	}
 	uint32_t pos = 0;
-	for (unsigned s = 0; s <= max_sym; s++) {
-		for (int i = 0; i < norm[s]; i++) {
-			sym_at[pos] = (uint8_t)s;
-			do
-				pos = (pos + step) & mask;
-			while (pos > high);
-		}
+	for (uint32_t i = 0; i < n; i++) {
+		sym_at[pos] = lin[i];
+		do
+			pos = (pos + step) & mask;
+		while (pos > high);
 	}
-	for (uint32_t u = 0; u < size; u++) {
-		unsigned s = sym_at[u];
-		uint32_t x = counter[s]++;
-		unsigned nb = log - (31 - (unsigned)__builtin_clz(x));
-		nbits[u] = (uint8_t)nb;
-		next_base[u] = (uint16_t)((x << nb) - size);
-	}
+}
+
+/* The next-state rule of a state of symbol s: the k-th state of s (in state order) reads nb
+ * bits, where nb makes the count of states, starting at counter[s], reach the table size;
+ * *next is the next state's base. */
+static ZN_FORCEINLINE unsigned state_rule(uint16_t *counter, unsigned s, unsigned log,
+                                          uint32_t *next)
+{
+	uint32_t x = counter[s]++;
+	unsigned nb = log - (31 - (unsigned)__builtin_clz(x));
+	*next = (x << nb) - (1u << log);
+	return nb;
 }
 
 /* Offset codes: Offset_Value = (1 << code) + extra bits, and from code 2 up (values above 3)
@@ -157,15 +170,21 @@ static uint32_t of_base(unsigned code)
 void zs_build_seq_table(struct zs_seq_entry *t, const int16_t *norm, unsigned max_sym, unsigned log,
                         const uint32_t *base, const uint8_t *bits)
 {
-	uint8_t sym_at[1u << ZS_LL_LOG_MAX], nb[1u << ZS_LL_LOG_MAX];
-	uint16_t next[1u << ZS_LL_LOG_MAX];
-	spread(sym_at, next, nb, norm, max_sym, log);
+	uint8_t sym_at[1u << ZS_FSE_LOG_MAX];
+	uint16_t counter[256];
+	struct zs_seq_entry proto[ZS_ML_MAX + 1];
+	spread(sym_at, counter, norm, max_sym, log);
+	for (unsigned s = 0; s <= max_sym; s++) {
+		proto[s].extra = (uint8_t)(base ? bits[s] : s);
+		proto[s].base = base ? base[s] : of_base(s);
+	}
 	for (uint32_t u = 0; u < (1u << log); u++) {
 		unsigned s = sym_at[u];
-		t[u].next = (int16_t)(next[u] - u); /* relative: see struct zs_seq_entry */
-		t[u].nb = nb[u];
-		t[u].extra = (uint8_t)(base ? bits[s] : s);
-		t[u].base = base ? base[s] : of_base(s);
+		uint32_t next;
+		struct zs_seq_entry e = proto[s];
+		e.nb = (uint8_t)state_rule(counter, s, log, &next);
+		e.next = (int16_t)(next - u); /* relative: see struct zs_seq_entry */
+		t[u] = e;
 	}
 }
 
@@ -180,12 +199,13 @@ void zs_build_seq_rle(struct zs_seq_entry *t, unsigned sym, const uint32_t *base
 
 void zs_build_fse_table(struct zs_fse_entry *t, const int16_t *norm, unsigned max_sym, unsigned log)
 {
-	uint8_t sym_at[1u << ZS_WEIGHT_LOG_MAX], nb[1u << ZS_WEIGHT_LOG_MAX];
-	uint16_t next[1u << ZS_WEIGHT_LOG_MAX];
-	spread(sym_at, next, nb, norm, max_sym, log);
+	uint8_t sym_at[1u << ZS_FSE_LOG_MAX];
+	uint16_t counter[256];
+	spread(sym_at, counter, norm, max_sym, log);
 	for (uint32_t u = 0; u < (1u << log); u++) {
-		t[u].next = next[u];
-		t[u].nb = nb[u];
+		uint32_t next;
+		t[u].nb = (uint8_t)state_rule(counter, sym_at[u], log, &next);
+		t[u].next = (uint16_t)next;
 		t[u].sym = sym_at[u];
 	}
 }

@@ -31,6 +31,7 @@
 #define ZS_OF_LOG_MAX     8
 #define ZS_HUF_LOG_MAX    11 /* longest literal codeword */
 #define ZS_WEIGHT_LOG_MAX 6
+#define ZS_FSE_LOG_MAX    9 /* the largest FSE accuracy log of all the above */
 
 /*
  * A sequence decoding table entry: the FSE state transition and the code's value, resolved
