@@ -108,12 +108,18 @@ static ATTR_AVX2 ZN_FORCEINLINE void zcopy_avx2(uint8_t *op, uint32_t off, uint3
 #define ZH_ATTR ATTR_BMI2
 #include "zstd/zstd_huf_template.h"
 
+#define ZH_NAME huf4x2_bmi2
+#define ZH_ATTR ATTR_BMI2
+#define ZH_TWO  1
+#include "zstd/zstd_huf_template.h"
+
 void zn_zstd_select_kernels(uint32_t f, struct zs_kernels *k)
 {
 	zn_zstd_generic_kernels(k);
 	if ((f & (ZN_CPU_BMI2 | ZN_CPU_SSSE3)) != (ZN_CPU_BMI2 | ZN_CPU_SSSE3))
 		return;
 	k->huf4 = huf4_bmi2;
+	k->huf4x2 = huf4x2_bmi2;
 	k->seq = seq_bmi2;
 	k->name = "bmi2";
 	if (f & ZN_CPU_AVX2) {

@@ -13,7 +13,7 @@ static zn_result parse_entropy(struct zs_dict *d, const uint8_t *p, const uint8_
 	struct zs_entropy *e = &d->ent;
 	struct zs_tables *t = &d->tables;
 	size_t used;
-	RETURN_IF_ERROR(zs_read_huffman_tree(p, (size_t)(end - p), t->huf, &e->huf_log, &used));
+	RETURN_IF_ERROR(zs_read_huffman_tree(p, (size_t)(end - p), t->huf, &used));
 	p += used;
 	RETURN_IF_ERROR(zs_read_seq_table(p, (size_t)(end - p), t->of, &e->of_log, ZS_OF_MAX,
 	                                  ZS_OF_LOG_MAX, NULL, NULL, &used));

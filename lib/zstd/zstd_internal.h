@@ -59,8 +59,10 @@ struct zs_fse_entry {
 	uint8_t sym;
 };
 
-/* Literal decoding table: 1 << log entries of (symbol << 8) | codeword length, indexed by the
- * next `log` bits of the stream. */
+/* Literal decoding tables, indexed by the next ZS_HUF_LOG_MAX bits of the stream: entries of
+ * (symbol << 8) | codeword length; and the two-symbol table, whose entries hold the two
+ * symbols whose codewords both fit in those bits (one when the second does not), as
+ * symbols (first in the low byte) | bits << 16 | count << 24. */
 #define ZS_HUF_TABLE_SIZE (1u << ZS_HUF_LOG_MAX)
 
 /* ---- the backward bit reader ---------------------------------------------------------------
@@ -204,13 +206,13 @@ struct zs_huf4_ctx {
 	uint8_t *op[4];
 	uint8_t *oend[4];
 	const uint16_t *dt;
-	unsigned log;
+	const uint32_t *dt2; /* for huf4x2 */
 };
 typedef void (*zs_huf4_fn)(struct zs_huf4_ctx *c);
 
 struct zs_kernels {
 	zs_seq_fn seq;
-	zs_huf4_fn huf4;
+	zs_huf4_fn huf4, huf4x2;
 	const char *name;
 };
 /* The best kernels for the CPU features `f` (zn_cpu_features()). */
@@ -249,8 +251,8 @@ void zs_build_predefined(struct zs_predef *p);
 struct zs_entropy {
 	const struct zs_seq_entry *ll, *of, *ml; /* NULL: none yet (Repeat_Mode is corrupt) */
 	unsigned ll_log, of_log, ml_log;
-	const uint16_t *huf; /* NULL: none yet (Treeless literals are corrupt) */
-	unsigned huf_log;
+	const uint16_t *huf;  /* NULL: none yet (Treeless literals are corrupt) */
+	const uint32_t *huf2; /* huf's two-symbol table; NULL: not built yet */
 	uint32_t rep[3];
 };
 
@@ -260,6 +262,7 @@ struct zs_tables {
 	struct zs_seq_entry ml[1u << ZS_ML_LOG_MAX];
 	struct zs_seq_entry of[1u << ZS_OF_LOG_MAX];
 	uint16_t huf[ZS_HUF_TABLE_SIZE] __attribute__((aligned(64)));
+	uint32_t huf2[ZS_HUF_TABLE_SIZE] __attribute__((aligned(64)));
 };
 
 /* A loaded dictionary (zstd_dict.c): its content, its ID (0 for raw content) and, for the zstd
@@ -276,9 +279,8 @@ zn_result zs_dict_load(struct zs_dict **out, const void *dict, size_t len);
 void zs_dict_free(struct zs_dict *d);
 
 /* Read a Huffman tree description (RFC 8878 4.2.1) at [p, p + n) and build its decoding table
- * into `dt`: *log is the longest codeword, *used the description's length. */
-zn_result zs_read_huffman_tree(const uint8_t *p, size_t n, uint16_t *dt, unsigned *log,
-                               size_t *used);
+ * into `dt` (ZS_HUF_TABLE_SIZE entries): *used is the description's length. */
+zn_result zs_read_huffman_tree(const uint8_t *p, size_t n, uint16_t *dt, size_t *used);
 /* Read an FSE-compressed sequence table description into `t` (dictionaries and blocks). */
 zn_result zs_read_seq_table(const uint8_t *p, size_t n, struct zs_seq_entry *t, unsigned *log,
                             unsigned max_sym, unsigned max_log, const uint32_t *base,

@@ -25,10 +25,16 @@ static ZN_FORCEINLINE void wild_words(uint8_t *d, const uint8_t *s, size_t n)
 #define ZH_ATTR /* none */
 #include "zstd_huf_template.h"
 
+#define ZH_NAME huf4x2_generic
+#define ZH_ATTR /* none */
+#define ZH_TWO  1
+#include "zstd_huf_template.h"
+
 void zn_zstd_generic_kernels(struct zs_kernels *k)
 {
 	k->seq = seq_generic;
 	k->huf4 = huf4_generic;
+	k->huf4x2 = huf4x2_generic;
 	k->name = "generic";
 }
 

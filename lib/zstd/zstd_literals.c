@@ -64,12 +64,13 @@ static inline void fill16(uint16_t *d, uint16_t v, uint32_t n)
 
 /*
  * Weights to a decoding table (RFC 8878 4.2.1.3). The last symbol's weight completes the sum
- * of 2^(w-1) to a power of two, which gives the longest codeword. Codewords are assigned in
- * order of weight, then symbol, starting from the lightest (longest): in a table indexed by the
- * next `log` bits, symbol s of weight w covers 2^(w-1) consecutive entries, runs laid out in
- * that order.
+ * of 2^(w-1) to a power of two, which gives the longest codeword, `log` bits. Codewords are
+ * assigned in order of weight, then symbol, starting from the lightest (longest): in a table
+ * indexed by the next `log` bits, symbol s of weight w covers 2^(w-1) consecutive entries, runs
+ * laid out in that order. The table is indexed by ZS_HUF_LOG_MAX bits whatever the log, each
+ * run 2^(ZS_HUF_LOG_MAX - log) times longer, so that the decoders shift by a constant.
  */
-static zn_result build_huffman_table(uint8_t *w, unsigned nw, uint16_t *dt, unsigned *log_out)
+static zn_result build_huffman_table(uint8_t *w, unsigned nw, uint16_t *dt)
 {
 	uint32_t total = 0, rank[ZS_HUF_LOG_MAX + 2] = {0};
 	for (unsigned i = 0; i < nw; i++) {
@@ -87,26 +88,25 @@ static zn_result build_huffman_table(uint8_t *w, unsigned nw, uint16_t *dt, unsi
 	rank[last]++;
 	/* The lightest codewords pair up: at least two, an even number (a complete code). */
 	SAFETY_CHECK(rank[1] >= 2 && !(rank[1] & 1), ZN_ERR_CORRUPT);
+	const unsigned scale = ZS_HUF_LOG_MAX - log;
 	uint32_t start[ZS_HUF_LOG_MAX + 2];
 	uint32_t at = 0;
 	for (unsigned k = 1; k <= log; k++) {
 		start[k] = at;
-		at += rank[k] << (k - 1);
+		at += rank[k] << (k - 1 + scale);
 	}
 	for (unsigned s = 0; s <= nw; s++) {
 		unsigned k = w[s];
 		if (!k)
 			continue;
-		uint32_t len = 1u << (k - 1);
+		uint32_t len = 1u << (k - 1 + scale);
 		fill16(dt + start[k], (uint16_t)((s << 8) | (log + 1 - k)), len);
 		start[k] += len;
 	}
-	*log_out = log;
 	return ZN_OK;
 }
 
-zn_result zs_read_huffman_tree(const uint8_t *p, size_t n, uint16_t *dt, unsigned *log,
-                               size_t *used)
+zn_result zs_read_huffman_tree(const uint8_t *p, size_t n, uint16_t *dt, size_t *used)
 {
 	uint8_t w[256];
 	unsigned nw;
@@ -128,17 +128,30 @@ zn_result zs_read_huffman_tree(const uint8_t *p, size_t n, uint16_t *dt, unsigne
 		}
 		*used = 1 + bytes;
 	}
-	return build_huffman_table(w, nw, dt, log);
+	return build_huffman_table(w, nw, dt);
+}
+
+/* The two-symbol table from the one-symbol table `dt` (see ZS_HUF_TABLE_SIZE): after the first
+ * codeword's l1 bits, the rest of the index, shifted up, indexes the second codeword, which
+ * counts when its length fits in what is left. */
+static void build_huffman_pairs(const uint16_t *dt, uint32_t *dt2)
+{
+	const uint32_t mask = ZS_HUF_TABLE_SIZE - 1;
+	for (uint32_t i = 0; i <= mask; i++) {
+		uint32_t e1 = dt[i], l1 = e1 & 0xff;
+		uint32_t e2 = dt[(i << l1) & mask], l2 = e2 & 0xff;
+		uint32_t pair = (e1 >> 8) | (e2 & 0xff00) | (l1 + l2) << 16 | 2u << 24;
+		dt2[i] = l1 + l2 <= ZS_HUF_LOG_MAX ? pair : (e1 >> 8) | l1 << 16 | 1u << 24;
+	}
 }
 
 /* ---- Huffman streams ----------------------------------------------------------------------- */
 
 /* Decode [op, oend) from one stream carefully, from the state in `b`: four symbols per reload
  * while the reload is the fast one, then one at a time. The stream must end exactly. */
-static zn_result huf_stream_tail(struct zs_bw *b, const uint16_t *dt, unsigned log, uint8_t *op,
-                                 uint8_t *oend)
+static zn_result huf_stream_tail(struct zs_bw *b, const uint16_t *dt, uint8_t *op, uint8_t *oend)
 {
-	const unsigned sh = 64 - log;
+	const unsigned sh = 64 - ZS_HUF_LOG_MAX;
 #define HUF_STEP()                                                                                 \
 	do {                                                                                       \
 		uint16_t e_ = dt[(b->bits << (b->consumed & 63)) >> sh];                           \
@@ -162,19 +175,30 @@ static zn_result huf_stream_tail(struct zs_bw *b, const uint16_t *dt, unsigned l
 	return ZN_OK;
 }
 
-static zn_result huf_decode_1(const uint8_t *src, size_t n, const uint16_t *dt, unsigned log,
-                              uint8_t *out, size_t regen)
+static zn_result huf_decode_1(const uint8_t *src, size_t n, const uint16_t *dt, uint8_t *out,
+                              size_t regen)
 {
 	struct zs_bw b;
 	RETURN_IF_ERROR(zs_bw_init(&b, src, n));
-	return huf_stream_tail(&b, dt, log, out, out + regen);
+	return huf_stream_tail(&b, dt, out, out + regen);
 }
+
+/* The two-symbol table pays from about this many literals on: building it costs about as
+ * much as decoding 2,000 of them one symbol at a time (perf of bench_zstd on app.log). */
+#define ZS_HUF_PAIRS_MIN 4096
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define use_pairs(regen) ((regen)&1) /* fuzz inputs are small: both loops, by parity */
+#else
+#define use_pairs(regen) ((regen) >= ZS_HUF_PAIRS_MIN)
+#endif
 
 /* Four streams: a 6-byte jump table with the sizes of the first three; each stream decodes
  * (regen + 3) / 4 bytes, the last what is left. */
-static zn_result huf_decode_4(const struct zs_kernels *k, const uint8_t *src, size_t n,
-                              const uint16_t *dt, unsigned log, uint8_t *out, size_t regen)
+static zn_result huf_decode_4(struct zs_block_env *env, const uint8_t *src, size_t n, uint8_t *out,
+                              size_t regen)
 {
+	const struct zs_entropy *ent = env->ent;
+	const uint16_t *dt = ent->huf;
 	SAFETY_CHECK(n >= 10 && regen >= 6, ZN_ERR_CORRUPT);
 	size_t s1 = zn_get_le16(src), s2 = zn_get_le16(src + 2), s3 = zn_get_le16(src + 4);
 	SAFETY_CHECK(s1 + s2 + s3 + 6 < n, ZN_ERR_CORRUPT);
@@ -197,8 +221,16 @@ static zn_result huf_decode_4(const struct zs_kernels *k, const uint8_t *src, si
 			c.start[i] = st[i];
 		}
 		c.dt = dt;
-		c.log = log;
-		k->huf4(&c);
+		if (use_pairs(regen)) {
+			if (!ent->huf2) {
+				build_huffman_pairs(dt, env->tables->huf2);
+				env->ent->huf2 = env->tables->huf2;
+			}
+			c.dt2 = ent->huf2;
+			env->k->huf4x2(&c);
+		} else {
+			env->k->huf4(&c);
+		}
 		for (int i = 0; i < 4; i++) {
 			b[i].p = c.ip[i];
 			b[i].consumed = c.consumed[i];
@@ -206,7 +238,7 @@ static zn_result huf_decode_4(const struct zs_kernels *k, const uint8_t *src, si
 		}
 	}
 	for (int i = 0; i < 4; i++)
-		RETURN_IF_ERROR(huf_stream_tail(&b[i], dt, log, c.op[i], c.oend[i]));
+		RETURN_IF_ERROR(huf_stream_tail(&b[i], dt, c.op[i], c.oend[i]));
 	return ZN_OK;
 }
 
@@ -271,19 +303,18 @@ zn_result zs_decode_literals(struct zs_block_env *env, const uint8_t *src, size_
 	struct zs_entropy *ent = env->ent;
 	if (type == 2) {
 		size_t tsize;
-		unsigned log;
-		RETURN_IF_ERROR(zs_read_huffman_tree(p, left, env->tables->huf, &log, &tsize));
+		RETURN_IF_ERROR(zs_read_huffman_tree(p, left, env->tables->huf, &tsize));
 		ent->huf = env->tables->huf;
-		ent->huf_log = log;
+		ent->huf2 = NULL;
 		p += tsize;
 		left -= tsize;
 	} else {
 		SAFETY_CHECK(ent->huf != NULL, ZN_ERR_CORRUPT);
 	}
 	if (sf == 0)
-		RETURN_IF_ERROR(huf_decode_1(p, left, ent->huf, ent->huf_log, buf, regen));
+		RETURN_IF_ERROR(huf_decode_1(p, left, ent->huf, buf, regen));
 	else
-		RETURN_IF_ERROR(huf_decode_4(env->k, p, left, ent->huf, ent->huf_log, buf, regen));
+		RETURN_IF_ERROR(huf_decode_4(env, p, left, buf, regen));
 	*lit = buf;
 	*used = hdr + csize;
 	return ZN_OK;
