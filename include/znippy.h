@@ -1021,9 +1021,11 @@ ZN_API uint64_t zn_zstd_stream_frames(const struct zn_zstd_decoder *d);
  * the file or the central directory's place, or claim more entries than its directory can hold
  * is refused at open with ZN_ERR_CORRUPT (the overlapping "zip bomb" among them). Memory: the
  * entry table, 64 bytes per entry, bounded by the archive's size; names are never copied.
- * Methods decoded: 0 (stored) and 8 (deflate, our decoder); others, and encrypted entries,
- * are listed and refused by the read calls with ZN_ERR_UNSUPPORTED. A read never produces more
- * than the entry's declared size, and checks its CRC-32.
+ * Methods decoded: 0 (stored), 8 (deflate), 12 (bzip2) and 93 (zstd), with our decoders (their
+ * errors as the decoders give them); others, and encrypted entries, are listed and refused by
+ * the read calls with ZN_ERR_UNSUPPORTED. A read never produces more than the entry's declared
+ * size, and checks its CRC-32. A zstd entry of 32 MiB or more is streamed within the zstd
+ * decoder's default memory limit (ZN_ZSTD_MEMORY_DEFAULT): a larger window is ZN_ERR_LIMIT.
  * ---------------------------------------------------------------------------------------------- */
 struct zn_zip;
 
@@ -1042,7 +1044,8 @@ struct zn_zip_entry {
 	unsigned method; /* 0 stored, 8 deflate, 9 Deflate64, 12 bzip2, 14 LZMA, 93 zstd, ... */
 	unsigned flags;  /* general-purpose bit flags (bit 0 encrypted, 3 data descriptor, 11 UTF-8)
 	                  */
-	int supported;   /* 1 when the read calls can decode it (method 0 or 8, not encrypted) */
+	int supported;   /* 1 when the read calls can decode it (method 0, 8, 12 or 93, not
+	                    encrypted) */
 	int shadowed;    /* 1 when a later entry has the same name (it is the one extracted) */
 	uint64_t offset; /* where its compressed data starts in the input given to open */
 };

@@ -153,6 +153,34 @@ check "66,000 entries (ZIP64 end record): -Z1 as unzip's" \
 	[ "$(unzip -Z1 many.zip | md5sum)" = "$("$Z" unzip -Z1 many.zip | md5sum)" ]
 code 0 "  ... and tested" "$Z" unzip -t many.zip
 same dd.zip "Python data descriptors"
+# bzip2 (method 12) from Info-ZIP zip; zstd (method 93), which Info-ZIP cannot write or read:
+# z0.zip's entries recompressed by the zstd command into an archive written by hand, whose tree
+# must be Info-ZIP's of z0.zip.
+(cd src && zip -q -r -y -Z bzip2 ../bz.zip .)
+same bz.zip "zip -Z bzip2"
+python3 - z0.zip zs.zip <<'PY'
+import struct, subprocess, sys, zipfile, zlib
+body = b''; cd = b''; n = 0
+for i in zipfile.ZipFile(sys.argv[1]).infolist():
+    data = zipfile.ZipFile(sys.argv[1]).read(i)
+    m, comp = (0, b'') if i.is_dir() else (93, subprocess.run(
+        ['zstd', '-q', '-c', '-3'], input=data, capture_output=True, check=True).stdout)
+    fl = i.flag_bits & 0x800; name = i.filename.encode('utf-8' if fl else 'cp437'); crc = zlib.crc32(data)
+    t, d = i.date_time[3] << 11 | i.date_time[4] << 5 | i.date_time[5] // 2, \
+        (i.date_time[0] - 1980) << 9 | i.date_time[1] << 5 | i.date_time[2]
+    fixed = struct.pack('<HHHHIIIH', fl, m, t, d, crc, len(comp), len(data), len(name))
+    cd += struct.pack('<IHH', 0x02014b50, 0x0300 | 63, 63) + fixed[:-2] + \
+        struct.pack('<HHHHHII', len(name), 0, 0, 0, 0, i.external_attr, len(body)) + name
+    body += struct.pack('<IH', 0x04034b50, 63) + fixed + struct.pack('<H', 0) + name + comp
+    n += 1
+eocd = struct.pack('<IHHHHIIH', 0x06054b50, 0, 0, n, n, len(cd), len(body), 0)
+open(sys.argv[2], 'wb').write(body + cd + eocd)
+PY
+rm -rf "$T/u" "$T/z"
+unzip -q z0.zip -d "$T/u"
+code 0 "zstd entries (method 93): extracted" "$Z" unzip -q zs.zip -d "$T/z"
+check "  ... Info-ZIP's tree of the same entries" [ "$(sig "$T/u")" = "$(sig "$T/z")" ]
+code 0 "  ... and tested" "$Z" unzip -t zs.zip
 # A self-extracting stub before the archive, offsets adjusted (zip -A) or not.
 cat /bin/true z9.zip >sfx-raw.zip
 cp sfx-raw.zip sfx.zip && zip -q -A sfx.zip
@@ -222,8 +250,9 @@ hostile 3 "more entries than the directory holds" count.zip
 hostile 81 "an encrypted entry" enc.zip
 check "  ... the other extracted" [ -f "$T/h/t/b" ]
 check "  ... the encrypted not written" [ ! -e "$T/h/t/a" ]
-(cd src && zip -q -Z bzip2 ../bz.zip numbers.txt)
-hostile 81 "bzip2 method" bz.zip
+cp bz.zip bzflip.zip
+printf '\x55' | dd of=bzflip.zip bs=1 seek=$(($(unzip -Zv bz.zip numbers.txt | sed -n 's/.*offset of local header from start of archive: *\([0-9]*\).*/\1/p') + 30 + 11 + 5000)) conv=notrunc 2>/dev/null
+hostile 2 "bzip2 data with a flipped byte" bzflip.zip
 if command -v 7zz >/dev/null; then
 	(cd src && 7zz a -tzip -mm=Deflate64 ../d64.zip numbers.txt >/dev/null)
 	hostile 81 "Deflate64" d64.zip

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* zip_decode.c - one entry's content: stored bytes straight from the archive, deflate through
- * our decoder, size and CRC-32 checked, never more than the declared size passed on.
+/* zip_decode.c - one entry's content: stored bytes straight from the archive, deflate, bzip2
+ * and zstd through our decoders, size and CRC-32 checked, never more than the declared size
+ * passed on.
  *
- * A deflate entry of up to ZIP_WHOLE_MAX bytes is decoded whole into the thread's buffer with
- * zn_inflate (the fast path: no window copies, one sink call); a bigger one is streamed through
- * zn_inflate_stream, so that a thread's memory stays bounded whatever the archive declares. */
+ * A deflate or zstd entry of up to ZIP_WHOLE_MAX bytes is decoded whole into the thread's
+ * buffer (the fast path: no window copies, one sink call); a bigger one is streamed, so that a
+ * thread's memory stays bounded whatever the archive declares (zstd: its window, within the
+ * decoder's memory limit). bzip2 decodes block by block into the sink on the worker's own
+ * thread: the entries are what the workers share out. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,6 +18,7 @@
 void zn_zip_work_release(struct zip_work *w)
 {
 	zn_inflater_free(w->inf);
+	zn_zstd_decoder_free(w->zd);
 	free(w->buf);
 	memset(w, 0, sizeof(*w));
 }
@@ -51,33 +55,78 @@ static zn_result emit(zn_sink_fn sink, void *ctx, const uint8_t *p, uint64_t n, 
 	return ZN_OK;
 }
 
-static zn_result decode_whole(const struct zip_ent *e, const uint8_t *in, struct zip_work *w,
-                              zn_sink_fn sink, void *ctx, uint32_t *crc)
+/* The thread's buffer with room for `need` bytes. */
+static zn_result work_buf(struct zip_work *w, size_t need)
 {
-	/* Slack lets the decoder's fast loop run to the end; a stream longer than declared shows
-	 * as out_len != size (or OUTPUT_FULL), and nothing past size is passed on. */
-	size_t need = (size_t)e->size + 1024;
-	if (w->buf_cap < need) {
-		size_t cap = ZN_MAX(need, (size_t)64 << 10);
-		uint8_t *b = realloc(w->buf, cap);
-		if (!b)
-			return ZN_ERR_NOMEM;
-		w->buf = b, w->buf_cap = cap;
-	}
+	if (w->buf_cap >= need)
+		return ZN_OK;
+	size_t cap = ZN_MAX(need, (size_t)64 << 10);
+	uint8_t *b = realloc(w->buf, cap);
+	if (!b)
+		return ZN_ERR_NOMEM;
+	w->buf = b, w->buf_cap = cap;
+	return ZN_OK;
+}
+
+/* Slack after the declared size lets the decoders' fast loops run to the end; a stream longer
+ * than declared shows as a longer output (or OUTPUT_FULL), and nothing past size is passed on. */
+#define WHOLE_SLACK 1024
+
+static zn_result inflate_whole(const struct zip_ent *e, const uint8_t *in, struct zip_work *w,
+                               size_t cap, size_t *out_len)
+{
 	struct zn_inflate_info info = {.struct_size = sizeof(info)};
-	zn_result r = zn_inflate(w->inf, in, (size_t)e->csize, w->buf, need, &info);
+	RETURN_IF_ERROR(zn_inflate(w->inf, in, (size_t)e->csize, w->buf, cap, &info));
+	*out_len = info.out_len;
+	return ZN_OK;
+}
+
+static zn_result zstd_whole(const struct zip_ent *e, const uint8_t *in, struct zip_work *w,
+                            size_t cap, size_t *out_len)
+{
+	struct zn_zstd_info info = {.struct_size = sizeof(info)};
+	RETURN_IF_ERROR(zn_zstd_decompress(w->zd, in, (size_t)e->csize, w->buf, cap, &info));
+	*out_len = (size_t)info.out_len;
+	return ZN_OK;
+}
+
+typedef zn_result (*whole_fn)(const struct zip_ent *e, const uint8_t *in, struct zip_work *w,
+                              size_t cap, size_t *out_len);
+
+static zn_result decode_whole(const struct zip_ent *e, const uint8_t *in, struct zip_work *w,
+                              whole_fn fn, zn_sink_fn sink, void *ctx, uint32_t *crc)
+{
+	const size_t cap = (size_t)e->size + WHOLE_SLACK;
+	RETURN_IF_ERROR(work_buf(w, cap));
+	size_t len = 0;
+	zn_result r = fn(e, in, w, cap, &len);
 	if (r == ZN_ERR_OUTPUT_FULL)
 		return ZN_ERR_LENGTH_MISMATCH;
 	RETURN_IF_ERROR(r);
-	if (info.out_len != e->size)
+	if (len != e->size)
 		return ZN_ERR_LENGTH_MISMATCH;
-	return emit(sink, ctx, w->buf, info.out_len, crc);
+	return emit(sink, ctx, w->buf, len, crc);
 }
 
-static zn_result decode_stream(const struct zip_ent *e, const uint8_t *in, struct zip_work *w,
-                               zn_sink_fn sink, void *ctx, uint32_t *crc)
+/* The streaming interfaces of both decoders take the same arguments. */
+static zn_result inflate_step(struct zip_work *w, const uint8_t *in, size_t n, int final,
+                              size_t *used, const void **out, size_t *olen, int *done)
 {
-	RETURN_IF_ERROR(zn_inflate_stream_reset(w->inf));
+	return zn_inflate_stream(w->inf, in, n, final, used, out, olen, done);
+}
+
+static zn_result zstd_step(struct zip_work *w, const uint8_t *in, size_t n, int final, size_t *used,
+                           const void **out, size_t *olen, int *done)
+{
+	return zn_zstd_stream(w->zd, in, n, final, used, out, olen, done);
+}
+
+typedef zn_result (*step_fn)(struct zip_work *w, const uint8_t *in, size_t n, int final,
+                             size_t *used, const void **out, size_t *olen, int *done);
+
+static zn_result decode_stream(const struct zip_ent *e, const uint8_t *in, struct zip_work *w,
+                               step_fn step, zn_sink_fn sink, void *ctx, uint32_t *crc)
+{
 	uint64_t pos = 0, out_total = 0;
 	int done = 0;
 	while (!done) {
@@ -85,8 +134,7 @@ static zn_result decode_stream(const struct zip_ent *e, const uint8_t *in, struc
 		       olen = 0;
 		const void *o = NULL;
 		int final = pos + chunk == e->csize;
-		RETURN_IF_ERROR(
-		        zn_inflate_stream(w->inf, in + pos, chunk, final, &used, &o, &olen, &done));
+		RETURN_IF_ERROR(step(w, in + pos, chunk, final, &used, &o, &olen, &done));
 		pos += used;
 		if (olen > e->size - out_total)
 			return ZN_ERR_LENGTH_MISMATCH;
@@ -94,6 +142,59 @@ static zn_result decode_stream(const struct zip_ent *e, const uint8_t *in, struc
 		RETURN_IF_ERROR(emit(sink, ctx, o, olen, crc));
 	}
 	return out_total == e->size ? ZN_OK : ZN_ERR_LENGTH_MISMATCH;
+}
+
+/* bzip2's output, passed on while within the declared size. */
+struct bz_limit {
+	zn_sink_fn sink;
+	void *ctx;
+	uint64_t left;
+	uint32_t *crc;
+};
+
+static zn_result bz_limit_sink(void *ctx, const void *data, size_t len)
+{
+	struct bz_limit *l = ctx;
+	if (len > l->left)
+		return ZN_ERR_LENGTH_MISMATCH;
+	l->left -= len;
+	return emit(l->sink, l->ctx, data, len, l->crc);
+}
+
+static zn_result decode_bzip2(const struct zip_ent *e, const uint8_t *in, zn_sink_fn sink,
+                              void *ctx, uint32_t *crc)
+{
+	struct zn_bunzip2_options opt;
+	zn_bunzip2_options_init(&opt);
+	opt.threads = 1;
+	struct bz_limit l = {sink, ctx, e->size, crc};
+	RETURN_IF_ERROR(zn_bunzip2_mem(&opt, in, (size_t)e->csize, bz_limit_sink, &l, NULL));
+	return l.left == 0 ? ZN_OK : ZN_ERR_LENGTH_MISMATCH;
+}
+
+static zn_result decode_entry(const struct zip_ent *e, const uint8_t *in, struct zip_work *w,
+                              zn_sink_fn sink, void *ctx, uint32_t *crc)
+{
+	switch (e->method) {
+	case ZIP_METHOD_STORE:
+		return emit(sink, ctx, in, e->csize, crc);
+	case ZIP_METHOD_BZIP2:
+		return decode_bzip2(e, in, sink, ctx, crc);
+	case ZIP_METHOD_ZSTD:
+		if (!w->zd)
+			RETURN_IF_ERROR(zn_zstd_decoder_new(&w->zd));
+		if (e->size < ZIP_WHOLE_MAX)
+			return decode_whole(e, in, w, zstd_whole, sink, ctx, crc);
+		RETURN_IF_ERROR(zn_zstd_stream_reset(w->zd));
+		return decode_stream(e, in, w, zstd_step, sink, ctx, crc);
+	default: /* deflate */
+		if (!w->inf)
+			RETURN_IF_ERROR(zn_inflater_new(&w->inf, ZN_FORMAT_RAW));
+		if (e->size < ZIP_WHOLE_MAX)
+			return decode_whole(e, in, w, inflate_whole, sink, ctx, crc);
+		RETURN_IF_ERROR(zn_inflate_stream_reset(w->inf));
+		return decode_stream(e, in, w, inflate_step, sink, ctx, crc);
+	}
 }
 
 zn_result zn_zip_decode(const struct zn_zip *z, uint64_t i, struct zip_work *w, zn_sink_fn sink,
@@ -104,18 +205,8 @@ zn_result zn_zip_decode(const struct zn_zip *z, uint64_t i, struct zip_work *w, 
 		return (zn_result)e->damage;
 	if (!zip_supported(e))
 		return ZN_ERR_UNSUPPORTED;
-	const uint8_t *in = z->base + e->data;
 	uint32_t crc = 0;
-	if (e->method == ZIP_METHOD_STORE) {
-		RETURN_IF_ERROR(emit(sink, ctx, in, e->csize, &crc));
-	} else {
-		if (!w->inf)
-			RETURN_IF_ERROR(zn_inflater_new(&w->inf, ZN_FORMAT_RAW));
-		if (e->size < ZIP_WHOLE_MAX)
-			RETURN_IF_ERROR(decode_whole(e, in, w, sink, ctx, &crc));
-		else
-			RETURN_IF_ERROR(decode_stream(e, in, w, sink, ctx, &crc));
-	}
+	RETURN_IF_ERROR(decode_entry(e, z->base + e->data, w, sink, ctx, &crc));
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	crc = e->crc; /* let the fuzzer past the CRC, into what follows a good entry */
 #endif

@@ -41,6 +41,8 @@ struct zn_zip {
 
 #define ZIP_METHOD_STORE    0
 #define ZIP_METHOD_DEFLATE  8
+#define ZIP_METHOD_BZIP2    12
+#define ZIP_METHOD_ZSTD     93
 #define ZIP_FLAG_ENCRYPTED  1u
 #define ZIP_FLAG_DESCRIPTOR 8u
 #define ZIP_FLAG_STRONG_ENC 64u
@@ -49,13 +51,15 @@ struct zn_zip {
 static inline int zip_supported(const struct zip_ent *e)
 {
 	return !(e->flags & (ZIP_FLAG_ENCRYPTED | ZIP_FLAG_STRONG_ENC)) &&
-	       (e->method == ZIP_METHOD_STORE || e->method == ZIP_METHOD_DEFLATE);
+	       (e->method == ZIP_METHOD_STORE || e->method == ZIP_METHOD_DEFLATE ||
+	        e->method == ZIP_METHOD_BZIP2 || e->method == ZIP_METHOD_ZSTD);
 }
 
 /* A decoder's reusable state: one per thread. */
 struct zip_work {
 	struct zn_inflater *inf;
-	uint8_t *buf; /* whole-entry output for small deflate entries */
+	struct zn_zstd_decoder *zd;
+	uint8_t *buf; /* whole-entry output for small deflate and zstd entries */
 	size_t buf_cap;
 };
 void zn_zip_work_release(struct zip_work *w);

@@ -333,8 +333,12 @@ static zn_result check_local(const struct zn_zip *z, struct zip_ent *e, uint64_t
 	if (e->method == ZIP_METHOD_STORE && !(e->flags & ZIP_FLAG_ENCRYPTED) &&
 	    e->size != e->csize)
 		damage(e, ZN_ERR_CORRUPT, DMG_STORE_SIZE);
-	/* DEFLATE expands at most 1032:1 (258 bytes from a 2-bit match code) */
-	if (e->method == ZIP_METHOD_DEFLATE && e->size / 1032 > e->csize + 64)
+	/* DEFLATE expands at most 1032:1 (258 bytes from a 2-bit match code), zstd 32768:1 (an
+	 * RLE block: 128 KiB from 4 bytes). bzip2's bound (a block's 900 kB of runs, each 5 bytes
+	 * for 255, from some 40 bytes) is too loose to tell anything; its decoder, as the others,
+	 * stops at the declared size. */
+	if ((e->method == ZIP_METHOD_DEFLATE && e->size / 1032 > e->csize + 64) ||
+	    (e->method == ZIP_METHOD_ZSTD && e->size / 32768 > e->csize + 64))
 		damage(e, ZN_ERR_LIMIT, DMG_RATIO);
 	return ZN_OK;
 }
