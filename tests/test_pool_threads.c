@@ -183,8 +183,8 @@ static void check_first_error(void)
 	zn_pool_free(err_pool);
 }
 
-/* Joining a group waits for its own jobs; zn_pool_help runs a queued job on the caller. */
-static atomic_uint g1_done, g2_done, helped_on_caller;
+/* Joining a group waits for its own jobs. */
+static atomic_uint g1_done, g2_done;
 static void g1_job(void *arg)
 {
 	(void)arg;
@@ -196,13 +196,6 @@ static void g2_job(void *arg)
 	(void)arg;
 	atomic_fetch_add(&g2_done, 1);
 }
-static void caller_job(void *arg)
-{
-	(void)arg;
-	if (pthread_equal(pthread_self(), caller))
-		atomic_fetch_add(&helped_on_caller, 1);
-}
-
 static void check_groups(unsigned threads)
 {
 	struct zn_pool *p;
@@ -218,28 +211,6 @@ static void check_groups(unsigned threads)
 	CHECK_EQ_U64(atomic_load(&g1_done), 100);
 	zn_pool_join(p, &g2);
 	CHECK_EQ_U64(atomic_load(&g2_done), 100);
-	zn_pool_free(p);
-}
-
-static void check_help(void)
-{
-	struct zn_pool *p;
-	CHECK_OK(zn_pool_new(&p, 2, 4));
-	atomic_store(&gate, 0);
-	atomic_store(&queued_now, 1);
-	zn_pool_add(p, slow_job, NULL); /* holds the pool's one thread */
-	while (atomic_load(&queued_now))
-		usleep(100);
-	atomic_store(&helped_on_caller, 0);
-	zn_pool_add(p, caller_job, NULL);
-	CHECK(zn_pool_help(p) == 1);
-	CHECK(atomic_load(&helped_on_caller) == 1);
-	CHECK(zn_pool_help(p) == 0); /* nothing queued */
-	atomic_store(&gate, 1);
-	zn_pool_free(p);
-	/* At one thread there is never anything queued to help with. */
-	CHECK_OK(zn_pool_new(&p, 1, 1));
-	CHECK(zn_pool_help(p) == 0);
 	zn_pool_free(p);
 }
 
@@ -263,7 +234,6 @@ int main(int argc, char **argv)
 	check_first_error();
 	check_groups(1);
 	check_groups(3);
-	check_help();
 	/* 0 threads is one per CPU. */
 	struct zn_pool *p;
 	CHECK_OK(zn_pool_new(&p, 0, 0));

@@ -200,18 +200,6 @@ void zn_pool_join(struct zn_pool *p, struct zn_pool_group *g)
 		help_until(p, group_returned, g);
 }
 
-int zn_pool_help(struct zn_pool *p)
-{
-	if (p->threads == 1)
-		return 0;
-	pthread_mutex_lock(&p->mu);
-	int ran = p->n > 0;
-	if (ran)
-		run_job(p, pop_job(p));
-	pthread_mutex_unlock(&p->mu);
-	return ran;
-}
-
 struct part {
 	zn_part_fn fn;
 	void *arg;

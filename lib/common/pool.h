@@ -67,11 +67,6 @@ struct zn_pool_group {
 void zn_pool_add_to(struct zn_pool *p, struct zn_pool_group *g, zn_job_fn fn, void *arg);
 void zn_pool_join(struct zn_pool *p, struct zn_pool_group *g);
 
-/* Run one queued job on the caller's thread, if there is one: 1 if it ran one. For a thread
- * that would otherwise sleep until the others make progress (the archive writer's walk, waiting
- * for a free block buffer): it helps instead. */
-int zn_pool_help(struct zn_pool *p);
-
 /* Record an error (the first wins; ZN_OK is ignored) and raise the cancel flag. Thread-safe. */
 void zn_pool_fail(struct zn_pool *p, zn_result r);
 /* Whether a job should stop: an error was recorded. Cheap enough to poll per block. */
