@@ -11,7 +11,7 @@ import os, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import history  # noqa: E402
 
-Z = "build/znippy"
+Z = os.environ.get("ZNIPPY", "build/znippy")
 C = sys.argv[1] if len(sys.argv) > 1 else "bench/corpora"
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 
