@@ -214,6 +214,36 @@ static void check_groups(unsigned threads)
 	zn_pool_free(p);
 }
 
+/* zn_pool_add_first jumps the queue: with the one job thread held, a job added first runs
+ * before those queued earlier. */
+static atomic_int first_order[3], first_n;
+static void first_job(void *arg)
+{
+	atomic_store(&first_order[atomic_fetch_add(&first_n, 1)], (int)(intptr_t)arg);
+}
+
+static void check_add_first(void)
+{
+	struct zn_pool *p;
+	CHECK_OK(zn_pool_new(&p, 2, 4));
+	atomic_store(&gate, 0);
+	atomic_store(&queued_now, 1);
+	atomic_store(&first_n, 0);
+	zn_pool_add(p, slow_job, NULL); /* holds the pool's one thread */
+	while (atomic_load(&queued_now))
+		usleep(100);
+	zn_pool_add(p, first_job, (void *)(intptr_t)1);
+	zn_pool_add(p, first_job, (void *)(intptr_t)2);
+	zn_pool_add_first(p, first_job, (void *)(intptr_t)3);
+	atomic_store(&gate, 1);
+	while (atomic_load(&first_n) < 3) /* all on the job thread (zn_pool_wait would help) */
+		usleep(100);
+	zn_pool_wait(p);
+	CHECK(atomic_load(&first_order[0]) == 3 && atomic_load(&first_order[1]) == 1 &&
+	      atomic_load(&first_order[2]) == 2);
+	zn_pool_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	tu_init(argc, argv, "test_pool_threads");
@@ -224,6 +254,7 @@ int main(int argc, char **argv)
 	check_all_run(4, 3);
 	check_all_run(8, 0);
 	check_backpressure();
+	check_add_first();
 	check_nested(1);
 	check_nested(2);
 	check_nested(4);

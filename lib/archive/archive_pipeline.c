@@ -195,9 +195,9 @@ static void advance(struct zn_writer *w)
 	p->hashing |= span;
 	pthread_mutex_unlock(&p->mu);
 	if (out)
-		zn_pool_add(p->pool, output_job, w);
+		zn_pool_add_first(p->pool, output_job, w);
 	if (span)
-		zn_pool_add(p->pool, span_job, w);
+		zn_pool_add_first(p->pool, span_job, w);
 }
 
 /* One of a slot's two jobs is through (worked or hashed, mu held): DONE after both. */

@@ -130,7 +130,7 @@ unsigned zn_pool_threads(const struct zn_pool *p)
 	return p->threads;
 }
 
-static void add_job(struct zn_pool *p, struct job j)
+static void add_job(struct zn_pool *p, struct job j, int first)
 {
 	if (p->threads == 1) {
 		j.fn(j.arg);
@@ -145,7 +145,12 @@ static void add_job(struct zn_pool *p, struct job j)
 	}
 	if (j.g)
 		atomic_fetch_add(&j.g->left, 1);
-	p->q[(p->head + p->n) % p->cap] = j;
+	if (first) {
+		p->head = (p->head + p->cap - 1) % p->cap;
+		p->q[p->head] = j;
+	} else {
+		p->q[(p->head + p->n) % p->cap] = j;
+	}
 	p->n++;
 	p->pending++;
 	pthread_cond_signal(&p->work);
@@ -154,12 +159,17 @@ static void add_job(struct zn_pool *p, struct job j)
 
 void zn_pool_add(struct zn_pool *p, zn_job_fn fn, void *arg)
 {
-	add_job(p, (struct job){fn, arg, NULL});
+	add_job(p, (struct job){fn, arg, NULL}, 0);
+}
+
+void zn_pool_add_first(struct zn_pool *p, zn_job_fn fn, void *arg)
+{
+	add_job(p, (struct job){fn, arg, NULL}, 1);
 }
 
 void zn_pool_add_to(struct zn_pool *p, struct zn_pool_group *g, zn_job_fn fn, void *arg)
 {
-	add_job(p, (struct job){fn, arg, g});
+	add_job(p, (struct job){fn, arg, g}, 0);
 }
 
 /* Until done(ctx) holds (checked under mu), running queued jobs meanwhile. */

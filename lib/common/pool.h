@@ -49,6 +49,8 @@ unsigned zn_pool_threads(const struct zn_pool *p);
 
 /* Queue fn(arg), blocking while the queue is full; at one thread, run it now. */
 void zn_pool_add(struct zn_pool *p, zn_job_fn fn, void *arg);
+/* The same, ahead of every queued job: for a short job that others wait on. */
+void zn_pool_add_first(struct zn_pool *p, zn_job_fn fn, void *arg);
 
 /* Until every job added so far has returned; the caller runs queued jobs meanwhile. */
 void zn_pool_wait(struct zn_pool *p);
