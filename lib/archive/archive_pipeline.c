@@ -36,7 +36,9 @@
  * Nobody waits for a stage: whoever makes the next block ready for the output (the compression
  * job that finishes it, the span job that hashes its last piece) starts the output job if it is
  * not running (advance), and likewise for the span job; each runs while there is work in order
- * and then ends, under the pipeline's lock so that no block is left behind. With one thread the
+ * and then ends, under the pipeline's lock so that no block is left behind. Both are queued
+ * ahead of the compression jobs (zn_pool_add_first): the blocks they wait for hold slots that
+ * the producer needs. With one thread the
  * pool runs every job at once on the caller's thread: -T1 is one thread, the same stages in the
  * same order. The producer waits only for a free slot, or for a large file's digest (dedup), and
  * sleeps meanwhile. It does not take compression jobs: one it ran kept it from filling the next
