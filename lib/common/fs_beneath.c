@@ -13,13 +13,29 @@
 
 static atomic_int have_openat2 = 1;
 
+/* The directory `comp` in fd, not through a symlink. */
+static int open_child(int fd, const char *comp)
+{
+	return openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* The directory `rel` beneath rootfd, with no symlink on the way (openat2). */
+static int open_beneath(int rootfd, const char *rel)
+{
+	struct open_how how = {
+	        .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	return (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+}
+
 /* One component below fd, made first when missing and create is set; fd is closed. */
 static int step(int fd, const char *comp, int create)
 {
-	int nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int nfd = open_child(fd, comp);
 	if (nfd < 0 && errno == ENOENT && create) {
 		if (mkdirat(fd, comp, 0777) == 0 || errno == EEXIST)
-			nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			nfd = open_child(fd, comp);
 	}
 	int e = errno;
 	close(fd);
@@ -39,20 +55,16 @@ static int last_missing(int rootfd, const char *rel)
 	char parent[4096];
 	memcpy(parent, rel, (size_t)(last - rel));
 	parent[last - rel] = 0;
-	struct open_how how = {
-	        .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-	        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	long pfd = syscall(SYS_openat2, rootfd, parent, &how, sizeof(how));
+	int pfd = open_beneath(rootfd, parent);
 	if (pfd < 0)
 		return -1;
 	/* Made straight away (openat2 said it was missing; EEXIST if it came meanwhile), then
 	 * opened as step() opens: no symlink followed, a directory or nothing. */
 	int fd = -1;
-	if (mkdirat((int)pfd, last + 1, 0777) == 0 || errno == EEXIST)
-		fd = openat((int)pfd, last + 1, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (mkdirat(pfd, last + 1, 0777) == 0 || errno == EEXIST)
+		fd = open_child(pfd, last + 1);
 	int e = errno;
-	close((int)pfd);
+	close(pfd);
 	errno = e;
 	return fd;
 }
@@ -62,19 +74,15 @@ int zn_open_dir_beneath(int rootfd, const char *rel, int create)
 	if (!*rel)
 		return fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
 	if (atomic_load_explicit(&have_openat2, memory_order_relaxed)) {
-		struct open_how how = {
-		        .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-		};
-		long fd = syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+		int fd = open_beneath(rootfd, rel);
 		if (fd >= 0)
-			return (int)fd;
+			return fd;
 		if (errno == ENOSYS || errno == EPERM)
 			atomic_store(&have_openat2, 0);
 		else if (errno != ENAMETOOLONG && (errno != ENOENT || !create))
 			return -1;
 		else if (errno == ENOENT && (fd = last_missing(rootfd, rel)) >= 0)
-			return (int)fd;
+			return fd;
 	}
 	int fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
 	char comp[256];
