@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,6 +32,8 @@ static const char unzip_help[] =
 	"List, test or extract the entries of a ZIP archive (jar, war, apk, whl, ...), as\n"
 	"Info-ZIP unzip does, decoding entries on every core. NAMEs are wildcards (* ? [..],\n"
 	"'*' also matching '/'), matched against stored names; options may also follow ARCHIVE.\n"
+	"An ARCHIVE with wildcards that names no file ('*.jar', quoted) is every file it\n"
+	"matches, in turn, with a summary at the end.\n"
 	"\n"
 	"  -d DIR   extract into DIR (created if missing; default: the current directory)\n"
 	"  -l       list names, sizes and times (unzip -l)\n"
@@ -504,42 +507,110 @@ static int extract_or_test(struct uz *u, const uint8_t *sel)
 	return u->rc;
 }
 
-static int cmd_unzip(int argc, char **argv)
+/* One archive, u->archive: its entries listed, piped, tested or extracted. */
+static int unzip_one(struct uz *u)
 {
-	struct uz u = {0};
-	int rc = parse_args(&u, argc, argv);
-	if (rc < 0)
-		rc = open_archive(&u);
+	u->rc = 0;
+	int rc = open_archive(u);
 	if (rc >= 0)
-		goto out;
-	uint64_t n = zn_zip_count(u.z);
+		return rc;
+	uint64_t n = zn_zip_count(u->z);
 	uint8_t *sel = malloc(n ? n : 1);
 	if (!sel) {
 		rc = UZ_NOMEM;
 		goto out;
 	}
-	uint64_t picked = select_entries(&u, sel);
+	uint64_t picked = select_entries(u, sel);
 	if (!n) { /* as Info-ZIP: a warning, nothing listed or extracted */
-		fprintf(stderr, "warning [%s]:  zipfile is empty\n", u.archive);
+		fprintf(stderr, "warning [%s]:  zipfile is empty\n", u->archive);
 		rc = UZ_WARN;
 	} else if (!picked) {
 		rc = UZ_NO_MATCH;
+	} else if (u->list || u->verbose || u->z1 || u->json) {
+		rc = list_entries(u, sel);
+	} else if (u->pipe) {
+		rc = pipe_entries(u, sel);
+	} else {
+		rc = extract_or_test(u, sel);
 	}
-	if (!n || !picked) {
-		free(sel);
-		goto out;
-	}
-	if (u.list || u.verbose || u.z1 || u.json)
-		rc = list_entries(&u, sel);
-	else if (u.pipe)
-		rc = pipe_entries(&u, sel);
-	else
-		rc = extract_or_test(&u, sel);
-	if (u.rc > rc)
-		rc = u.rc;
+	if (u->rc > rc)
+		rc = u->rc;
 	free(sel);
 out:
-	zn_zip_free(u.z);
+	zn_zip_free(u->z);
+	u->z = NULL;
+	return rc;
+}
+
+/* "N archives were ...", as Info-ZIP words it. */
+static void tally(FILE *f, unsigned n, const char *one, const char *many, const char *what)
+{
+	if (n)
+		fprintf(f, "%u %s %s.\n", n, n == 1 ? one : many, what);
+}
+
+/* Info-ZIP's wildcard archive names: an ARCHIVE with * ? or [ that names no file is every file
+ * it matches, in name order, one after another; a summary follows (on standard error with -q),
+ * and the exit status is the worst. */
+static int unzip_many(struct uz *u)
+{
+	const char *pattern = u->archive;
+	glob_t g;
+	int gr = glob(pattern, 0, NULL, &g);
+	if (gr == GLOB_NOSPACE) {
+		globfree(&g);
+		return UZ_NOMEM;
+	}
+	if (gr) {
+		globfree(&g);
+		cli_error("cannot find or open %s, %s.zip or %s.ZIP", pattern, pattern, pattern);
+		fputs("\nNo zipfiles found.\n", stderr);
+		return UZ_NOT_FOUND;
+	}
+	int worst = UZ_OK;
+	unsigned ok = 0, warned = 0, failed = 0, not_zip = 0;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		u->archive = g.gl_pathv[i];
+		int rc = unzip_one(u);
+		worst = rc > worst ? rc : worst;
+		ok += rc <= UZ_WARN;
+		warned += rc == UZ_WARN;
+		not_zip += rc == UZ_NOT_FOUND;
+		failed += rc > UZ_WARN && rc != UZ_NOT_FOUND;
+	}
+	globfree(&g);
+	u->archive = pattern;
+	FILE *f = u->quiet ? stderr : stdout;
+	fflush(stdout);
+	fputc('\n', f);
+	tally(f, ok, "archive was", "archives were", "successfully processed");
+	tally(f, warned, "archive had", "archives had", "warnings but no fatal errors");
+	tally(f, failed, "archive had", "archives had", "fatal errors");
+	tally(f, not_zip, "file had", "files had", "no zipfile directory");
+	return worst;
+}
+
+/* ARCHIVE names a file (or NAME.zip, NAME.ZIP does), or it is a pattern for unzip_many. */
+static int is_pattern(const char *archive)
+{
+	if (!strpbrk(archive, "*?["))
+		return 0;
+	static const char *const sfx[] = {"", ".zip", ".ZIP"};
+	for (size_t k = 0; k < 3; k++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s%s", archive, sfx[k]);
+		if (!access(path, F_OK))
+			return 0;
+	}
+	return 1;
+}
+
+static int cmd_unzip(int argc, char **argv)
+{
+	struct uz u = {0};
+	int rc = parse_args(&u, argc, argv);
+	if (rc < 0)
+		rc = is_pattern(u.archive) ? unzip_many(&u) : unzip_one(&u);
 	free(u.names);
 	free(u.excludes);
 	return rc;

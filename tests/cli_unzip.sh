@@ -197,6 +197,22 @@ for a in /usr/share/java/*.jar /usr/share/python-wheels/*.whl; do
 done
 [ "$k" -gt 0 ] || echo "note: no Debian jars or wheels here"
 
+# Wildcard archive names, as Info-ZIP takes '*.jar': every match in turn, a summary, the worst
+# exit status.
+mkdir -p wild && cp z1.zip wild/a.zip && cp z9.zip wild/b.zip
+rm -rf "$T/u" "$T/z"
+(cd wild && unzip -q -o '*.zip' -d "$T/u" >/dev/null 2>&1)
+code 0 "wildcard archive name: every match extracted" \
+	sh -c 'cd wild && "$1" unzip -q -o "*.zip" -d "$2"' - "$Z" "$T/z"
+check "  ... into Info-ZIP's tree" [ "$(sig "$T/u")" = "$(sig "$T/z")" ]
+check "  ... and summed up as Info-ZIP does" \
+	sh -c 'cd wild && "$1" unzip -t "*.zip" | grep -qx "2 archives were successfully processed."' - "$Z"
+echo junk >wild/c.zip
+code 9 "  ... a file that is not a ZIP among them: exit 9, the others extracted" \
+	sh -c 'cd wild && "$1" unzip -qq -o "*.zip" -d "$2"' - "$Z" "$T/z2"
+check "  ... (they were)" [ "$(sig "$T/u")" = "$(sig "$T/z2")" ]
+code 9 "  ... no match: exit 9" "$Z" unzip -l 'wild/none*.zip'
+
 # Hostile archives. Each extracts into $T/h/t; nothing may appear in $T/h outside t.
 hostile() { # want name archive
 	rm -rf "$T/h" && mkdir -p "$T/h/t"
