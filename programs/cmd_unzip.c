@@ -244,16 +244,22 @@ static uint64_t select_entries(struct uz *u, uint8_t *sel)
 	return picked;
 }
 
-/* The archive as Info-ZIP finds it: NAME, NAME.zip, NAME.ZIP. */
-static int open_archive(struct uz *u)
+/* The archive as Info-ZIP finds it: NAME, NAME.zip, NAME.ZIP; -1 where none opens. */
+static int archive_fd(const char *name)
 {
 	static const char *const sfx[] = {"", ".zip", ".ZIP"};
 	int fd = -1;
 	for (size_t k = 0; k < 3 && fd < 0; k++) {
 		char path[4096];
-		snprintf(path, sizeof(path), "%s%s", u->archive, sfx[k]);
+		snprintf(path, sizeof(path), "%s%s", name, sfx[k]);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	}
+	return fd;
+}
+
+/* u->z from fd (archive_fd's, closed here), or the exit status. */
+static int open_archive(struct uz *u, int fd)
+{
 	if (fd < 0) {
 		cli_error("cannot find or open %s, %s.zip or %s.ZIP", u->archive, u->archive,
 		          u->archive);
@@ -507,11 +513,11 @@ static int extract_or_test(struct uz *u, const uint8_t *sel)
 	return u->rc;
 }
 
-/* One archive, u->archive: its entries listed, piped, tested or extracted. */
-static int unzip_one(struct uz *u)
+/* One archive, u->archive open as fd (or -1): its entries listed, piped, tested or extracted. */
+static int unzip_one(struct uz *u, int fd)
 {
 	u->rc = 0;
-	int rc = open_archive(u);
+	int rc = open_archive(u, fd);
 	if (rc >= 0)
 		return rc;
 	uint64_t n = zn_zip_count(u->z);
@@ -549,7 +555,7 @@ static void tally(FILE *f, unsigned n, const char *one, const char *many, const 
 		fprintf(f, "%u %s %s.\n", n, n == 1 ? one : many, what);
 }
 
-/* Info-ZIP's wildcard archive names: an ARCHIVE with * ? or [ that names no file is every file
+/* Info-ZIP's wildcard archive names: an ARCHIVE with * ? or [ that opens no file is every file
  * it matches, in name order, one after another; a summary follows (on standard error with -q),
  * and the exit status is the worst. */
 static int unzip_many(struct uz *u)
@@ -571,7 +577,7 @@ static int unzip_many(struct uz *u)
 	unsigned ok = 0, warned = 0, failed = 0, not_zip = 0;
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		u->archive = g.gl_pathv[i];
-		int rc = unzip_one(u);
+		int rc = unzip_one(u, archive_fd(u->archive));
 		worst = rc > worst ? rc : worst;
 		ok += rc <= UZ_WARN;
 		warned += rc == UZ_WARN;
@@ -579,7 +585,6 @@ static int unzip_many(struct uz *u)
 		failed += rc > UZ_WARN && rc != UZ_NOT_FOUND;
 	}
 	globfree(&g);
-	u->archive = pattern;
 	FILE *f = u->quiet ? stderr : stdout;
 	fflush(stdout);
 	fputc('\n', f);
@@ -590,27 +595,15 @@ static int unzip_many(struct uz *u)
 	return worst;
 }
 
-/* ARCHIVE names a file (or NAME.zip, NAME.ZIP does), or it is a pattern for unzip_many. */
-static int is_pattern(const char *archive)
-{
-	if (!strpbrk(archive, "*?["))
-		return 0;
-	static const char *const sfx[] = {"", ".zip", ".ZIP"};
-	for (size_t k = 0; k < 3; k++) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s%s", archive, sfx[k]);
-		if (!access(path, F_OK))
-			return 0;
-	}
-	return 1;
-}
-
 static int cmd_unzip(int argc, char **argv)
 {
 	struct uz u = {0};
 	int rc = parse_args(&u, argc, argv);
-	if (rc < 0)
-		rc = is_pattern(u.archive) ? unzip_many(&u) : unzip_one(&u);
+	if (rc < 0) {
+		/* A name with wildcards that opens no file is a pattern (unzip_many). */
+		int fd = archive_fd(u.archive);
+		rc = fd < 0 && strpbrk(u.archive, "*?[") ? unzip_many(&u) : unzip_one(&u, fd);
+	}
 	free(u.names);
 	free(u.excludes);
 	return rc;
