@@ -38,12 +38,11 @@
  * not running (advance), and likewise for the span job; each runs while there is work in order
  * and then ends, under the pipeline's lock so that no block is left behind. Both are queued
  * ahead of the compression jobs (zn_pool_add_first): the blocks they wait for hold slots that
- * the producer needs. With one thread the
- * pool runs every job at once on the caller's thread: -T1 is one thread, the same stages in the
- * same order. The producer waits only for a free slot, or for a large file's digest (dedup), and
- * sleeps meanwhile. It does not take compression jobs: one it ran kept it from filling the next
- * slot, the job threads ran out of work, and create on 2 cores took 9% longer (small, 100,000
- * files, against the producer as a thread of its own and `threads` compressing).
+ * the producer needs. With one thread the pool runs every job at once on the caller's thread:
+ * -T1 is one thread, the same stages in the same order. The producer waits only for a free
+ * slot, or for a large file's digest (dedup), and sleeps meanwhile. It does not take
+ * compression jobs: while it ran one it could not fill the next slot, and the job threads ran
+ * out of work.
  *
  * Memory is bounded by the number of slots (about twice the threads, capped by memory_limit): the
  * producer waits when no slot is free, which is the backpressure. Block boundaries depend only on

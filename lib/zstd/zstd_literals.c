@@ -197,7 +197,7 @@ static zn_result huf_decode_1(const uint8_t *src, size_t n, const uint16_t *dt, 
 static zn_result huf_decode_4(struct zs_block_env *env, const uint8_t *src, size_t n, uint8_t *out,
                               size_t regen)
 {
-	const struct zs_entropy *ent = env->ent;
+	struct zs_entropy *ent = env->ent;
 	const uint16_t *dt = ent->huf;
 	SAFETY_CHECK(n >= 10 && regen >= 6, ZN_ERR_CORRUPT);
 	size_t s1 = zn_get_le16(src), s2 = zn_get_le16(src + 2), s3 = zn_get_le16(src + 4);
@@ -224,7 +224,7 @@ static zn_result huf_decode_4(struct zs_block_env *env, const uint8_t *src, size
 		if (use_pairs(regen)) {
 			if (!ent->huf2) {
 				build_huffman_pairs(dt, env->tables->huf2);
-				env->ent->huf2 = env->tables->huf2;
+				ent->huf2 = env->tables->huf2;
 			}
 			c.dt2 = ent->huf2;
 			env->k->huf4x2(&c);
